@@ -1,0 +1,248 @@
+// Allocator registry (see allocators.h).
+#include "allocators.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace mh {
+
+namespace {
+
+using Options = std::vector<std::pair<std::string, std::string>>;
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Each family's own way of reading options from the environment.
+struct Family {
+  const char* name;
+  std::vector<const char*> sonames;  // first found wins
+  const char* debian_package;
+  std::map<std::string, std::string> (*to_env)(const Options&);
+};
+
+std::map<std::string, std::string> prefixed_env(const Options& opts, const std::string& prefix) {
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : opts) env[prefix + upper(k)] = v;
+  return env;
+}
+
+const std::vector<Family>& families() {
+  static const std::vector<Family> f = {
+      {"glibc", {}, "libc6",
+       [](const Options& o) {
+         // glibc reads malloc tunables from one variable: glibc.malloc.NAME=VALUE:...
+         std::map<std::string, std::string> env;
+         std::string t;
+         for (const auto& [k, v] : o) t += (t.empty() ? "" : ":") + ("glibc.malloc." + k + "=" + v);
+         if (!t.empty()) env["GLIBC_TUNABLES"] = t;
+         return env;
+       }},
+      {"jemalloc", {"libjemalloc.so.2"}, "libjemalloc2",
+       [](const Options& o) {
+         std::map<std::string, std::string> env;
+         std::string conf;
+         for (const auto& [k, v] : o) conf += (conf.empty() ? "" : ",") + (k + ":" + v);
+         if (!conf.empty()) env["MALLOC_CONF"] = conf;
+         return env;
+       }},
+      {"mimalloc", {"libmimalloc.so.2"}, "libmimalloc2.0",
+       [](const Options& o) { return prefixed_env(o, "MIMALLOC_"); }},
+      {"tcmalloc", {"libtcmalloc_minimal.so.4", "libtcmalloc.so.4"}, "libtcmalloc-minimal4",
+       [](const Options& o) { return prefixed_env(o, "TCMALLOC_"); }},
+      {"scav", {"libscav.so"}, "", [](const Options& o) { return prefixed_env(o, "SCAV_"); }},
+  };
+  return f;
+}
+
+const Family* find_family(const std::string& name) {
+  for (const auto& f : families())
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+std::string names_list() {
+  std::string s;
+  for (const auto& f : families()) s += std::string(s.empty() ? "" : ", ") + f.name;
+  return s + ", or NAME=/path/to/lib.so";
+}
+
+void read_ld_conf(const std::string& path, std::vector<std::string>& dirs, int depth) {
+  std::ifstream in(path);
+  std::string line;
+  while (depth < 4 && std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    line.erase(0, line.find_first_not_of(" \t"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (line.empty()) continue;
+    if (line.rfind("include", 0) == 0) {
+      std::string pattern = line.substr(7);
+      pattern.erase(0, pattern.find_first_not_of(" \t"));
+      glob_t g{};
+      if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i) read_ld_conf(g.gl_pathv[i], dirs, depth + 1);
+      globfree(&g);
+    } else {
+      dirs.push_back(line);
+    }
+  }
+}
+
+std::string find_library(const Family& fam, const AllocatorContext& ctx) {
+  if (std::string(fam.name) == "scav") return ctx.scav_library;
+  for (const char* so : fam.sonames)
+    for (const auto& dir : ctx.search_dirs) {
+      std::string p = dir + "/" + so;
+      if (access(p.c_str(), R_OK) == 0) return p;
+    }
+  return {};
+}
+
+std::string missing_reason(const Family& fam) {
+  if (std::string(fam.name) == "scav") return "scav: libscav.so was not built with this harness";
+  return std::string(fam.name) + ": " + fam.sonames.front() + " not found in the loader's paths (install the Debian package " +
+         fam.debian_package + ": apt-get install " + fam.debian_package + ")";
+}
+
+bool parse_options(const std::string& text, Options& out, std::string& error) {
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(pos, comma - pos);
+    auto eq = item.find('=');
+    if (item.empty() || eq == 0 || eq == std::string::npos) {
+      error = "bad allocator option '" + item + "': options are KEY=VALUE separated by commas";
+      return false;
+    }
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    pos = comma + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_shared_library(const std::string& path, std::string& why_not) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    why_not = std::string("cannot open it: ") + std::strerror(errno);
+    return false;
+  }
+  Elf64_Ehdr h{};
+  ssize_t n = ::read(fd, &h, sizeof h);
+  ::close(fd);
+  if (n != sizeof h || std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0) {
+    why_not = "it is not an ELF file";
+    return false;
+  }
+  if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_type != ET_DYN) {
+    why_not = "it is not a 64-bit shared library (ELF type " + std::to_string(h.e_type) + ")";
+    return false;
+  }
+  return true;
+}
+
+AllocatorContext default_allocator_context(const std::string& build_libdir) {
+  AllocatorContext ctx;
+  if (const char* llp = std::getenv("LD_LIBRARY_PATH")) {
+    std::string s = llp;
+    for (size_t pos = 0; pos <= s.size();) {
+      size_t c = s.find(':', pos);
+      if (c == std::string::npos) c = s.size();
+      if (c > pos) ctx.search_dirs.push_back(s.substr(pos, c - pos));
+      pos = c + 1;
+    }
+  }
+  read_ld_conf("/etc/ld.so.conf", ctx.search_dirs, 0);
+  for (const char* d : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"})
+    ctx.search_dirs.push_back(d);
+  std::string scav = build_libdir + "/libscav.so";
+  if (access(scav.c_str(), R_OK) == 0) ctx.scav_library = scav;
+  return ctx;
+}
+
+std::vector<std::string> builtin_allocator_names() {
+  std::vector<std::string> out;
+  for (const auto& f : families()) out.push_back(f.name);
+  return out;
+}
+
+std::optional<AllocatorSpec> parse_allocator(const std::string& text, const AllocatorContext& ctx,
+                                             std::string& error) {
+  AllocatorSpec spec;
+  spec.label = text;
+  std::string head = text, opts;
+  // NAME=/path[:opts] - the path ends at the first ':' after it.
+  auto eq = text.find('=');
+  auto colon = text.find(':');
+  const bool has_path = eq != std::string::npos && (colon == std::string::npos || eq < colon);
+  if (has_path) {
+    std::string name = text.substr(0, eq);
+    std::string rest = text.substr(eq + 1);
+    auto c = rest.find(':');
+    std::string path = rest.substr(0, c);
+    if (c != std::string::npos) opts = rest.substr(c + 1);
+    if (name.empty() || path.empty()) {
+      error = "bad allocator '" + text + "': expected NAME=/path/to/lib.so";
+      return std::nullopt;
+    }
+    std::string why;
+    if (!is_shared_library(path, why)) {
+      error = "bad allocator '" + text + "': " + path + " is not a shared library (" + why + ")";
+      return std::nullopt;
+    }
+    spec.library = std::filesystem::absolute(path).lexically_normal().string();
+    // A name that is a built-in family keeps that family's options and check.
+    const Family* fam = find_family(name);
+    spec.family = fam && std::string(fam->name) != "glibc" ? fam->name : "custom";
+  } else {
+    std::string name = text.substr(0, colon);
+    if (colon != std::string::npos) opts = text.substr(colon + 1);
+    const Family* fam = find_family(name);
+    if (!fam) {
+      error = "unknown allocator '" + name + "'; valid: " + names_list();
+      return std::nullopt;
+    }
+    spec.family = fam->name;
+    if (spec.family != "glibc") {
+      spec.library = find_library(*fam, ctx);
+      if (spec.library.empty()) {
+        error = "allocator '" + name + "' is not available: " + missing_reason(*fam);
+        return std::nullopt;
+      }
+    }
+  }
+  if (!opts.empty() && !parse_options(opts, spec.options, error)) {
+    error = "in allocator '" + text + "': " + error;
+    return std::nullopt;
+  }
+  if (const Family* fam = find_family(spec.family)) {
+    spec.env = fam->to_env(spec.options);
+  } else {
+    for (const auto& [k, v] : spec.options) spec.env[k] = v;  // custom: options are the environment
+  }
+  return spec;
+}
+
+std::vector<AllocatorSpec> available_builtins(const AllocatorContext& ctx, std::vector<std::string>* missing) {
+  std::vector<AllocatorSpec> out;
+  for (const auto& f : families()) {
+    std::string error;
+    if (auto s = parse_allocator(f.name, ctx, error)) out.push_back(*s);
+    else if (missing) missing->push_back(missing_reason(f));
+  }
+  return out;
+}
+
+}  // namespace mh

@@ -1,0 +1,44 @@
+// The allocator registry: built-in families (glibc, jemalloc, mimalloc,
+// tcmalloc, scav), how each takes its options from the environment, where its
+// library is, plus NAME=/path/lib.so for any build. The harness never loads
+// these libraries itself: it only names them in the child's LD_PRELOAD.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mh {
+
+struct AllocatorSpec {
+  std::string label;    // the text the user gave, unique within a run
+  std::string family;   // glibc, jemalloc, mimalloc, tcmalloc, scav or custom
+  std::string library;  // absolute path to preload, "" for glibc
+  std::vector<std::pair<std::string, std::string>> options;
+  std::map<std::string, std::string> env;  // the options as this family reads them
+};
+
+struct AllocatorContext {
+  std::vector<std::string> search_dirs;  // where built-in libraries are looked for
+  std::string scav_library;              // this build's libscav.so ("" if not built)
+};
+
+// The loader's directories (ld.so.conf and the defaults) and this build's scav.
+AllocatorContext default_allocator_context(const std::string& build_libdir);
+
+std::vector<std::string> builtin_allocator_names();
+
+// Parses NAME[:k=v,...] or NAME=/path/lib.so[:k=v,...]. On error returns nullopt
+// with a message that names the bad value and the valid choices.
+std::optional<AllocatorSpec> parse_allocator(const std::string& text, const AllocatorContext& ctx,
+                                             std::string& error);
+
+// Every built-in whose library is present, and why each other one is missing.
+std::vector<AllocatorSpec> available_builtins(const AllocatorContext& ctx,
+                                              std::vector<std::string>* missing = nullptr);
+
+// True when `path` is an ELF shared object (ET_DYN) readable by us.
+bool is_shared_library(const std::string& path, std::string& why_not);
+
+}  // namespace mh

@@ -1,0 +1,66 @@
+// Parsers of /proc text, pure functions on the file contents so that fixture
+// files can test them, plus ProcReader, which keeps one process's files open
+// and re-reads them with pread for each sample. A ProcReader belongs to the
+// sampling thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "record.h"
+
+namespace mh::procfs {
+
+struct StatFields {
+  std::string comm;
+  char state = '?';
+  int64_t minflt = 0, majflt = 0;
+  int64_t utime_ticks = 0, stime_ticks = 0;
+  int64_t num_threads = 0;
+};
+
+// /proc/PID/stat or /proc/PID/task/TID/stat. The name may hold spaces and ')'.
+std::optional<StatFields> parse_stat(std::string_view text);
+// /proc/PID/statm: the resident field, in pages.
+std::optional<int64_t> parse_statm_resident_pages(std::string_view text);
+// "Key:   value kB" files (status, smaps_rollup): every key with its number.
+std::map<std::string, int64_t> parse_kv(std::string_view text);
+struct SchedStat {
+  uint64_t cpu_ns = 0, wait_ns = 0, timeslices = 0;
+};
+std::optional<SchedStat> parse_schedstat(std::string_view text);
+// The selected value of a sysfs choice file such as "always [madvise] never".
+std::string parse_bracketed_choice(std::string_view text);
+
+// Reads whole small file; nullopt when it cannot be read.
+std::optional<std::string> read_text(const std::string& path);
+
+class ProcReader {
+ public:
+  explicit ProcReader(int pid);
+  ~ProcReader();
+  ProcReader(const ProcReader&) = delete;
+  ProcReader& operator=(const ProcReader&) = delete;
+
+  // One sample of the whole process; false when the process has no memory any
+  // more (it exited or is exiting), in which case `out` is not to be used.
+  bool sample(Sample& out);
+  // voluntary, involuntary context switches of the process so far (status).
+  std::pair<int64_t, int64_t> last_ctxsw() const { return ctxsw_; }
+  std::vector<ThreadStat> threads() const;
+
+ private:
+  bool pread_all(int fd, std::string& buf);
+  int pid_;
+  int statm_fd_ = -1, stat_fd_ = -1, status_fd_ = -1, smaps_fd_ = -1;
+  long page_kb_;
+  double tick_ms_;
+  std::string buf_;
+  std::pair<int64_t, int64_t> ctxsw_{0, 0};
+};
+
+}  // namespace mh::procfs

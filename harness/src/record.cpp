@@ -1,0 +1,33 @@
+// The sampled column list and status names (see record.h).
+#include "record.h"
+
+namespace mh {
+
+const std::vector<SampleColumn>& sample_columns() {
+  static const std::vector<SampleColumn> cols = {
+      {"t_ms", [](const Sample& s) { return s.t_ms; }},
+      {"rss_kb", [](const Sample& s) { return double(s.rss_kb); }},
+      {"anon_kb", [](const Sample& s) { return double(s.anon_kb); }},
+      {"file_kb", [](const Sample& s) { return double(s.file_kb); }},
+      {"shmem_kb", [](const Sample& s) { return double(s.shmem_kb); }},
+      {"anon_huge_kb", [](const Sample& s) { return double(s.anon_huge_kb); }},
+      {"minflt", [](const Sample& s) { return double(s.minflt); }},
+      {"majflt", [](const Sample& s) { return double(s.majflt); }},
+      {"utime_ms", [](const Sample& s) { return s.utime_ms; }},
+      {"stime_ms", [](const Sample& s) { return s.stime_ms; }},
+      {"threads", [](const Sample& s) { return double(s.threads); }},
+  };
+  return cols;
+}
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::Ok: return "ok";
+    case Status::Failed: return "failed";
+    case Status::Crashed: return "crashed";
+    case Status::Timeout: return "timeout";
+  }
+  return "failed";
+}
+
+}  // namespace mh

@@ -1,0 +1,104 @@
+// The run record: what one run of a workload under one allocator produced. The
+// runner fills it, the statistics read it, every exporter derives from it.
+// Plain data; owned by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mh {
+
+using Json = nlohmann::ordered_json;
+
+struct Sample {
+  double t_ms = 0;  // since the child was started
+  int64_t rss_kb = 0, anon_kb = 0, file_kb = 0, shmem_kb = 0, anon_huge_kb = 0;
+  int64_t minflt = 0, majflt = 0;
+  double utime_ms = 0, stime_ms = 0;
+  int64_t threads = 0;
+};
+
+// The sampled columns, declared once: the JSON writer, the schema test and the
+// plots all follow this list.
+struct SampleColumn {
+  const char* name;
+  double (*get)(const Sample&);
+};
+const std::vector<SampleColumn>& sample_columns();
+
+struct Mark {
+  double t_ms = 0;
+  std::string name;
+  Sample sample;  // taken when the harness received the mark
+};
+
+struct ThreadStat {
+  int tid = 0;
+  std::string name;
+  uint64_t cpu_ns = 0, wait_ns = 0, vol_ctxsw = 0, invol_ctxsw = 0;
+};
+
+// A measurement that may be missing: value, or null with the reason.
+struct Maybe {
+  std::optional<double> value;
+  std::string reason;
+};
+
+struct AllocatorRecord {
+  std::string name;     // as asked: "jemalloc:background_thread=true", "mine=/x/libfoo.so"
+  std::string family;   // glibc, jemalloc, mimalloc, tcmalloc, scav, custom
+  std::string version;  // as the workload found it in-process
+  std::string library;  // what was preloaded ("" for glibc)
+  std::map<std::string, std::string> env;  // allocator options as environment
+  bool verified = false;
+  std::string identified;  // the family the workload found serving malloc ("" if it never said)
+  std::string served_by;   // the library that served malloc, as the workload found it
+};
+
+enum class Status { Ok, Failed, Crashed, Timeout };
+const char* status_name(Status s);
+
+struct ExitInfo {
+  std::optional<int> code;    // exit status when it exited
+  std::optional<int> signal;  // the signal that ended it
+  std::string error;          // why the run is not ok, for a person
+};
+
+struct SamplerStats {
+  double interval_ms = 0;          // asked
+  double achieved_ms = 0;          // median gap between periodic samples
+  double cost_us_median = 0;       // harness time to take one sample
+  double cost_us_max = 0;
+  int64_t count = 0;
+};
+
+struct RunRecord {
+  std::string workload;
+  Json params = Json::object();
+  AllocatorRecord allocator;
+  int repetition = 0;
+  Status status = Status::Failed;
+  ExitInfo exit;
+  double wall_ms = 0;
+  std::vector<Sample> samples;
+  std::vector<Mark> marks;
+  // Metrics. Sampled, then from the kernel (wait4), then from the workload itself.
+  int64_t peak_rss_kb = 0, final_rss_kb = 0;
+  Maybe hwm_kb;           // VmHWM as the workload read it just before exit
+  int64_t maxrss_kb = 0;  // wait4 ru_maxrss of this child
+  int64_t minflt = 0, majflt = 0;
+  double utime_ms = 0, stime_ms = 0;
+  int64_t vol_ctxsw = 0, invol_ctxsw = 0;
+  std::map<std::string, Maybe> perf;
+  std::map<std::string, Maybe> workload_metrics;
+  Json allocator_stats;  // null when the allocator exposes none
+  std::vector<ThreadStat> threads;
+  SamplerStats sampler;
+  std::string output_tail;  // last lines of the workload's stdout+stderr
+};
+
+}  // namespace mh

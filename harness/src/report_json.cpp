@@ -1,0 +1,219 @@
+// JSON report writer (see report_json.h).
+#include "report_json.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "summary.h"
+
+namespace mh {
+
+namespace {
+
+Json maybe_json(const Maybe& m) {
+  if (m.value) return Json{{"value", *m.value}};
+  return Json{{"value", nullptr}, {"reason", m.reason}};
+}
+
+Json sample_json(const Sample& s) {
+  Json j = Json::object();
+  for (const auto& c : sample_columns()) j[c.name] = c.get(s);
+  return j;
+}
+
+Json stat_json(const stats::Summary& s) {
+  return Json{{"median", s.median}, {"min", s.min}, {"max", s.max}, {"n", s.n}};
+}
+
+bool is_scalar_array(const Json& j) {
+  if (!j.is_array()) return false;
+  for (const auto& e : j)
+    if (e.is_structured()) return false;
+  return true;
+}
+
+void dump_into(const Json& j, std::string& out, int indent) {
+  const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+  const std::string inner(static_cast<size_t>(indent + 1) * 2, ' ');
+  if (j.is_object() && !j.empty()) {
+    out += "{\n";
+    size_t i = 0;
+    for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+      out += inner + Json(it.key()).dump() + ": ";
+      dump_into(it.value(), out, indent + 1);
+      out += i + 1 < j.size() ? ",\n" : "\n";
+    }
+    out += pad + "}";
+  } else if (j.is_array() && !j.empty() && !is_scalar_array(j)) {
+    out += "[\n";
+    for (size_t i = 0; i < j.size(); ++i) {
+      out += inner;
+      dump_into(j[i], out, indent + 1);
+      out += i + 1 < j.size() ? ",\n" : "\n";
+    }
+    out += pad + "]";
+  } else if (j.is_array()) {
+    out += "[";
+    for (size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + j[i].dump();
+    out += "]";
+  } else {
+    out += j.dump();
+  }
+}
+
+}  // namespace
+
+Json run_to_json(const RunRecord& r) {
+  Json samples = Json::object();
+  for (const auto& c : sample_columns()) {
+    Json col = Json::array();
+    for (const auto& s : r.samples) {
+      double v = c.get(s);
+      // Times keep 0.01 ms; the rest are integers.
+      if (std::string(c.name) == "t_ms") col.push_back(std::round(v * 100) / 100);
+      else if (v == std::floor(v)) col.push_back(static_cast<int64_t>(v));
+      else col.push_back(v);
+    }
+    samples[c.name] = std::move(col);
+  }
+  Json marks = Json::array();
+  for (const auto& m : r.marks)
+    marks.push_back(Json{{"t_ms", std::round(m.t_ms * 100) / 100}, {"name", m.name}, {"sample", sample_json(m.sample)}});
+
+  Json metrics = Json::object();
+  metrics["peak_rss_kb"] = r.peak_rss_kb;
+  metrics["final_rss_kb"] = r.final_rss_kb;
+  metrics["hwm_kb"] = r.hwm_kb.value ? Json(*r.hwm_kb.value) : Json(nullptr);
+  if (!r.hwm_kb.value) metrics["hwm_kb_reason"] = r.hwm_kb.reason;
+  metrics["maxrss_kb"] = r.maxrss_kb;
+  metrics["minflt"] = r.minflt;
+  metrics["majflt"] = r.majflt;
+  metrics["utime_ms"] = r.utime_ms;
+  metrics["stime_ms"] = r.stime_ms;
+  metrics["vol_ctxsw"] = r.vol_ctxsw;
+  metrics["invol_ctxsw"] = r.invol_ctxsw;
+  Json perf = Json::object();
+  for (const auto& [name, m] : r.perf) perf[name] = maybe_json(m);
+  metrics["perf"] = perf;
+  Json wl = Json::object();
+  for (const auto& [name, m] : r.workload_metrics) wl[name] = maybe_json(m);
+  metrics["workload"] = wl;
+  metrics["allocator"] = r.allocator_stats.is_null() ? Json(nullptr) : r.allocator_stats;
+
+  Json threads = Json::array();
+  for (const auto& t : r.threads)
+    threads.push_back(Json{{"tid", t.tid}, {"name", t.name}, {"cpu_ns", t.cpu_ns}, {"wait_ns", t.wait_ns},
+                           {"vol_ctxsw", t.vol_ctxsw}, {"invol_ctxsw", t.invol_ctxsw}});
+
+  Json exit = Json{{"code", r.exit.code ? Json(*r.exit.code) : Json(nullptr)},
+                   {"signal", r.exit.signal ? Json(*r.exit.signal) : Json(nullptr)}};
+  if (!r.exit.error.empty()) exit["error"] = r.exit.error;
+
+  return Json{
+      {"workload", r.workload},
+      {"params", r.params},
+      {"allocator",
+       {{"name", r.allocator.name},
+        {"family", r.allocator.family},
+        {"version", r.allocator.version},
+        {"library", r.allocator.library},
+        {"env", r.allocator.env},
+        {"verified", r.allocator.verified},
+        {"identified", r.allocator.identified},
+        {"served_by", r.allocator.served_by}}},
+      {"repetition", r.repetition},
+      {"status", status_name(r.status)},
+      {"exit", exit},
+      {"wall_ms", std::round(r.wall_ms * 100) / 100},
+      {"samples", samples},
+      {"marks", marks},
+      {"metrics", metrics},
+      {"threads", threads},
+      {"sampler",
+       {{"interval_ms", r.sampler.interval_ms},
+        {"achieved_ms", std::round(r.sampler.achieved_ms * 1000) / 1000},
+        {"cost_us_median", std::round(r.sampler.cost_us_median * 10) / 10},
+        {"cost_us_max", std::round(r.sampler.cost_us_max * 10) / 10},
+        {"samples", r.sampler.count}}},
+      {"output_tail", r.output_tail},
+  };
+}
+
+Json make_report(const Json& context, const std::vector<RunRecord>& runs) {
+  Json jruns = Json::array();
+  for (const auto& r : runs) jruns.push_back(run_to_json(r));
+  Json summary = Json::array();
+  for (const auto& row : summarize_runs(runs)) {
+    Json metrics = Json::object();
+    for (const auto& [name, s] : row.metrics) metrics[name] = stat_json(s);
+    summary.push_back(Json{{"workload", row.workload},
+                           {"allocator", row.allocator},
+                           {"runs_ok", row.runs_ok},
+                           {"runs_total", row.runs_total},
+                           {"metrics", metrics}});
+  }
+  return Json{{"schema", kReportSchema}, {"context", context}, {"runs", jruns}, {"summary", summary}};
+}
+
+std::string dump_canonical(const Json& j) {
+  std::string out;
+  dump_into(j, out, 0);
+  return out + "\n";
+}
+
+std::string write_atomic(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot write " + tmp + ": " + std::strerror(errno);
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string e = "cannot write " + tmp + ": " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return e;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::fsync(fd) < 0 || ::close(fd) < 0) {
+    ::unlink(tmp.c_str());
+    return "cannot write " + tmp + ": " + std::strerror(errno);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) < 0) {
+    std::string e = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  return "";
+}
+
+std::string check_writable(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  if (fs::is_directory(target)) return "output path " + path + " is a directory";
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot create the directory " + dir.string() + " for " + path + ": " + ec.message();
+  std::string probe = (dir / (".memharness-probe." + std::to_string(getpid()))).string();
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot write to " + dir.string() + " for " + path + ": " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
+}  // namespace mh

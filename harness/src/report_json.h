@@ -1,0 +1,29 @@
+// The canonical JSON report (schema memharness.report/1, results/SCHEMA.md):
+// building it from run records, writing it atomically, reading it back.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "record.h"
+
+namespace mh {
+
+inline constexpr const char* kReportSchema = "memharness.report/1";
+
+Json run_to_json(const RunRecord& r);
+Json make_report(const Json& context, const std::vector<RunRecord>& runs);
+
+// Deterministic text: objects indented, arrays of scalars on one line.
+std::string dump_canonical(const Json& j);
+
+// Writes to a temporary file beside `path`, then renames it over `path`, so a
+// reader sees the old report or the new one, never half of one. Returns "" or
+// the error.
+std::string write_atomic(const std::string& path, const std::string& text);
+
+// Checks that `path` can be created (its directory exists or can be made, and
+// is writable) without leaving anything behind. Returns "" or the error.
+std::string check_writable(const std::string& path);
+
+}  // namespace mh

@@ -1,0 +1,157 @@
+// run_one: spawn -> sample -> record (see runner.h).
+#include "runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "perf.h"
+#include "sampler.h"
+#include "spawn.h"
+
+namespace mh {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Grace between SIGTERM and SIGKILL for a workload that ran out of time.
+constexpr int kTermGraceMs = 2000;
+
+std::string tail_of(int fd, size_t max_bytes) {
+  off_t size = lseek(fd, 0, SEEK_END);
+  if (size <= 0) return {};
+  off_t start = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes) : 0;
+  std::string out(static_cast<size_t>(size - start), '\0');
+  ssize_t n = pread(fd, out.data(), out.size(), start);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return out;
+}
+
+std::string canonical(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+}  // namespace
+
+void judge(RunRecord& rec, bool timed_out, int wait_status, const std::string& spawn_error) {
+  auto& a = rec.allocator;
+  a.verified = !a.identified.empty() && a.identified == (a.family == "custom" ? a.identified : a.family);
+  if (a.verified && !a.library.empty()) a.verified = canonical(a.served_by) == canonical(a.library);
+
+  if (!spawn_error.empty()) {
+    rec.status = Status::Failed;
+    rec.exit.error = spawn_error;
+  } else if (timed_out) {
+    rec.status = Status::Timeout;
+    rec.exit.error = "still running after the timeout; the process group was killed";
+  } else if (WIFSIGNALED(wait_status)) {
+    rec.status = Status::Crashed;
+    rec.exit.error = std::string("killed by signal ") + strsignal(WTERMSIG(wait_status));
+  } else if (rec.exit.code.value_or(-1) != 0) {
+    rec.status = Status::Failed;
+    rec.exit.error = "exited with status " + std::to_string(rec.exit.code.value_or(-1));
+  } else if (!a.verified) {
+    rec.status = Status::Failed;
+    rec.exit.error = a.identified.empty()
+                         ? "the workload never said which allocator served malloc"
+                         : "asked for " + a.name + " but malloc was served by " + a.identified + " (" + a.served_by + ")";
+  } else {
+    rec.status = Status::Ok;
+  }
+}
+
+RunRecord run_one(const RunRequest& req) {
+  RunRecord rec;
+  rec.workload = req.workload;
+  rec.params = req.params;
+  rec.repetition = req.repetition;
+  rec.allocator.name = req.allocator.label;
+  rec.allocator.family = req.allocator.family;
+  rec.allocator.library = req.allocator.library;
+  rec.allocator.env = req.allocator.env;
+
+  int marks[2], acks[2];
+  if (pipe2(marks, O_CLOEXEC) < 0 || pipe2(acks, O_CLOEXEC) < 0) {
+    judge(rec, false, 0, std::string("pipe: ") + std::strerror(errno));
+    return rec;
+  }
+  fcntl(marks[0], F_SETFL, O_NONBLOCK);
+  int output = memfd_create("workload-output", MFD_CLOEXEC);
+
+  ChildSpec spec;
+  spec.path = req.binary;
+  spec.argv.push_back(req.binary);
+  spec.argv.insert(spec.argv.end(), req.args.begin(), req.args.end());
+  spec.env = clean_environment();
+  for (const auto& [k, v] : req.allocator.env) spec.env[k] = v;
+  if (!req.allocator.library.empty()) spec.env["LD_PRELOAD"] = req.allocator.library;
+  spec.env["MEMHARNESS_MARK_FD"] = std::to_string(marks[1]);
+  spec.env["MEMHARNESS_ACK_FD"] = std::to_string(acks[0]);
+  spec.inherit_fds = {marks[1], acks[0]};
+  spec.output_fd = output;
+
+  std::string error;
+  bool timed_out = false;
+  int status = 0;
+  rusage ru{};
+  auto child = Child::start_paused(spec, error);
+  close(marks[1]);
+  close(acks[0]);
+  if (child) {
+    PerfCounters perf(child->pid());
+    const auto t0 = Clock::now();
+    if (child->resume(error)) {
+      SamplerConfig cfg{child->pid(), child->pidfd(), marks[0], acks[1], t0, req.sample_ms, req.timeout_s};
+      timed_out = !sample_until_exit(cfg, rec);
+      if (timed_out) {
+        child->signal_group(SIGTERM);
+        pollfd p{child->pidfd(), POLLIN, 0};
+        if (poll(&p, 1, kTermGraceMs) <= 0) child->signal_group(SIGKILL);
+      }
+    }
+    child->wait(status, ru);
+    rec.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    child->signal_group(SIGKILL);  // whatever the workload left running in its group
+    rec.perf = perf.read();
+  }
+  close(marks[0]);
+  close(acks[1]);
+
+  if (WIFEXITED(status) && error.empty()) rec.exit.code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) rec.exit.signal = WTERMSIG(status);
+  rec.maxrss_kb = ru.ru_maxrss;
+  rec.minflt = ru.ru_minflt;
+  rec.majflt = ru.ru_majflt;
+  rec.utime_ms = double(ru.ru_utime.tv_sec) * 1e3 + double(ru.ru_utime.tv_usec) / 1e3;
+  rec.stime_ms = double(ru.ru_stime.tv_sec) * 1e3 + double(ru.ru_stime.tv_usec) / 1e3;
+  rec.vol_ctxsw = ru.ru_nvcsw;
+  rec.invol_ctxsw = ru.ru_nivcsw;
+  for (const auto& s : rec.samples) rec.peak_rss_kb = std::max(rec.peak_rss_kb, s.rss_kb);
+  if (!rec.samples.empty()) rec.final_rss_kb = rec.samples.back().rss_kb;
+  for (const auto& m : rec.marks)
+    if (m.name == "end") rec.final_rss_kb = m.sample.rss_kb;
+  if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty()) rec.hwm_kb.reason = "the workload did not report its VmHWM";
+  if (output >= 0) {
+    rec.output_tail = tail_of(output, 4096);
+    close(output);
+  }
+  if (req.pass_output && !rec.output_tail.empty()) {
+    ssize_t w = write(STDERR_FILENO, rec.output_tail.data(), rec.output_tail.size());
+    (void)w;
+  }
+  judge(rec, timed_out, status, error);
+  return rec;
+}
+
+}  // namespace mh

@@ -1,0 +1,173 @@
+// The sampling loop and the harness side of the mark protocol (see sampler.h).
+#include "sampler.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+
+#include "procfs.h"
+#include "stats.h"
+
+namespace mh {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0, Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(t - t0).count();
+}
+
+// Threads seen so far; a thread keeps its last reading after it ends.
+void merge_threads(std::map<int, ThreadStat>& seen, std::vector<ThreadStat> now) {
+  for (auto& t : now) seen[t.tid] = std::move(t);
+}
+
+}  // namespace
+
+Json apply_message(const std::string& line, RunRecord& rec) {
+  Json m = Json::parse(line, nullptr, false);
+  if (m.is_discarded() || !m.is_object()) return Json(Json::value_t::discarded);
+  if (m.contains("metric") && m["metric"].is_string()) {
+    Maybe v;
+    if (m.contains("value") && m["value"].is_number()) v.value = m["value"].get<double>();
+    else v.reason = m.value("reason", std::string("the workload reported no value"));
+    rec.workload_metrics[m["metric"].get<std::string>()] = v;
+  } else if (m.contains("allocator") && m["allocator"].is_object()) {
+    const auto& a = m["allocator"];
+    rec.allocator.version = a.value("version", "");
+    rec.allocator.served_by = a.value("library", "");
+    rec.allocator.identified = a.value("name", "");
+  } else if (m.contains("allocator_stats")) {
+    rec.allocator_stats = m["allocator_stats"];
+  } else if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) {
+    double kb = m["hwm_kb"].get<double>();
+    if (kb >= 0) rec.hwm_kb.value = kb;
+    else rec.hwm_kb.reason = "the workload could not read its VmHWM";
+  }
+  return m;
+}
+
+bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
+  procfs::ProcReader proc(cfg.pid);
+  std::map<int, ThreadStat> threads;
+  std::vector<double> costs_us, gaps_ms;
+  const auto interval = std::chrono::microseconds(static_cast<int64_t>(cfg.interval_ms * 1000));
+  const auto deadline = cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(cfg.timeout_s * 1e6));
+  auto next = Clock::now();
+  auto next_threads = next;
+  double last_periodic_ms = -1;
+  Sample last{};
+  bool have_last = false;
+  std::string pending;
+  bool mark_open = cfg.mark_fd >= 0;
+  bool exited = false;
+
+  auto take = [&](Sample& s) {
+    auto a = Clock::now();
+    bool ok = proc.sample(s);
+    auto b = Clock::now();
+    s.t_ms = ms_since(cfg.t0, a);
+    costs_us.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+    if (ok) {
+      last = s;
+      have_last = true;
+      rec.samples.push_back(s);
+    }
+    return ok;
+  };
+
+  auto handle_lines = [&](bool process_alive) {
+    size_t eol;
+    while ((eol = pending.find('\n')) != std::string::npos) {
+      std::string line = pending.substr(0, eol);
+      pending.erase(0, eol + 1);
+      auto received = Clock::now();
+      Json m = apply_message(line, rec);
+      if (m.is_discarded()) continue;
+      if (m.contains("mark") && m["mark"].is_string()) {
+        Mark mk;
+        mk.name = m["mark"].get<std::string>();
+        Sample s;
+        if (process_alive && take(s)) {
+          mk.sample = s;
+          merge_threads(threads, proc.threads());
+        } else if (have_last) {
+          mk.sample = last;
+        }
+        mk.t_ms = ms_since(cfg.t0, received);
+        rec.marks.push_back(std::move(mk));
+      }
+      if (m.value("sync", false) && cfg.ack_fd >= 0) {
+        char byte = 1;
+        ssize_t w = write(cfg.ack_fd, &byte, 1);
+        (void)w;
+      }
+    }
+  };
+
+  auto read_marks = [&]() {
+    char buf[4096];
+    for (;;) {
+      ssize_t n = read(cfg.mark_fd, buf, sizeof buf);
+      if (n > 0) {
+        pending.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (n == 0) mark_open = false;
+      else if (errno == EINTR) continue;
+      break;  // EAGAIN: nothing more for now
+    }
+  };
+
+  bool timed_out = false;
+  while (!exited) {
+    auto now = Clock::now();
+    if (now >= next) {
+      Sample s;
+      if (take(s)) {
+        if (last_periodic_ms >= 0) gaps_ms.push_back(s.t_ms - last_periodic_ms);
+        last_periodic_ms = s.t_ms;
+      }
+      next += interval;
+      if (next <= now) next = now + interval;  // we fell behind: do not burst to catch up
+      if (now >= next_threads) {
+        merge_threads(threads, proc.threads());
+        next_threads = now + std::chrono::milliseconds(500);
+      }
+    }
+    if (now >= deadline) {
+      timed_out = true;
+      break;
+    }
+    auto wake = std::min(next, deadline);
+    auto wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now()).count());
+    timespec ts{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
+    pollfd fds[2] = {{cfg.pidfd, POLLIN, 0}, {mark_open ? cfg.mark_fd : -1, POLLIN, 0}};
+    int r = ppoll(fds, 2, &ts, nullptr);
+    if (r < 0 && errno != EINTR) break;
+    if (r > 0 && (fds[1].revents & (POLLIN | POLLHUP))) {
+      read_marks();
+      handle_lines(true);
+    }
+    if (r > 0 && (fds[0].revents & POLLIN)) exited = true;
+  }
+  // What the workload wrote just before it exited.
+  if (mark_open) read_marks();
+  handle_lines(false);
+
+  for (auto& [tid, t] : threads) rec.threads.push_back(t);
+  rec.sampler.interval_ms = cfg.interval_ms;
+  rec.sampler.count = static_cast<int64_t>(costs_us.size());
+  if (!costs_us.empty()) {
+    rec.sampler.cost_us_median = stats::median(costs_us);
+    rec.sampler.cost_us_max = *std::max_element(costs_us.begin(), costs_us.end());
+  }
+  if (!gaps_ms.empty()) rec.sampler.achieved_ms = stats::median(gaps_ms);
+  return !timed_out;
+}
+
+}  // namespace mh

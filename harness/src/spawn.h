@@ -1,0 +1,60 @@
+// Starting workload processes: without a shell (fork + execve), in their own
+// process group, with a chosen environment and inherited descriptors. A child is
+// held before its exec until resume(), so that counters can be attached to it.
+// Used from the runner thread only.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mh {
+
+struct ChildSpec {
+  std::string path;
+  std::vector<std::string> argv;           // argv[0] included
+  std::map<std::string, std::string> env;  // the complete environment
+  std::vector<int> inherit_fds;            // stay open (same numbers) in the child
+  int output_fd = -1;                      // stdout and stderr go here; -1 keeps ours
+};
+
+class Child {
+ public:
+  // Forks; the child waits before execve until resume(). nullopt on failure.
+  static std::optional<Child> start_paused(const ChildSpec& spec, std::string& error);
+  Child(Child&& other) noexcept;
+  ~Child();
+
+  // Lets the child exec. False, with the reason, when the exec failed.
+  bool resume(std::string& error);
+  pid_t pid() const { return pid_; }
+  int pidfd() const { return pidfd_; }  // readable once the child has exited
+  void signal_group(int sig) const;
+  // Reaps the child (blocking).
+  bool wait(int& status, rusage& usage);
+
+ private:
+  Child() = default;
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  int go_fd_ = -1;    // write end: one byte releases the child
+  int exec_fd_ = -1;  // read end: EOF when exec succeeded, else the errno
+  bool reaped_ = false;
+};
+
+// The harness's environment minus everything that would choose or configure an
+// allocator behind the registry's back (LD_PRELOAD, MALLOC_CONF, MIMALLOC_*, ...).
+std::map<std::string, std::string> clean_environment();
+
+struct Captured {
+  int exit_code = -1;  // -1 when it did not exit normally
+  std::string out, err;
+};
+// Runs argv to completion without an allocator preloaded, capturing its output.
+Captured run_capture(const std::vector<std::string>& argv);
+
+}  // namespace mh

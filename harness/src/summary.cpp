@@ -1,0 +1,73 @@
+// Run metrics and summaries (see summary.h). Pure functions.
+#include "summary.h"
+
+#include <algorithm>
+#include <map>
+
+namespace mh {
+
+const std::vector<MetricDef>& run_metrics() {
+  using R = const RunRecord&;
+  static const std::vector<MetricDef> defs = {
+      {"peak_rss_kb", "KiB", [](R r) -> std::optional<double> { return double(r.peak_rss_kb); }},
+      {"final_rss_kb", "KiB", [](R r) -> std::optional<double> { return double(r.final_rss_kb); }},
+      {"hwm_kb", "KiB", [](R r) { return r.hwm_kb.value; }},
+      {"maxrss_kb", "KiB", [](R r) -> std::optional<double> { return double(r.maxrss_kb); }},
+      {"minflt", "faults", [](R r) -> std::optional<double> { return double(r.minflt); }},
+      {"majflt", "faults", [](R r) -> std::optional<double> { return double(r.majflt); }},
+      {"utime_ms", "ms", [](R r) -> std::optional<double> { return r.utime_ms; }},
+      {"stime_ms", "ms", [](R r) -> std::optional<double> { return r.stime_ms; }},
+      {"cpu_ms", "ms", [](R r) -> std::optional<double> { return r.utime_ms + r.stime_ms; }},
+      {"wall_ms", "ms", [](R r) -> std::optional<double> { return r.wall_ms; }},
+      {"vol_ctxsw", "switches", [](R r) -> std::optional<double> { return double(r.vol_ctxsw); }},
+      {"invol_ctxsw", "switches", [](R r) -> std::optional<double> { return double(r.invol_ctxsw); }},
+  };
+  return defs;
+}
+
+const stats::Summary* SummaryRow::find(const std::string& metric) const {
+  for (const auto& [name, s] : metrics)
+    if (name == metric) return &s;
+  return nullptr;
+}
+
+std::vector<SummaryRow> summarize_runs(const std::vector<RunRecord>& runs) {
+  std::vector<SummaryRow> rows;
+  std::map<std::pair<std::string, std::string>, std::vector<const RunRecord*>> groups;
+  for (const auto& r : runs) {
+    auto key = std::make_pair(r.workload, r.allocator.name);
+    if (!groups.count(key)) {
+      SummaryRow row;
+      row.workload = r.workload;
+      row.allocator = r.allocator.name;
+      rows.push_back(std::move(row));
+    }
+    groups[key].push_back(&r);
+  }
+  for (auto& row : rows) {
+    const auto& members = groups[{row.workload, row.allocator}];
+    row.runs_total = members.size();
+    // Metric name -> values of the ok runs, in first-seen order.
+    std::vector<std::pair<std::string, std::vector<double>>> values;
+    auto add = [&](const std::string& name, std::optional<double> v) {
+      auto it = std::find_if(values.begin(), values.end(), [&](auto& p) { return p.first == name; });
+      if (it == values.end()) {
+        values.push_back({name, {}});
+        it = values.end() - 1;
+      }
+      if (v) it->second.push_back(*v);
+    };
+    for (const RunRecord* r : members) {
+      if (r->status != Status::Ok) continue;
+      ++row.runs_ok;
+      for (const auto& def : run_metrics()) add(def.name, def.get(*r));
+      for (const auto& [name, m] : r->workload_metrics) add("workload." + name, m.value);
+      for (const auto& [name, m] : r->perf) add("perf." + name, m.value);
+    }
+    for (auto& [name, v] : values)
+      if (auto s = stats::summarize(v)) row.metrics.push_back({name, *s});
+  }
+  return rows;
+}
+
+}  // namespace mh

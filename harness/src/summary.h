@@ -1,0 +1,32 @@
+// Per-run metrics declared once, and the summary over repetitions: per workload
+// and allocator, per metric, median/min/max/n of the runs that are ok.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "record.h"
+#include "stats.h"
+
+namespace mh {
+
+struct MetricDef {
+  const char* name;
+  const char* unit;
+  std::optional<double> (*get)(const RunRecord&);
+};
+// The harness's own metrics of a run, in report order.
+const std::vector<MetricDef>& run_metrics();
+
+struct SummaryRow {
+  std::string workload, allocator;
+  size_t runs_ok = 0, runs_total = 0;
+  std::vector<std::pair<std::string, stats::Summary>> metrics;  // run metrics, then workload.*, perf.*
+  const stats::Summary* find(const std::string& metric) const;
+};
+
+// Rows in order of first appearance of (workload, allocator).
+std::vector<SummaryRow> summarize_runs(const std::vector<RunRecord>& runs);
+
+}  // namespace mh

@@ -1,0 +1,73 @@
+// Workload registry (see workloads.h).
+#include "workloads.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "spawn.h"
+
+namespace mh {
+
+namespace {
+
+std::optional<WorkloadInfo> describe(const std::filesystem::path& binary) {
+  auto c = run_capture({binary.string(), "--describe"});
+  if (c.exit_code != 0) return std::nullopt;
+  Json d = Json::parse(c.out, nullptr, false);
+  if (d.is_discarded() || !d.contains("name")) return std::nullopt;
+  return WorkloadInfo{d["name"].get<std::string>(), binary.string(), d};
+}
+
+}  // namespace
+
+std::vector<WorkloadInfo> list_workloads(const std::string& dir) {
+  std::vector<WorkloadInfo> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file() || access(e.path().c_str(), X_OK) != 0) continue;
+    if (auto w = describe(e.path())) out.push_back(std::move(*w));
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  return out;
+}
+
+std::optional<WorkloadInfo> find_workload(const std::string& dir, const std::string& name) {
+  auto path = std::filesystem::path(dir) / name;
+  if (name.find('/') != std::string::npos || access(path.c_str(), X_OK) != 0) return std::nullopt;
+  return describe(path);
+}
+
+std::optional<Json> check_params(const WorkloadInfo& w, const std::vector<std::string>& args, std::string& error) {
+  std::vector<std::string> argv = {w.binary, "--check"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto c = run_capture(argv);
+  if (c.exit_code != 0) {
+    error = c.err.empty() ? "workload " + w.name + " rejected its parameters" : c.err;
+    while (!error.empty() && error.back() == '\n') error.pop_back();
+    return std::nullopt;
+  }
+  Json j = Json::parse(c.out, nullptr, false);
+  if (j.is_discarded()) {
+    error = "workload " + w.name + " answered --check with something that is not JSON";
+    return std::nullopt;
+  }
+  return j;
+}
+
+std::string format_list(const std::vector<WorkloadInfo>& workloads) {
+  std::string out;
+  for (const auto& w : workloads) {
+    out += fmt::format("{:<20} {}\n", w.name, w.description.value("summary", ""));
+    for (const auto& p : w.description["params"]) {
+      std::string def = p.value("default", "");
+      if (p.contains("smoke")) def += ", smoke " + p["smoke"].get<std::string>();
+      out += fmt::format("    --{:<18} {} (default {})\n", p.value("name", ""), p.value("help", ""), def.empty() ? "\"\"" : def);
+    }
+  }
+  return out;
+}
+
+}  // namespace mh

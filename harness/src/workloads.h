@@ -1,0 +1,30 @@
+// The workload registry: the workload binaries installed beside the harness,
+// each describing its own parameters (--describe) and validating a command line
+// (--check). The harness never links workload code.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "record.h"
+
+namespace mh {
+
+struct WorkloadInfo {
+  std::string name, binary;
+  Json description;  // name, summary, seed, params[]
+};
+
+// Every workload binary in `dir`, described, sorted by name.
+std::vector<WorkloadInfo> list_workloads(const std::string& dir);
+std::optional<WorkloadInfo> find_workload(const std::string& dir, const std::string& name);
+
+// Validates args with the workload's own declaration. Returns the resolved
+// parameters, or nullopt with the workload's message in error.
+std::optional<Json> check_params(const WorkloadInfo& w, const std::vector<std::string>& args, std::string& error);
+
+// One line per workload and one per parameter, for --list.
+std::string format_list(const std::vector<WorkloadInfo>& workloads);
+
+}  // namespace mh

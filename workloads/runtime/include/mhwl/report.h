@@ -1,0 +1,36 @@
+// Marks and metrics to the harness: JSON lines on the descriptor named by
+// MEMHARNESS_MARK_FD. Marks are synchronous when MEMHARNESS_ACK_FD is given: the
+// call returns once the harness has sampled the process, so the sample is taken
+// at the mark. Without the variables (run by hand) everything is skipped.
+// Thread-safe: each message is one write() below PIPE_BUF, acks are serialised.
+#pragma once
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace mhwl {
+
+class Reporter {
+ public:
+  static Reporter& get();  // reads the environment once
+
+  bool connected() const { return mark_fd_ >= 0; }
+  void mark(std::string_view name);
+  void metric(std::string_view name, double value);
+  void metric_null(std::string_view name, std::string_view reason);
+  // Any other message ("allocator", "allocator_stats", "hwm_kb"); sync waits for the ack.
+  void send(const nlohmann::ordered_json& message, bool sync = false);
+
+ private:
+  Reporter();
+  int mark_fd_ = -1;
+  int ack_fd_ = -1;
+  std::mutex mu_;
+};
+
+// VmHWM of this process in KiB, read from /proc/self/status; -1 when unreadable.
+long read_own_hwm_kb();
+
+}  // namespace mhwl
