@@ -139,15 +139,34 @@ bool is_shared_library(const std::string& path, std::string& why_not) {
     why_not = std::string("cannot open it: ") + std::strerror(errno);
     return false;
   }
+  auto read_at = [&](void* buf, size_t len, off_t off) { return pread(fd, buf, len, off) == ssize_t(len); };
   Elf64_Ehdr h{};
-  ssize_t n = ::read(fd, &h, sizeof h);
-  ::close(fd);
-  if (n != sizeof h || std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0) {
+  bool ok = read_at(&h, sizeof h, 0) && std::memcmp(h.e_ident, ELFMAG, SELFMAG) == 0;
+  if (!ok) {
+    ::close(fd);
     why_not = "it is not an ELF file";
     return false;
   }
   if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_type != ET_DYN) {
+    ::close(fd);
     why_not = "it is not a 64-bit shared library (ELF type " + std::to_string(h.e_type) + ")";
+    return false;
+  }
+  // A position-independent executable is ET_DYN too; the linker marks it with
+  // DF_1_PIE in the dynamic section.
+  bool pie = false;
+  for (int i = 0; i < h.e_phnum && !pie; ++i) {
+    Elf64_Phdr ph{};
+    if (!read_at(&ph, sizeof ph, off_t(h.e_phoff + uint64_t(i) * h.e_phentsize)) || ph.p_type != PT_DYNAMIC) continue;
+    for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= ph.p_filesz; off += sizeof(Elf64_Dyn)) {
+      Elf64_Dyn d{};
+      if (!read_at(&d, sizeof d, off_t(ph.p_offset + off)) || d.d_tag == DT_NULL) break;
+      if (d.d_tag == DT_FLAGS_1 && (d.d_un.d_val & DF_1_PIE)) pie = true;
+    }
+  }
+  ::close(fd);
+  if (pie) {
+    why_not = "it is a position-independent executable, not a 64-bit shared library";
     return false;
   }
   return true;

@@ -1,0 +1,159 @@
+// Real runs through the harness binary: burst-writefile --smoke under glibc and
+// jemalloc, checked field by field; and a crashing workload that must not cost
+// the other runs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "test_util.h"
+
+namespace mh {
+namespace {
+
+class BurstSmoke : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    path_ = new std::string(test::scratch("burst-smoke.json"));
+    result_ = new Captured(test::run_harness({"--workload", "burst-writefile", "--smoke", "--allocator", "glibc",
+                                              "--allocator", "jemalloc", "--runs", "2", "--quiet", "--out", *path_}));
+  }
+  static void TearDownTestSuite() {
+    delete path_;
+    delete result_;
+  }
+  static Json report() { return test::load_json(*path_); }
+  static std::string* path_;
+  static Captured* result_;
+};
+std::string* BurstSmoke::path_ = nullptr;
+Captured* BurstSmoke::result_ = nullptr;
+
+TEST_F(BurstSmoke, ExitsZeroAndPrintsTheTable) {
+  EXPECT_EQ(result_->exit_code, 0) << result_->err;
+  EXPECT_NE(result_->out.find("peak RSS MB"), std::string::npos) << result_->out;
+  EXPECT_NE(result_->out.find("jemalloc"), std::string::npos);
+  EXPECT_NE(result_->out.find("report: " + *path_), std::string::npos);
+}
+
+TEST_F(BurstSmoke, ContextSaysWhereAndHow) {
+  Json c = report()["context"];
+  EXPECT_EQ(report()["schema"], "memharness.report/1");
+  EXPECT_EQ(c["cpus"], sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_FALSE(c["kernel"].get<std::string>().empty());
+  EXPECT_FALSE(c["thp"].get<std::string>().empty());
+  EXPECT_NE(c["command"].get<std::string>().find("--workload burst-writefile --smoke"), std::string::npos);
+  EXPECT_FALSE(c["git_revision"].get<std::string>().empty());
+}
+
+TEST_F(BurstSmoke, RunsAreInterleavedOkAndVerified) {
+  Json runs = report()["runs"];
+  ASSERT_EQ(runs.size(), 4u);
+  const char* order[] = {"glibc", "jemalloc", "glibc", "jemalloc"};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(runs[i]["allocator"]["name"], order[i]);
+    EXPECT_EQ(runs[i]["repetition"], int(i / 2 + 1));
+    EXPECT_EQ(runs[i]["status"], "ok") << runs[i]["exit"].dump() << runs[i]["output_tail"];
+    EXPECT_EQ(runs[i]["allocator"]["verified"], true);
+    EXPECT_EQ(runs[i]["allocator"]["identified"], order[i]);
+    EXPECT_FALSE(runs[i]["allocator"]["version"].get<std::string>().empty());
+    EXPECT_EQ(runs[i]["exit"]["code"], 0);
+  }
+  EXPECT_NE(runs[1]["allocator"]["served_by"].get<std::string>().find("libjemalloc"), std::string::npos);
+}
+
+TEST_F(BurstSmoke, ParamsAreTheResolvedSmokeValues) {
+  Json p = report()["runs"][0]["params"];
+  EXPECT_EQ(p["smoke"], true);
+  EXPECT_EQ(p["calls"], 20);
+  EXPECT_EQ(p["size"], 262144);
+  EXPECT_EQ(p["threads"], 2);
+  EXPECT_EQ(p["release-on-pool"], false);
+}
+
+TEST_F(BurstSmoke, SamplesMarksAndMetricsAgree) {
+  for (const auto& run : report()["runs"]) {
+    const auto& s = run["samples"];
+    size_t n = s["t_ms"].size();
+    ASSERT_GT(n, 0u);
+    for (const auto& col : s.items()) EXPECT_EQ(col.value().size(), n) << col.key();
+    std::vector<std::string> names;
+    double last_t = -1;
+    for (const auto& m : run["marks"]) {
+      names.push_back(m["name"]);
+      EXPECT_GT(m["t_ms"].get<double>(), last_t);
+      last_t = m["t_ms"];
+      EXPECT_GT(m["sample"]["rss_kb"].get<int>(), 0);
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"start", "all-started", "all-done", "end"}));
+    const auto& m = run["metrics"];
+    int64_t peak = m["peak_rss_kb"];
+    EXPECT_GE(peak, m["final_rss_kb"].get<int64_t>());
+    for (const auto& v : s["rss_kb"]) EXPECT_LE(v.get<int64_t>(), peak);
+    ASSERT_TRUE(m["hwm_kb"].is_number());
+    EXPECT_LE(peak, m["hwm_kb"].get<double>() * 1.001);  // nothing sampled above the kernel's maximum
+    EXPECT_GT(peak, m["hwm_kb"].get<double>() * 0.5);
+    EXPECT_GE(m["maxrss_kb"].get<int64_t>(), peak * 99 / 100);
+    EXPECT_GT(m["minflt"].get<int64_t>(), 20 * 64);  // 20 copies of 64 pages at least
+    EXPECT_GT(m["utime_ms"].get<double>() + m["stime_ms"].get<double>(), 0);
+    // The workload's own metrics.
+    EXPECT_EQ(m["workload"]["calls"]["value"], 20);
+    EXPECT_EQ(m["workload"]["bytes_written"]["value"], 20 * 262144);
+    EXPECT_EQ(m["workload"]["files_verified"]["value"], 20);
+    EXPECT_GT(m["workload"]["burst_ms"]["value"].get<double>(), 0);
+  }
+}
+
+TEST_F(BurstSmoke, PerfCountersHaveAValueOrAReason) {
+  Json perf = report()["runs"][0]["metrics"]["perf"];
+  for (const char* ev : {"task-clock", "page-faults", "minor-faults", "major-faults", "context-switches",
+                         "cpu-migrations", "instructions", "cycles"}) {
+    ASSERT_TRUE(perf.contains(ev)) << ev;
+    if (perf[ev]["value"].is_null()) {
+      EXPECT_FALSE(perf[ev]["reason"].get<std::string>().empty()) << ev;
+    }
+  }
+  // Software events work everywhere perf_event_open does.
+  if (!perf["page-faults"]["value"].is_null()) {
+    EXPECT_GT(perf["page-faults"]["value"].get<double>(), 20 * 64);
+  }
+}
+
+TEST_F(BurstSmoke, ThreadsAndSampler) {
+  Json run = report()["runs"][0];
+  std::vector<std::string> names;
+  for (const auto& t : run["threads"]) names.push_back(t["name"]);
+  EXPECT_NE(std::find(names.begin(), names.end(), "pool-0"), names.end()) << run["threads"].dump();
+  EXPECT_NE(std::find(names.begin(), names.end(), "pool-1"), names.end());
+  EXPECT_EQ(run["sampler"]["interval_ms"], 10);
+  EXPECT_GT(run["sampler"]["samples"].get<int>(), 0);
+  EXPECT_GT(run["sampler"]["cost_us_median"].get<double>(), 0);
+}
+
+TEST_F(BurstSmoke, SummaryHasOneRowPerAllocator) {
+  Json sum = report()["summary"];
+  ASSERT_EQ(sum.size(), 2u);
+  EXPECT_EQ(sum[0]["allocator"], "glibc");
+  EXPECT_EQ(sum[1]["runs_ok"], 2);
+  EXPECT_EQ(sum[1]["metrics"]["peak_rss_kb"]["n"], 2);
+  EXPECT_EQ(sum[1]["metrics"]["workload.calls"]["median"], 20);
+}
+
+TEST(EndToEnd, ACrashedRunIsRecordedAndTheOthersGoOn) {
+  setenv("MEMHARNESS_WORKLOAD_DIR", TEST_WORKLOAD_DIR, 1);
+  std::string path = test::scratch("crash.json");
+  auto c = test::run_harness({"--workload", "misbehave", "--mode", "crash", "-a", "glibc", "-a", "jemalloc", "--runs",
+                              "2", "--quiet", "--out", path});
+  unsetenv("MEMHARNESS_WORKLOAD_DIR");
+  EXPECT_EQ(c.exit_code, 1) << c.err;
+  Json runs = test::load_json(path)["runs"];
+  ASSERT_EQ(runs.size(), 4u);
+  for (const auto& r : runs) {
+    EXPECT_EQ(r["status"], "crashed");
+    EXPECT_EQ(r["exit"]["signal"], 11);
+  }
+  EXPECT_NE(c.out.find("crashed"), std::string::npos) << c.out;
+}
+
+}  // namespace
+}  // namespace mh

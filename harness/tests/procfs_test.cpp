@@ -1,0 +1,83 @@
+// /proc parsers on fixture files taken from a real process.
+#include <gtest/gtest.h>
+
+#include "procfs.h"
+#include "test_util.h"
+
+namespace mh::procfs {
+namespace {
+
+std::string fixture(const std::string& name) { return test::slurp(std::string(FIXTURE_DIR) + "/" + name); }
+
+TEST(Procfs, StatKeepsANameWithSpacesAndParens) {
+  auto f = parse_stat(fixture("stat.txt"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->comm, "web (worker) 1");
+  EXPECT_EQ(f->state, 'R');
+  EXPECT_EQ(f->minflt, 2862);
+  EXPECT_EQ(f->majflt, 7);
+  EXPECT_EQ(f->utime_ticks, 1);
+  EXPECT_EQ(f->stime_ticks, 1);  // field 15; 16 and 17 are the children's
+  EXPECT_EQ(f->num_threads, 1);
+}
+
+TEST(Procfs, StatRejectsTruncatedText) {
+  EXPECT_FALSE(parse_stat("123 (x) S 1 2 3"));
+  EXPECT_FALSE(parse_stat("no parens at all"));
+}
+
+TEST(Procfs, StatmResidentPages) {
+  auto r = parse_statm_resident_pages(fixture("statm.txt"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, 3382);
+  EXPECT_FALSE(parse_statm_resident_pages("17"));
+}
+
+TEST(Procfs, StatusFields) {
+  auto kv = parse_kv(fixture("status.txt"));
+  EXPECT_EQ(kv["VmHWM"], 13528);
+  EXPECT_EQ(kv["RssAnon"], 6876);
+  EXPECT_EQ(kv["RssFile"], 6652);
+  EXPECT_EQ(kv["RssShmem"], 0);
+  EXPECT_EQ(kv["Threads"], 1);
+  EXPECT_EQ(kv["voluntary_ctxt_switches"], 61);
+  EXPECT_EQ(kv["nonvoluntary_ctxt_switches"], 6);
+  EXPECT_EQ(kv.count("Name"), 0u);  // not a number
+}
+
+TEST(Procfs, SmapsRollupSkipsTheHeaderLine) {
+  auto kv = parse_kv(fixture("smaps_rollup.txt"));
+  EXPECT_EQ(kv["Rss"], 13528);
+  EXPECT_EQ(kv["Anonymous"], 6876);
+  EXPECT_EQ(kv["AnonHugePages"], 2048);
+}
+
+TEST(Procfs, Schedstat) {
+  auto s = parse_schedstat(fixture("schedstat.txt"));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->cpu_ns, 34994557u);
+  EXPECT_EQ(s->wait_ns, 791875u);
+  EXPECT_EQ(s->timeslices, 68u);
+  EXPECT_FALSE(parse_schedstat("12 x"));
+}
+
+TEST(Procfs, BracketedChoice) {
+  EXPECT_EQ(parse_bracketed_choice(fixture("thp_enabled.txt")), "madvise");
+  EXPECT_EQ(parse_bracketed_choice("[always] madvise never"), "always");
+}
+
+TEST(Procfs, ReaderSamplesThisProcess) {
+  ProcReader r(getpid());
+  Sample s;
+  ASSERT_TRUE(r.sample(s));
+  EXPECT_GT(s.rss_kb, 1000);
+  EXPECT_GE(s.rss_kb, s.anon_kb);
+  EXPECT_GE(s.threads, 1);
+  EXPECT_GT(s.minflt, 0);
+  auto threads = r.threads();
+  ASSERT_FALSE(threads.empty());
+  EXPECT_EQ(threads.front().tid, getpid());
+}
+
+}  // namespace
+}  // namespace mh::procfs

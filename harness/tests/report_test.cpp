@@ -1,0 +1,105 @@
+// The report writer on fake records: fields, nulls, canonical text, atomic write.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "report_json.h"
+#include "test_util.h"
+
+namespace mh {
+namespace {
+
+RunRecord fake_run(int rep) {
+  RunRecord r;
+  r.workload = "burst-writefile";
+  r.params = Json{{"calls", 3}};
+  r.allocator.name = r.allocator.family = "glibc";
+  r.allocator.verified = true;
+  r.repetition = rep;
+  r.status = Status::Ok;
+  r.exit.code = 0;
+  for (int i = 0; i < 4; ++i) {
+    Sample s;
+    s.t_ms = i * 10.0;
+    s.rss_kb = 1000 + i * 100;
+    s.minflt = i;
+    r.samples.push_back(s);
+  }
+  r.marks.push_back(Mark{15.5, "start", r.samples[1]});
+  r.peak_rss_kb = 1300;
+  r.final_rss_kb = 1200;
+  r.hwm_kb.value = 1310;
+  r.perf["task-clock"].value = 12345;
+  r.perf["cycles"].reason = "not supported on this machine";
+  r.workload_metrics["calls"].value = 3;
+  r.threads.push_back(ThreadStat{42, "pool-0", 100, 20, 3, 1});
+  return r;
+}
+
+Json context() { return Json{{"date", "2026-01-01T00:00:00Z"}, {"host", "h"}}; }
+
+TEST(Report, TopLevelShape) {
+  Json j = make_report(context(), {fake_run(1), fake_run(2)});
+  EXPECT_EQ(j["schema"], "memharness.report/1");
+  EXPECT_EQ(j["context"]["host"], "h");
+  ASSERT_EQ(j["runs"].size(), 2u);
+  ASSERT_EQ(j["summary"].size(), 1u);
+  EXPECT_EQ(j["summary"][0]["runs_ok"], 2);
+  EXPECT_EQ(j["summary"][0]["metrics"]["peak_rss_kb"]["median"], 1300);
+}
+
+TEST(Report, SamplesAreColumnsOfEqualLength) {
+  Json run = run_to_json(fake_run(1));
+  for (const auto& c : sample_columns()) {
+    ASSERT_TRUE(run["samples"].contains(c.name)) << c.name;
+    EXPECT_EQ(run["samples"][c.name].size(), 4u) << c.name;
+  }
+  EXPECT_EQ(run["samples"]["rss_kb"][3], 1300);
+}
+
+TEST(Report, UnmeasuredIsNullWithAReasonNeverZero) {
+  Json m = run_to_json(fake_run(1))["metrics"];
+  EXPECT_TRUE(m["perf"]["cycles"]["value"].is_null());
+  EXPECT_EQ(m["perf"]["cycles"]["reason"], "not supported on this machine");
+  EXPECT_EQ(m["perf"]["task-clock"]["value"], 12345);
+  RunRecord r = fake_run(1);
+  r.hwm_kb = Maybe{std::nullopt, "the workload did not report its VmHWM"};
+  Json m2 = run_to_json(r)["metrics"];
+  EXPECT_TRUE(m2["hwm_kb"].is_null());
+  EXPECT_EQ(m2["hwm_kb_reason"], "the workload did not report its VmHWM");
+}
+
+TEST(Report, MarksThreadsAndAllocator) {
+  Json run = run_to_json(fake_run(1));
+  EXPECT_EQ(run["marks"][0]["name"], "start");
+  EXPECT_EQ(run["marks"][0]["t_ms"], 15.5);
+  EXPECT_EQ(run["marks"][0]["sample"]["rss_kb"], 1100);
+  EXPECT_EQ(run["threads"][0]["name"], "pool-0");
+  EXPECT_EQ(run["threads"][0]["wait_ns"], 20);
+  EXPECT_EQ(run["allocator"]["verified"], true);
+  EXPECT_EQ(run["status"], "ok");
+}
+
+TEST(Report, CanonicalTextIsStableAndParses) {
+  Json j = make_report(context(), {fake_run(1)});
+  std::string a = dump_canonical(j), b = dump_canonical(Json::parse(a));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a.find("\"rss_kb\": [1000, 1100, 1200, 1300]"), std::string::npos) << "columns stay on one line";
+}
+
+TEST(Report, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
+  std::string path = test::scratch("atomic.json");
+  ASSERT_EQ(write_atomic(path, "{\"a\": 1}\n"), "");
+  ASSERT_EQ(write_atomic(path, "{\"a\": 2}\n"), "");
+  EXPECT_EQ(test::slurp(path), "{\"a\": 2}\n");
+  for (const auto& e : std::filesystem::directory_iterator(SCRATCH_DIR))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST(Report, UnwritablePathIsReportedBeforeAnythingRuns) {
+  EXPECT_NE(check_writable("/proc/memharness/report.json"), "");
+  EXPECT_NE(check_writable(SCRATCH_DIR), "");  // a directory
+  EXPECT_EQ(check_writable(test::scratch("ok.json")), "");
+}
+
+}  // namespace
+}  // namespace mh

@@ -1,0 +1,56 @@
+# Sourced by scripts/harness and scripts/test: installs the Debian packages the
+# project needs (as root; otherwise prints the apt-get line and exits 2), then
+# configures and builds the Release build in build/ when it is missing or stale.
+
+MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# Build tools and libraries, the allocators under test, and the Python side
+# (plots and their tests come from Debian: PyPI is not reachable everywhere).
+MEMHARNESS_PACKAGES=(
+  cmake g++ make git pkg-config
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
+  python3 python3-matplotlib python3-pytest python3-jsonschema
+  time
+)
+
+memharness_missing_packages() {
+  local p missing=()
+  for p in "${MEMHARNESS_PACKAGES[@]}"; do
+    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
+      missing+=("$p")
+    fi
+  done
+  echo "${missing[@]}"
+}
+
+memharness_install() {
+  local missing
+  missing=$(memharness_missing_packages)
+  [ -z "$missing" ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "memharness needs these Debian packages: $missing" >&2
+    echo "install them as root with:" >&2
+    echo "  apt-get update && apt-get install -y $missing" >&2
+    exit 2
+  fi
+  echo "installing: $missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >&2 || { echo "apt-get update failed" >&2; exit 2; }
+  # shellcheck disable=SC2086
+  apt-get install -y -q $missing >&2 || { echo "apt-get install failed: $missing" >&2; exit 2; }
+}
+
+memharness_build() {
+  local build="$MEMHARNESS_ROOT/build"
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake --preset release -S "$MEMHARNESS_ROOT" >&2 || exit 2
+  fi
+  # cmake decides what is stale; an up-to-date build costs a second.
+  cmake --build "$build" -j "$(nproc)" >&2 || { echo "build failed" >&2; exit 2; }
+}
+
+memharness_setup() {
+  memharness_install
+  memharness_build
+}
