@@ -141,7 +141,7 @@ bool ProcReader::pread_all(int fd, std::string& buf) {
   return off > 0;
 }
 
-bool ProcReader::sample(Sample& out) {
+bool ProcReader::sample(Sample& out, bool with_smaps) {
   if (statm_fd_ < 0 || stat_fd_ < 0 || status_fd_ < 0) return false;
   if (!pread_all(statm_fd_, buf_)) return false;
   auto pages = parse_statm_resident_pages(buf_);
@@ -165,8 +165,8 @@ bool ProcReader::sample(Sample& out) {
   out.shmem_kb = status["RssShmem"];
   ctxsw_ = {status["voluntary_ctxt_switches"], status["nonvoluntary_ctxt_switches"]};
 
-  out.anon_huge_kb = 0;
-  if (smaps_fd_ >= 0 && pread_all(smaps_fd_, buf_)) out.anon_huge_kb = parse_kv(buf_)["AnonHugePages"];
+  if (with_smaps && smaps_fd_ >= 0 && pread_all(smaps_fd_, buf_)) anon_huge_kb_ = parse_kv(buf_)["AnonHugePages"];
+  out.anon_huge_kb = anon_huge_kb_;
   return true;
 }
 

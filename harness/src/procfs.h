@@ -48,7 +48,10 @@ class ProcReader {
 
   // One sample of the whole process; false when the process has no memory any
   // more (it exited or is exiting), in which case `out` is not to be used.
-  bool sample(Sample& out);
+  // smaps_rollup walks every page table of the process (milliseconds for a few
+  // hundred MB), so AnonHugePages is read only when `with_smaps`; otherwise
+  // the last value read is carried forward.
+  bool sample(Sample& out, bool with_smaps);
   // voluntary, involuntary context switches of the process so far (status).
   std::pair<int64_t, int64_t> last_ctxsw() const { return ctxsw_; }
   std::vector<ThreadStat> threads() const;
@@ -61,6 +64,7 @@ class ProcReader {
   double tick_ms_;
   std::string buf_;
   std::pair<int64_t, int64_t> ctxsw_{0, 0};
+  int64_t anon_huge_kb_ = 0;
 };
 
 }  // namespace mh::procfs

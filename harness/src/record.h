@@ -74,6 +74,10 @@ struct SamplerStats {
   double cost_us_median = 0;       // harness time to take one sample
   double cost_us_max = 0;
   int64_t count = 0;
+  // smaps_rollup (AnonHugePages) is read at marks and whenever its duty cycle
+  // stays under kSmapsBudget; these say how often that was and what it cost.
+  int64_t smaps_reads = 0;
+  double smaps_cost_us_median = 0;
 };
 
 struct RunRecord {

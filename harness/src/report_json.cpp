@@ -139,7 +139,9 @@ Json run_to_json(const RunRecord& r) {
         {"achieved_ms", std::round(r.sampler.achieved_ms * 1000) / 1000},
         {"cost_us_median", std::round(r.sampler.cost_us_median * 10) / 10},
         {"cost_us_max", std::round(r.sampler.cost_us_max * 10) / 10},
-        {"samples", r.sampler.count}}},
+        {"samples", r.sampler.count},
+        {"smaps_reads", r.sampler.smaps_reads},
+        {"smaps_cost_us_median", std::round(r.sampler.smaps_cost_us_median * 10) / 10}}},
       {"output_tail", r.output_tail},
   };
 }

@@ -17,6 +17,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Share of the sampler's wall time that smaps_rollup reads may take: after a
+// read that cost c, the next periodic one waits c / kSmapsBudget.
+constexpr double kSmapsBudget = 0.005;
+
 double ms_since(Clock::time_point t0, Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(t - t0).count();
 }
@@ -54,7 +58,8 @@ Json apply_message(const std::string& line, RunRecord& rec) {
 bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
   procfs::ProcReader proc(cfg.pid);
   std::map<int, ThreadStat> threads;
-  std::vector<double> costs_us, gaps_ms;
+  std::vector<double> costs_us, gaps_ms, smaps_costs_us;
+  auto next_smaps = Clock::now();
   const auto interval = std::chrono::microseconds(static_cast<int64_t>(cfg.interval_ms * 1000));
   const auto deadline = cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(cfg.timeout_s * 1e6));
   auto next = Clock::now();
@@ -66,12 +71,18 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
   bool mark_open = cfg.mark_fd >= 0;
   bool exited = false;
 
-  auto take = [&](Sample& s) {
+  auto take = [&](Sample& s, bool at_mark) {
     auto a = Clock::now();
-    bool ok = proc.sample(s);
+    const bool with_smaps = at_mark || a >= next_smaps;
+    bool ok = proc.sample(s, with_smaps);
     auto b = Clock::now();
     s.t_ms = ms_since(cfg.t0, a);
-    costs_us.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+    const double cost_us = std::chrono::duration<double, std::micro>(b - a).count();
+    costs_us.push_back(cost_us);
+    if (with_smaps) {
+      smaps_costs_us.push_back(cost_us);
+      next_smaps = b + std::chrono::microseconds(static_cast<int64_t>(cost_us / kSmapsBudget));
+    }
     if (ok) {
       last = s;
       have_last = true;
@@ -92,7 +103,7 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
         Mark mk;
         mk.name = m["mark"].get<std::string>();
         Sample s;
-        if (process_alive && take(s)) {
+        if (process_alive && take(s, true)) {
           mk.sample = s;
           merge_threads(threads, proc.threads());
         } else if (have_last) {
@@ -128,7 +139,7 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
     auto now = Clock::now();
     if (now >= next) {
       Sample s;
-      if (take(s)) {
+      if (take(s, false)) {
         if (last_periodic_ms >= 0) gaps_ms.push_back(s.t_ms - last_periodic_ms);
         last_periodic_ms = s.t_ms;
       }
@@ -167,6 +178,8 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
     rec.sampler.cost_us_max = *std::max_element(costs_us.begin(), costs_us.end());
   }
   if (!gaps_ms.empty()) rec.sampler.achieved_ms = stats::median(gaps_ms);
+  rec.sampler.smaps_reads = static_cast<int64_t>(smaps_costs_us.size());
+  if (!smaps_costs_us.empty()) rec.sampler.smaps_cost_us_median = stats::median(smaps_costs_us);
   return !timed_out;
 }
 

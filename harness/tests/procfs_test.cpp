@@ -69,7 +69,7 @@ TEST(Procfs, BracketedChoice) {
 TEST(Procfs, ReaderSamplesThisProcess) {
   ProcReader r(getpid());
   Sample s;
-  ASSERT_TRUE(r.sample(s));
+  ASSERT_TRUE(r.sample(s, true));
   EXPECT_GT(s.rss_kb, 1000);
   EXPECT_GE(s.rss_kb, s.anon_kb);
   EXPECT_GE(s.threads, 1);
