@@ -100,6 +100,7 @@ struct RunRecord {
   std::map<std::string, Maybe> perf;
   std::map<std::string, Maybe> workload_metrics;
   Json allocator_stats;  // null when the allocator exposes none
+  Json data = Json::object();  // the workload's structured results by key
   std::vector<ThreadStat> threads;
   SamplerStats sampler;
   std::string output_tail;  // last lines of the workload's stdout+stderr

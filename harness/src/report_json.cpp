@@ -134,6 +134,7 @@ Json run_to_json(const RunRecord& r) {
       {"marks", marks},
       {"metrics", metrics},
       {"threads", threads},
+      {"data", r.data},
       {"sampler",
        {{"interval_ms", r.sampler.interval_ms},
         {"achieved_ms", std::round(r.sampler.achieved_ms * 1000) / 1000},

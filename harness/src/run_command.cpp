@@ -85,7 +85,8 @@ int run_command(const Options& o) {
   for (int rep = 1; rep <= o.runs; ++rep) {
     for (const auto& alloc : allocators) {
       progress.starting(runs.size(), o.workload, alloc.label, rep);
-      RunRequest req{o.workload, workload->binary, o.workload_args, *params, alloc, rep, o.timeout_s, o.sample_ms, o.verbose};
+      RunRequest req{o.workload, workload->binary, o.workload_args, *params, alloc, rep, o.timeout_s, o.sample_ms, o.verbose,
+                     declared_metrics(*workload)};
       runs.push_back(run_one(req));
       progress.finished(runs.back());
       all_ok = all_ok && runs.back().status == Status::Ok;

@@ -44,7 +44,11 @@ std::string canonical(const std::string& path) {
 
 }  // namespace
 
-void judge(RunRecord& rec, bool timed_out, int wait_status, const std::string& spawn_error) {
+void judge(RunRecord& rec, bool timed_out, int wait_status, const std::string& spawn_error,
+           const std::vector<std::string>& declared_metrics) {
+  std::string missing;
+  for (const auto& m : declared_metrics)
+    if (!rec.workload_metrics.count(m)) missing += (missing.empty() ? "" : ", ") + m;
   auto& a = rec.allocator;
   a.verified = !a.identified.empty() && a.identified == (a.family == "custom" ? a.identified : a.family);
   if (a.verified && !a.library.empty()) a.verified = canonical(a.served_by) == canonical(a.library);
@@ -66,6 +70,9 @@ void judge(RunRecord& rec, bool timed_out, int wait_status, const std::string& s
     rec.exit.error = a.identified.empty()
                          ? "the workload never said which allocator served malloc"
                          : "asked for " + a.name + " but malloc was served by " + a.identified + " (" + a.served_by + ")";
+  } else if (!missing.empty()) {
+    rec.status = Status::Failed;
+    rec.exit.error = "the workload did not report its declared metrics: " + missing;
   } else {
     rec.status = Status::Ok;
   }
@@ -150,7 +157,7 @@ RunRecord run_one(const RunRequest& req) {
     ssize_t w = write(STDERR_FILENO, rec.output_tail.data(), rec.output_tail.size());
     (void)w;
   }
-  judge(rec, timed_out, status, error);
+  judge(rec, timed_out, status, error, req.declared_metrics);
   return rec;
 }
 

@@ -20,11 +20,13 @@ struct RunRequest {
   double timeout_s = 600;
   double sample_ms = 10;
   bool pass_output = false;  // the workload's output to our stderr as well
+  std::vector<std::string> declared_metrics;  // a run that lacks one of these failed
 };
 
 RunRecord run_one(const RunRequest& req);
 
 // Decides verified and status from what the run produced (pure; tested).
-void judge(RunRecord& rec, bool timed_out, int wait_status, const std::string& spawn_error);
+void judge(RunRecord& rec, bool timed_out, int wait_status, const std::string& spawn_error,
+           const std::vector<std::string>& declared_metrics = {});
 
 }  // namespace mh

@@ -47,6 +47,8 @@ Json apply_message(const std::string& line, RunRecord& rec) {
     rec.allocator.identified = a.value("name", "");
   } else if (m.contains("allocator_stats")) {
     rec.allocator_stats = m["allocator_stats"];
+  } else if (m.contains("data") && m["data"].is_object() && m["data"].contains("key") && m["data"]["key"].is_string()) {
+    rec.data[m["data"]["key"].get<std::string>()] = m["data"].value("value", Json());
   } else if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) {
     double kb = m["hwm_kb"].get<double>();
     if (kb >= 0) rec.hwm_kb.value = kb;

@@ -57,6 +57,12 @@ std::optional<Json> check_params(const WorkloadInfo& w, const std::vector<std::s
   return j;
 }
 
+std::vector<std::string> declared_metrics(const WorkloadInfo& w) {
+  std::vector<std::string> out;
+  for (const auto& m : w.description.value("metrics", Json::array())) out.push_back(m.value("name", ""));
+  return out;
+}
+
 std::string format_list(const std::vector<WorkloadInfo>& workloads) {
   std::string out;
   for (const auto& w : workloads) {

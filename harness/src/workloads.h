@@ -24,6 +24,9 @@ std::optional<WorkloadInfo> find_workload(const std::string& dir, const std::str
 // parameters, or nullopt with the workload's message in error.
 std::optional<Json> check_params(const WorkloadInfo& w, const std::vector<std::string>& args, std::string& error);
 
+// The names of the metrics the workload declares.
+std::vector<std::string> declared_metrics(const WorkloadInfo& w);
+
 // One line per workload and one per parameter, for --list.
 std::string format_list(const std::vector<WorkloadInfo>& workloads);
 

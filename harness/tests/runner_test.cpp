@@ -61,6 +61,16 @@ TEST(Judge, NonZeroExitFails) {
   EXPECT_NE(r.exit.error.find("status 3"), std::string::npos);
 }
 
+TEST(Judge, AMissingDeclaredMetricFailsTheRun) {
+  auto r = asked("glibc", "glibc");
+  r.workload_metrics["calls"].value = 3;
+  r.workload_metrics["ms_to_baseline"].reason = "never";  // null with a reason counts as reported
+  judge(r, false, kExit0, "", {"calls", "ms_to_baseline", "bytes"});
+  EXPECT_EQ(r.status, Status::Failed);
+  EXPECT_NE(r.exit.error.find("bytes"), std::string::npos) << r.exit.error;
+  EXPECT_EQ(r.exit.error.find("calls"), std::string::npos) << r.exit.error;
+}
+
 RunRequest misbehave(const std::string& mode, double timeout_s = 10) {
   std::string error;
   RunRequest req;

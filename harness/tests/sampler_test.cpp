@@ -37,6 +37,13 @@ TEST(MarkProtocol, HwmAndAllocatorStats) {
   EXPECT_EQ(r.allocator_stats["purged"], 10);
 }
 
+TEST(MarkProtocol, StructuredDataIsKeptUnderItsKey) {
+  RunRecord r;
+  apply_message(R"({"data":{"key":"benchmarks","value":[{"name":"BM_x","real_time":6.5}]}})", r);
+  ASSERT_TRUE(r.data.contains("benchmarks"));
+  EXPECT_EQ(r.data["benchmarks"][0]["real_time"], 6.5);
+}
+
 TEST(MarkProtocol, GarbageIsDiscardedWithoutHarm) {
   RunRecord r;
   EXPECT_TRUE(apply_message("not json {", r).is_discarded());

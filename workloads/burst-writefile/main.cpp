@@ -32,6 +32,12 @@ const mhwl::WorkloadSpec kSpec{
         {"dir", ParamType::String, "", "", 0, -1, {}, "parent of the private temporary directory (default $TMPDIR or /tmp)"},
         mhwl::idle_hook_param(),
         mhwl::seed_param(),
+    },
+    {
+        {"calls", "count", "", "writes started"},
+        {"bytes_written", "bytes", "", "bytes the writes put in files"},
+        {"burst_ms", "ms", "lower", "from the first call to the last completion"},
+        {"files_verified", "count", "", "files read back after the window that hold exactly the input"},
     }};
 
 struct Call {

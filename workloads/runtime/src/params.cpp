@@ -182,7 +182,10 @@ nlohmann::ordered_json describe(const WorkloadSpec& spec) {
     j["help"] = p.help;
     params.push_back(std::move(j));
   }
-  return {{"name", spec.name}, {"summary", spec.summary}, {"seed", spec.seed}, {"params", params}};
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+  for (const auto& m : spec.metrics)
+    metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"help", m.help}});
+  return {{"name", spec.name}, {"summary", spec.summary}, {"seed", spec.seed}, {"params", params}, {"metrics", metrics}};
 }
 
 int64_t Params::integer(const std::string& name) const { return values_.at(name).get<int64_t>(); }

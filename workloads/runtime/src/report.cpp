@@ -71,6 +71,10 @@ void Reporter::metric_null(std::string_view name, std::string_view reason) {
   send({{"metric", name}, {"value", nullptr}, {"reason", reason}});
 }
 
+void Reporter::data(std::string_view key, const nlohmann::ordered_json& value) {
+  send({{"data", {{"key", key}, {"value", value}}}});
+}
+
 long read_own_hwm_kb() {
   FILE* f = std::fopen("/proc/self/status", "r");
   if (!f) return -1;

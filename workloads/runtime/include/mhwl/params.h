@@ -24,11 +24,21 @@ struct ParamSpec {
   std::string help;
 };
 
+// A metric the workload reports (Reporter::metric), declared so that the
+// harness can list it, check it is there, and know which way is better.
+struct MetricSpec {
+  std::string name;
+  std::string unit;    // "ms", "KiB", "bytes", "count", "ns", ...
+  std::string better;  // "lower", "higher" or "" (informational)
+  std::string help;
+};
+
 struct WorkloadSpec {
   std::string name;
   std::string summary;
   std::string seed;  // which seed scenario it reproduces, free text
   std::vector<ParamSpec> params;
+  std::vector<MetricSpec> metrics;
 };
 
 // Resolved values. Numbers are stored as double (sizes in bytes), the rest as text.

@@ -2,7 +2,7 @@
 // MEMHARNESS_MARK_FD. Marks are synchronous when MEMHARNESS_ACK_FD is given: the
 // call returns once the harness has sampled the process, so the sample is taken
 // at the mark. Without the variables (run by hand) everything is skipped.
-// Thread-safe: each message is one write() below PIPE_BUF, acks are serialised.
+// Thread-safe: a message is written whole under a lock, acks are serialised.
 #pragma once
 
 #include <mutex>
@@ -20,6 +20,9 @@ class Reporter {
   void mark(std::string_view name);
   void metric(std::string_view name, double value);
   void metric_null(std::string_view name, std::string_view reason);
+  // Structured results that are not one number (e.g. Google Benchmark's JSON):
+  // stored in the run's "data" object under `key`.
+  void data(std::string_view key, const nlohmann::ordered_json& value);
   // Any other message ("allocator", "allocator_stats", "hwm_kb"); sync waits for the ack.
   void send(const nlohmann::ordered_json& message, bool sync = false);
 
