@@ -8,5 +8,8 @@ namespace mh {
 
 int list_command(const Options& o);
 int run_command(const Options& o);
+int compare_command(const Options& o);
+int merge_command(const Options& o);
+int plot_command(const Options& o);
 
 }  // namespace mh

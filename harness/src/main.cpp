@@ -5,5 +5,13 @@
 int main(int argc, char** argv) {
   auto parsed = mh::parse_options(argc, argv);
   if (!parsed.options) return parsed.exit_code;
-  return parsed.options->list ? mh::list_command(*parsed.options) : mh::run_command(*parsed.options);
+  const mh::Options& o = *parsed.options;
+  switch (o.command) {
+    case mh::Command::List: return mh::list_command(o);
+    case mh::Command::Compare: return mh::compare_command(o);
+    case mh::Command::Merge: return mh::merge_command(o);
+    case mh::Command::Plot: return mh::plot_command(o);
+    case mh::Command::Run: break;
+  }
+  return mh::run_command(o);
 }

@@ -6,6 +6,24 @@
 
 namespace mh {
 
+namespace {
+
+void add_what_to_run(CLI::App& app, Options& o) {
+  app.add_option("-w,--workload", o.workload, "workload to run (see --list); its parameters follow it");
+  app.add_option("--suite", o.suite, "a suite of workloads instead: quick (smoke sizes) or seeds (seed sizes)");
+  app.add_option("--shard", o.shard, "run only shard I/N of the suite (for a CI job matrix), e.g. 2/4");
+  app.add_option("--timeout", o.timeout_s, "seconds before a run is killed (SIGTERM, then SIGKILL)")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+  app.add_option("--sample-ms", o.sample_ms, "sampling interval in milliseconds (at least 1)")
+      ->check(CLI::Range(1.0, 60000.0))
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", o.quiet, "no progress line");
+  app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr");
+}
+
+}  // namespace
+
 ParseOutcome parse_options(int argc, char** argv) {
   Options o;
   o.argv.assign(argv, argv + argc);
@@ -15,37 +33,79 @@ ParseOutcome parse_options(int argc, char** argv) {
       "--calls 100 --release-on-pool",
       "harness"};
   app.allow_extras();
-  app.add_option("-w,--workload", o.workload, "workload to run (see --list)");
+  add_what_to_run(app, o);
   app.add_option("-a,--allocator", o.allocators,
-                 "allocator to run under, repeatable: glibc, jemalloc, mimalloc, tcmalloc, scav, NAME=/path/lib.so; "
-                 "options after a colon: jemalloc:background_thread=true,dirty_decay_ms=100 (default: every "
-                 "available built-in)");
+                 "allocator to run under, repeatable: glibc, jemalloc, mimalloc, tcmalloc, scav, NAME=/path/lib.so, "
+                 "scav@REV, or a name from allocators/pins.json; options after a colon: "
+                 "jemalloc:background_thread=true,dirty_decay_ms=100 (default: every available built-in)");
   app.add_option("-n,--runs", o.runs, "repetitions of each allocator, interleaved")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  app.add_option("--timeout", o.timeout_s, "seconds before a run is killed (SIGTERM, then SIGKILL)")
-      ->check(CLI::Range(0.1, 86400.0))
-      ->capture_default_str();
-  app.add_option("--sample-ms", o.sample_ms, "sampling interval in milliseconds (at least 1)")
-      ->check(CLI::Range(1.0, 60000.0))
-      ->capture_default_str();
   app.add_option("-o,--out", o.out, "report file (default results/<workload>-<UTC time>.json)");
-  app.add_flag("-q,--quiet", o.quiet, "no progress line");
-  app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr");
-  app.add_flag("-l,--list", o.list, "list the workloads and their parameters");
+  bool list = false;
+  app.add_flag("-l,--list", list, "list the workloads and their parameters");
+
+  CLI::App* compare = app.add_subcommand(
+      "compare",
+      "compare two pins: baseline, candidate and baseline again, interleaved in shuffled order for --runs rounds; "
+      "or compare two existing reports: harness compare OLD.json NEW.json. Exit 0: no regression, 1: a "
+      "regression, 2: bad input");
+  compare->allow_extras();
+  add_what_to_run(*compare, o);
+  int compare_runs = 5;
+  compare->add_option("--baseline", o.baseline, "the baseline pin (an allocator spec, a pins-file name or scav@REV)");
+  compare->add_option("--candidate", o.candidate, "the candidate pin");
+  compare->add_option("-n,--runs", compare_runs, "rounds (fewer than 5 prints a warning)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  compare->add_option("--seed", o.seed, "seed of the per-round order shuffle (default: drawn, and recorded)");
+  compare->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney test")
+      ->check(CLI::Range(0.0001, 0.5))
+      ->capture_default_str();
+  compare->add_option("--thresholds", o.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
+  compare->add_option("-o,--out", o.out, "the comparison JSON (default results/compare-<UTC time>.json)");
+  compare->add_option("--report", o.report, "where the runs go (default: the comparison's name with -runs.json)");
+  compare->add_option("--markdown", o.markdown, "also write the markdown table to this file (- for stdout)");
+
+  CLI::App* merge = app.add_subcommand("merge", "join reports (e.g. the shards of a job matrix) into one");
+  merge->add_option("reports", o.inputs, "the reports to join")->required()->check(CLI::ExistingFile);
+  merge->add_option("-o,--out", o.out, "the joined report")->required();
+
+  CLI::App* plot = app.add_subcommand(
+      "plot", "plot reports with matplotlib: harness plot REPORT... -o FILE.png (RSS over time), or harness plot "
+              "--compare COMPARISON.json -o FILE.png; the arguments go to scripts/plot_rss.py or plot_compare.py");
+  plot->prefix_command();
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    std::cout << app.help();
+    std::cout << (app.got_subcommand(compare) ? compare->help() : app.got_subcommand(merge) ? merge->help() : app.help());
     return {std::nullopt, 0};
   } catch (const CLI::ParseError& e) {
     std::cerr << "harness: " << e.what() << "\n";
     return {std::nullopt, 2};
   }
+  if (app.got_subcommand(plot)) {
+    o.command = Command::Plot;
+    o.inputs = plot->remaining();
+    return {o, 0};
+  }
+  if (app.got_subcommand(merge)) {
+    o.command = Command::Merge;
+    return {o, 0};
+  }
+  if (app.got_subcommand(compare)) {
+    o.command = Command::Compare;
+    o.runs = compare_runs;
+    // Without a workload or suite, the extras are the two reports to compare.
+    if (o.workload.empty() && o.suite.empty()) o.inputs = compare->remaining();
+    else o.workload_args = compare->remaining();
+    return {o, 0};
+  }
   o.workload_args = app.remaining();
-  if (!o.list && o.workload.empty()) {
-    std::cerr << "harness: no workload given: use --workload NAME (see harness --list)\n";
+  o.command = list ? Command::List : Command::Run;
+  if (!list && o.workload.empty() && o.suite.empty()) {
+    std::cerr << "harness: no workload given: use --workload NAME or --suite NAME (see harness --list)\n";
     return {std::nullopt, 2};
   }
   return {o, 0};

@@ -2,28 +2,41 @@
 // Options value that is passed down; nothing reads flags from globals.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mh {
 
+enum class Command { Run, List, Compare, Merge, Plot };
+
 struct Options {
-  std::string workload;
+  Command command = Command::Run;
+  // What to run (run and compare).
+  std::string workload, suite, shard;
   std::vector<std::string> workload_args;  // everything the harness does not know
-  std::vector<std::string> allocators;     // specs as given; empty = every available built-in
-  int runs = 3;
+  std::vector<std::string> allocators;     // run: specs as given; empty = every available built-in
+  int runs = 3;                            // compare: 5
   double timeout_s = 600;
   double sample_ms = 10;
-  std::string out;  // "" = results/<workload>-<UTC time>.json
+  std::string out;  // run: the report; compare: the comparison JSON; merge: the merged report
   bool quiet = false;
   bool verbose = false;
-  bool list = false;
+  // compare
+  std::string baseline, candidate;
+  std::optional<uint64_t> seed;  // order shuffle; drawn and recorded when not given
+  double alpha = 0.05;
+  std::string thresholds;  // "" = the installed ci/thresholds.json
+  std::string markdown;    // file for the markdown table, "-" for stdout
+  std::string report;      // compare: where the runs go
+  // compare OLD NEW, merge A B..., plot REPORT...
+  std::vector<std::string> inputs;
   std::vector<std::string> argv;  // the exact command line, for the report
 };
 
 struct ParseOutcome {
-  std::optional<Options> options;  // set when the run should go on
+  std::optional<Options> options;  // set when the command should go on
   int exit_code = 0;               // otherwise: 0 after --help, 2 on bad input
 };
 

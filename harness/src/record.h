@@ -84,6 +84,7 @@ struct RunRecord {
   std::string workload;
   Json params = Json::object();
   AllocatorRecord allocator;
+  std::string role;  // "" for a plain run; baseline, candidate or baseline-again in a comparison
   int repetition = 0;
   Status status = Status::Failed;
   ExitInfo exit;

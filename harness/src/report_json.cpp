@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "summary.h"
 
@@ -126,6 +127,7 @@ Json run_to_json(const RunRecord& r) {
         {"verified", r.allocator.verified},
         {"identified", r.allocator.identified},
         {"served_by", r.allocator.served_by}}},
+      {"role", r.role},
       {"repetition", r.repetition},
       {"status", status_name(r.status)},
       {"exit", exit},
@@ -147,6 +149,130 @@ Json run_to_json(const RunRecord& r) {
   };
 }
 
+namespace {
+
+Maybe maybe_from(const Json& j) {
+  Maybe m;
+  if (j.is_object() && j.contains("value") && j["value"].is_number()) m.value = j["value"].get<double>();
+  else if (j.is_object()) m.reason = j.value("reason", "");
+  return m;
+}
+
+Sample sample_from(const Json& s) {
+  Sample out;
+  auto num = [&](const char* k) { return s.contains(k) && s[k].is_number() ? s[k].get<double>() : 0.0; };
+  out.t_ms = num("t_ms");
+  out.rss_kb = int64_t(num("rss_kb"));
+  out.anon_kb = int64_t(num("anon_kb"));
+  out.file_kb = int64_t(num("file_kb"));
+  out.shmem_kb = int64_t(num("shmem_kb"));
+  out.anon_huge_kb = int64_t(num("anon_huge_kb"));
+  out.minflt = int64_t(num("minflt"));
+  out.majflt = int64_t(num("majflt"));
+  out.utime_ms = num("utime_ms");
+  out.stime_ms = num("stime_ms");
+  out.threads = int64_t(num("threads"));
+  return out;
+}
+
+Status status_from(const std::string& s) {
+  for (Status st : {Status::Ok, Status::Failed, Status::Crashed, Status::Timeout})
+    if (s == status_name(st)) return st;
+  return Status::Failed;
+}
+
+}  // namespace
+
+RunRecord run_from_json(const Json& j) {
+  RunRecord r;
+  r.workload = j.value("workload", "");
+  r.params = j.value("params", Json::object());
+  const Json a = j.value("allocator", Json::object());
+  r.allocator.name = a.value("name", "");
+  r.allocator.family = a.value("family", "");
+  r.allocator.version = a.value("version", "");
+  r.allocator.library = a.value("library", "");
+  const Json env = a.value("env", Json::object());  // items() must not outlive it
+  for (const auto& [k, v] : env.items()) r.allocator.env[k] = v.get<std::string>();
+  r.allocator.verified = a.value("verified", false);
+  r.allocator.identified = a.value("identified", "");
+  r.allocator.served_by = a.value("served_by", "");
+  r.role = j.value("role", "");
+  r.repetition = j.value("repetition", 0);
+  r.status = status_from(j.value("status", ""));
+  const Json ex = j.value("exit", Json::object());
+  if (ex.contains("code") && ex["code"].is_number()) r.exit.code = ex["code"].get<int>();
+  if (ex.contains("signal") && ex["signal"].is_number()) r.exit.signal = ex["signal"].get<int>();
+  r.exit.error = ex.value("error", "");
+  r.wall_ms = j.value("wall_ms", 0.0);
+  const Json s = j.value("samples", Json::object());
+  size_t n = s.contains("t_ms") ? s["t_ms"].size() : 0;
+  for (size_t i = 0; i < n; ++i) {
+    Json row = Json::object();
+    for (const auto& c : sample_columns())
+      if (s.contains(c.name) && i < s[c.name].size()) row[c.name] = s[c.name][i];
+    r.samples.push_back(sample_from(row));
+  }
+  for (const auto& m : j.value("marks", Json::array()))
+    r.marks.push_back(Mark{m.value("t_ms", 0.0), m.value("name", ""), sample_from(m.value("sample", Json::object()))});
+  const Json m = j.value("metrics", Json::object());
+  r.peak_rss_kb = m.value("peak_rss_kb", int64_t(0));
+  r.final_rss_kb = m.value("final_rss_kb", int64_t(0));
+  if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) r.hwm_kb.value = m["hwm_kb"].get<double>();
+  else r.hwm_kb.reason = m.value("hwm_kb_reason", "");
+  r.maxrss_kb = m.value("maxrss_kb", int64_t(0));
+  r.minflt = m.value("minflt", int64_t(0));
+  r.majflt = m.value("majflt", int64_t(0));
+  r.utime_ms = m.value("utime_ms", 0.0);
+  r.stime_ms = m.value("stime_ms", 0.0);
+  r.vol_ctxsw = m.value("vol_ctxsw", int64_t(0));
+  r.invol_ctxsw = m.value("invol_ctxsw", int64_t(0));
+  const Json perf = m.value("perf", Json::object()), wl = m.value("workload", Json::object());
+  for (const auto& [k, v] : perf.items()) r.perf[k] = maybe_from(v);
+  for (const auto& [k, v] : wl.items()) r.workload_metrics[k] = maybe_from(v);
+  r.allocator_stats = m.value("allocator", Json());
+  for (const auto& t : j.value("threads", Json::array()))
+    r.threads.push_back(ThreadStat{t.value("tid", 0), t.value("name", ""), t.value("cpu_ns", uint64_t(0)),
+                                   t.value("wait_ns", uint64_t(0)), t.value("vol_ctxsw", uint64_t(0)),
+                                   t.value("invol_ctxsw", uint64_t(0))});
+  r.data = j.value("data", Json::object());
+  const Json sp = j.value("sampler", Json::object());
+  r.sampler.interval_ms = sp.value("interval_ms", 0.0);
+  r.sampler.achieved_ms = sp.value("achieved_ms", 0.0);
+  r.sampler.cost_us_median = sp.value("cost_us_median", 0.0);
+  r.sampler.cost_us_max = sp.value("cost_us_max", 0.0);
+  r.sampler.count = sp.value("samples", int64_t(0));
+  r.sampler.smaps_reads = sp.value("smaps_reads", int64_t(0));
+  r.sampler.smaps_cost_us_median = sp.value("smaps_cost_us_median", 0.0);
+  r.output_tail = j.value("output_tail", "");
+  return r;
+}
+
+std::optional<ReportData> read_report(const std::string& path, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read " + path;
+    return std::nullopt;
+  }
+  Json j = Json::parse(in, nullptr, false);
+  if (j.is_discarded()) {
+    error = path + " is not JSON";
+    return std::nullopt;
+  }
+  if (!j.is_object() || j.value("schema", "") != kReportSchema) {
+    error = path + " is not a memharness report (its \"schema\" is not \"" + std::string(kReportSchema) + "\")";
+    return std::nullopt;
+  }
+  if (!j.contains("runs") || !j["runs"].is_array()) {
+    error = path + " has no runs";
+    return std::nullopt;
+  }
+  ReportData d;
+  d.context = j.value("context", Json::object());
+  for (const auto& r : j["runs"]) d.runs.push_back(run_from_json(r));
+  return d;
+}
+
 Json make_report(const Json& context, const std::vector<RunRecord>& runs) {
   Json jruns = Json::array();
   for (const auto& r : runs) jruns.push_back(run_to_json(r));
@@ -156,6 +282,7 @@ Json make_report(const Json& context, const std::vector<RunRecord>& runs) {
     for (const auto& [name, s] : row.metrics) metrics[name] = stat_json(s);
     summary.push_back(Json{{"workload", row.workload},
                            {"allocator", row.allocator},
+                           {"role", row.role},
                            {"runs_ok", row.runs_ok},
                            {"runs_total", row.runs_total},
                            {"metrics", metrics}});

@@ -2,6 +2,7 @@
 // building it from run records, writing it atomically, reading it back.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,17 @@ namespace mh {
 inline constexpr const char* kReportSchema = "memharness.report/1";
 
 Json run_to_json(const RunRecord& r);
+// The inverse of run_to_json, for reports read back (compare, merge).
+RunRecord run_from_json(const Json& j);
 Json make_report(const Json& context, const std::vector<RunRecord>& runs);
+
+struct ReportData {
+  Json context;
+  std::vector<RunRecord> runs;
+};
+// Reads a memharness.report/1 file; nullopt with a message naming the file and
+// what is wrong with it otherwise.
+std::optional<ReportData> read_report(const std::string& path, std::string& error);
 
 // Deterministic text: objects indented, arrays of scalars on one line.
 std::string dump_canonical(const Json& j);

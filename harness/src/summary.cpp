@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace mh {
 
@@ -33,19 +34,22 @@ const stats::Summary* SummaryRow::find(const std::string& metric) const {
 
 std::vector<SummaryRow> summarize_runs(const std::vector<RunRecord>& runs) {
   std::vector<SummaryRow> rows;
-  std::map<std::pair<std::string, std::string>, std::vector<const RunRecord*>> groups;
+  // A row per workload, allocator and role; the same pin in two roles (A/A') stays apart.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, std::vector<const RunRecord*>> groups;
   for (const auto& r : runs) {
-    auto key = std::make_pair(r.workload, r.allocator.name);
+    Key key{r.workload, r.allocator.name, r.role};
     if (!groups.count(key)) {
       SummaryRow row;
       row.workload = r.workload;
       row.allocator = r.allocator.name;
+      row.role = r.role;
       rows.push_back(std::move(row));
     }
     groups[key].push_back(&r);
   }
   for (auto& row : rows) {
-    const auto& members = groups[{row.workload, row.allocator}];
+    const auto& members = groups[{row.workload, row.allocator, row.role}];
     row.runs_total = members.size();
     // Metric name -> values of the ok runs, in first-seen order.
     std::vector<std::pair<std::string, std::vector<double>>> values;

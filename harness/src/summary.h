@@ -20,7 +20,7 @@ struct MetricDef {
 const std::vector<MetricDef>& run_metrics();
 
 struct SummaryRow {
-  std::string workload, allocator;
+  std::string workload, allocator, role;
   size_t runs_ok = 0, runs_total = 0;
   std::vector<std::pair<std::string, stats::Summary>> metrics;  // run metrics, then workload.*, perf.*
   const stats::Summary* find(const std::string& metric) const;

@@ -1,0 +1,196 @@
+// Comparison analysis and thresholds (see compare.h).
+#include "compare.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "summary.h"
+
+namespace mh {
+
+using namespace compare;
+
+bool glob_match(const std::string& pattern, const std::string& text) {
+  // '*' matches any run of characters; everything else matches itself.
+  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (p < pattern.size() && pattern[p] == text[t]) {
+      ++p;
+      ++t;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+MetricRule Thresholds::rule_for(const std::string& metric, const std::string& declared_better) const {
+  for (const auto& [pattern, rule] : rules)
+    if (glob_match(pattern, metric)) return rule;
+  MetricRule r = fallback;
+  if (!declared_better.empty()) r.direction = direction_from(declared_better);
+  return r;
+}
+
+namespace {
+
+bool read_rule(const Json& j, MetricRule& r, std::string& error, const std::string& where) {
+  if (!j.is_object()) {
+    error = where + ": expected an object";
+    return false;
+  }
+  if (j.contains("better")) {
+    std::string b = j["better"].get<std::string>();
+    if (b != "lower" && b != "higher" && b != "none") {
+      error = where + ": bad \"better\" '" + b + "'; valid: lower, higher, none";
+      return false;
+    }
+    r.direction = direction_from(b);
+  }
+  r.threshold = j.value("threshold", r.threshold);
+  r.min_delta = j.value("min_delta", r.min_delta);
+  if (!(r.threshold >= 0) || !(r.min_delta >= 0)) {
+    error = where + ": threshold and min_delta must be >= 0";
+    return false;
+  }
+  return true;
+}
+
+std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const std::string& metric) {
+  std::vector<double> out;
+  for (const RunRecord* r : runs) {
+    std::optional<double> v;
+    if (metric.rfind("workload.", 0) == 0) {
+      auto it = r->workload_metrics.find(metric.substr(9));
+      if (it != r->workload_metrics.end()) v = it->second.value;
+    } else if (metric.rfind("perf.", 0) == 0) {
+      auto it = r->perf.find(metric.substr(5));
+      if (it != r->perf.end()) v = it->second.value;
+    } else {
+      for (const auto& def : run_metrics())
+        if (metric == def.name) v = def.get(*r);
+    }
+    if (v && std::isfinite(*v)) out.push_back(*v);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Thresholds> load_thresholds(const std::string& path, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read the thresholds file " + path;
+    return std::nullopt;
+  }
+  Json j = Json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = "the thresholds file " + path + " is not JSON";
+    return std::nullopt;
+  }
+  Thresholds t;
+  if (j.contains("default") && !read_rule(j["default"], t.fallback, error, path + ": default")) return std::nullopt;
+  const Json metrics = j.value("metrics", Json::object());  // items() must not outlive it
+  for (const auto& [k, v] : metrics.items()) {
+    MetricRule r = t.fallback;
+    if (!read_rule(v, r, error, path + ": " + k)) return std::nullopt;
+    t.rules.push_back({k, r});
+  }
+  return t;
+}
+
+bool Comparison::regressed() const {
+  for (const auto& w : workloads)
+    for (const auto& m : w.metrics)
+      if (m.verdict == Verdict::Regression) return true;
+  return false;
+}
+
+Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, const CompareSettings& s,
+                   const std::map<std::string, std::map<std::string, std::string>>& declared) {
+  Comparison c;
+  c.alpha = s.alpha;
+  std::vector<std::string> order;
+  std::map<std::string, std::map<std::string, std::vector<const RunRecord*>>> by_workload;  // workload -> role -> runs
+  std::map<std::string, Json> params;
+  for (const auto& r : runs) {
+    if (r.status != Status::Ok) {
+      ++c.failed_runs;
+      continue;
+    }
+    if (!by_workload.count(r.workload)) {
+      order.push_back(r.workload);
+      params[r.workload] = r.params;
+    }
+    by_workload[r.workload][r.role].push_back(&r);
+    if (r.role == kRoleBaseline && c.baseline.empty()) c.baseline = r.allocator.name;
+    if (r.role == kRoleCandidate && c.candidate.empty()) c.candidate = r.allocator.name;
+  }
+  c.rounds = -1;
+  for (const auto& w : order) {
+    auto& roles = by_workload[w];
+    const auto& base_only = roles[kRoleBaseline];
+    const auto& cand = roles[kRoleCandidate];
+    const auto& again = roles[kRoleBaselineAgain];
+    int have = int(std::min({base_only.size(), cand.size(), again.empty() ? base_only.size() : again.size()}));
+    c.rounds = c.rounds < 0 ? have : std::min(c.rounds, have);
+    // The baseline's median is taken over A and A' together; A against A' is the noise floor.
+    std::vector<const RunRecord*> base = base_only;
+    base.insert(base.end(), again.begin(), again.end());
+
+    WorkloadComparison wc;
+    wc.workload = w;
+    wc.params = params[w];
+    std::vector<std::string> metrics;
+    for (const auto& row : summarize_runs(runs))
+      if (row.workload == w && row.role == kRoleBaseline)
+        for (const auto& [name, st] : row.metrics) metrics.push_back(name);
+    for (const auto& name : metrics) {
+      auto bv = values_of(base, name), cv = values_of(cand, name);
+      if (bv.empty() || cv.empty()) continue;
+      MetricComparison m;
+      m.metric = name;
+      std::string declared_better;
+      if (auto it = declared.find(w); it != declared.end() && name.rfind("workload.", 0) == 0)
+        if (auto d = it->second.find(name.substr(9)); d != it->second.end()) declared_better = d->second;
+      m.rule = t.rule_for(name, declared_better);
+      m.baseline = side_stats(bv);
+      m.candidate = side_stats(cv);
+      auto av = values_of(again, name), b1 = values_of(base_only, name);
+      if (!av.empty()) {
+        m.baseline_again = side_stats(av);
+        m.noise_floor = noise_floor(b1, av);
+      }
+      m.change = relative_change(m.baseline.median, m.candidate.median);
+      m.ci = bootstrap_change_ci(bv, cv, 1 - s.alpha, s.resamples, s.seed);
+      m.p = mann_whitney_p(bv, cv);
+      if (std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta)
+        m.verdict = Verdict::NoChange;
+      else
+        m.verdict = decide(m.change, m.rule.threshold, m.noise_floor, m.p, s.alpha, m.rule.direction);
+      wc.metrics.push_back(std::move(m));
+    }
+    c.workloads.push_back(std::move(wc));
+  }
+  if (c.rounds < 0) c.rounds = 0;
+  if (c.rounds < kMinRounds)
+    c.warnings.push_back(fmt::format("only {} round{} per side: fewer than {}, so the test has little power and the "
+                                     "noise floor is a rough guess",
+                                     c.rounds, c.rounds == 1 ? "" : "s", kMinRounds));
+  if (c.failed_runs > 0)
+    c.warnings.push_back(fmt::format("{} run{} failed and {} left out (see the runs report)", c.failed_runs,
+                                     c.failed_runs == 1 ? "" : "s", c.failed_runs == 1 ? "is" : "are"));
+  return c;
+}
+
+}  // namespace mh

@@ -1,0 +1,73 @@
+// A comparison of two pins: from run records in the roles baseline, candidate
+// and baseline-again to a verdict per metric. Pure functions over records;
+// the thresholds come from a JSON file (ci/thresholds.json).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare_stats.h"
+#include "record.h"
+
+namespace mh {
+
+inline constexpr const char* kRoleBaseline = "baseline";
+inline constexpr const char* kRoleCandidate = "candidate";
+inline constexpr const char* kRoleBaselineAgain = "baseline-again";
+inline constexpr int kMinRounds = 5;
+
+struct MetricRule {
+  compare::Direction direction = compare::Direction::None;
+  double threshold = 0.05;  // relative
+  double min_delta = 0;     // absolute: smaller differences of the medians are no change
+};
+
+struct Thresholds {
+  MetricRule fallback;
+  std::vector<std::pair<std::string, MetricRule>> rules;  // metric pattern ('*' wildcard) -> rule, first match wins
+  // The rule for a metric; a workload's declared direction applies when no pattern names the metric.
+  MetricRule rule_for(const std::string& metric, const std::string& declared_better = "") const;
+};
+std::optional<Thresholds> load_thresholds(const std::string& path, std::string& error);
+bool glob_match(const std::string& pattern, const std::string& text);
+
+struct MetricComparison {
+  std::string metric;
+  MetricRule rule;
+  compare::SideStats baseline, candidate;
+  std::optional<compare::SideStats> baseline_again;
+  double change = 0;  // relative change of the medians, candidate against baseline
+  compare::Interval ci;
+  double p = 1;
+  double noise_floor = 0;
+  compare::Verdict verdict = compare::Verdict::NoChange;
+};
+
+struct WorkloadComparison {
+  std::string workload;
+  Json params;
+  std::vector<MetricComparison> metrics;
+};
+
+struct Comparison {
+  std::string baseline, candidate;  // the pins as named
+  int rounds = 0;                   // the fewest runs any side had
+  double alpha = 0.05;
+  std::vector<std::string> warnings;
+  std::vector<WorkloadComparison> workloads;
+  int failed_runs = 0;
+  bool regressed() const;
+};
+
+struct CompareSettings {
+  double alpha = 0.05;
+  int resamples = 2000;
+  uint64_t seed = 1;  // of the bootstrap
+};
+
+// Runs must carry roles. Declared metric directions by workload name, if any.
+Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, const CompareSettings& s,
+                   const std::map<std::string, std::map<std::string, std::string>>& declared = {});
+
+}  // namespace mh

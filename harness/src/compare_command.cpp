@@ -1,0 +1,139 @@
+// The compare command: run two pins as baseline, candidate and baseline again
+// (interleaved, order shuffled per round), or read two reports; then analyse,
+// print the table, write the comparison JSON (and markdown), and exit 1 on a
+// regression.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "commands.h"
+#include "compare_report.h"
+#include "context.h"
+#include "report_json.h"
+#include "session.h"
+
+namespace mh {
+
+namespace {
+
+int bad_input(const std::string& message) {
+  fmt::print(stderr, "harness compare: {}\n", message);
+  return 2;
+}
+
+// The runs of a report as one side of a comparison: every run must be of one pin.
+bool take_side(const std::string& path, const char* role, std::vector<RunRecord>& out, std::string& error) {
+  auto report = read_report(path, error);
+  if (!report) return false;
+  std::string pin;
+  for (auto& r : report->runs) {
+    if (pin.empty()) pin = r.allocator.name;
+    if (r.allocator.name != pin) {
+      error = path + " holds runs of more than one allocator (" + pin + ", " + r.allocator.name +
+              "); compare takes one pin per report";
+      return false;
+    }
+    r.role = role;
+    out.push_back(std::move(r));
+  }
+  if (pin.empty()) {
+    error = path + " has no runs";
+    return false;
+  }
+  return true;
+}
+
+std::map<std::string, std::map<std::string, std::string>> declared_directions(const std::vector<Job>& jobs) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (const auto& j : jobs)
+    for (const auto& m : j.workload.description.value("metrics", Json::array()))
+      out[j.workload.name][m.value("name", "")] = m.value("better", "");
+  return out;
+}
+
+}  // namespace
+
+int compare_command(const Options& o) {
+  auto l = find_layout();
+  std::string error;
+  const std::string thresholds_path = o.thresholds.empty() ? l.share + "/thresholds.json" : o.thresholds;
+  auto thresholds = load_thresholds(thresholds_path, error);
+  if (!thresholds) return bad_input(error);
+
+  const std::string stamp = utc_now(true);
+  const std::string out = o.out.empty() ? "results/compare-" + stamp + ".json" : o.out;
+  if (auto e = check_writable(out); !e.empty()) return bad_input(e);
+
+  std::vector<RunRecord> runs;
+  std::vector<Job> jobs;
+  Json context = make_context(o.argv);
+  if (o.workload.empty() && o.suite.empty()) {
+    if (o.inputs.size() != 2)
+      return bad_input("give --baseline and --candidate with --workload or --suite, or two reports: "
+                       "harness compare OLD.json NEW.json");
+    if (!take_side(o.inputs[0], kRoleBaseline, runs, error) || !take_side(o.inputs[1], kRoleCandidate, runs, error))
+      return bad_input(error);
+    // Without a second baseline, the baseline's even repetitions stand in for it.
+    for (auto& r : runs)
+      if (r.role == kRoleBaseline && r.repetition % 2 == 0) r.role = kRoleBaselineAgain;
+    context["inputs"] = o.inputs;
+  } else {
+    if (o.baseline.empty() || o.candidate.empty()) return bad_input("--baseline and --candidate are both required");
+    auto found = resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error);
+    if (!found) return bad_input(error);
+    jobs = *found;
+    auto base = resolve_allocator(l, o.baseline, error);
+    if (!base) return bad_input(error);
+    auto cand = resolve_allocator(l, o.candidate, error);
+    if (!cand) return bad_input(error);
+
+    Execution e;
+    e.jobs = jobs;
+    e.arms = {{*base, kRoleBaseline}, {*cand, kRoleCandidate}, {*base, kRoleBaselineAgain}};
+    const uint64_t seed = o.seed.value_or(std::random_device{}());
+    e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, seed);
+    e.out = o.report.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
+                             : o.report;
+    if (auto err = check_writable(e.out); !err.empty()) return bad_input(err);
+    e.timeout_s = o.timeout_s;
+    e.sample_ms = o.sample_ms;
+    e.verbose = o.verbose;
+    e.progress = !o.quiet && isatty(STDERR_FILENO);
+    e.context = context;
+    e.context["plan"] = Json{{"rounds", o.runs}, {"shuffle_seed", seed}, {"suite", o.suite}, {"shard", o.shard},
+                             {"baseline", o.baseline}, {"candidate", o.candidate}};
+    if (!execute(e, runs, error)) {
+      fmt::print(stderr, "harness compare: {}\n", error);
+      return 1;
+    }
+    context = e.context;
+    context["runs_report"] = e.out;
+  }
+
+  CompareSettings settings;
+  settings.alpha = o.alpha;
+  Comparison c = analyze(runs, *thresholds, settings, declared_directions(jobs));
+  if (c.baseline.empty()) c.baseline = o.baseline;
+  if (c.candidate.empty()) c.candidate = o.candidate;
+  context["thresholds"] = thresholds_path;
+  if (auto e = write_atomic(out, dump_canonical(comparison_to_json(c, context))); !e.empty()) {
+    fmt::print(stderr, "harness compare: {}\n", e);
+    return 1;
+  }
+  fmt::print("{}comparison: {}\n", comparison_table(c), out);
+  if (!o.markdown.empty()) {
+    std::string md = comparison_markdown(c);
+    if (o.markdown == "-") {
+      fmt::print("\n{}", md);
+    } else if (auto e = write_atomic(o.markdown, md); !e.empty()) {
+      fmt::print(stderr, "harness compare: {}\n", e);
+      return 1;
+    }
+  }
+  return c.regressed() || c.failed_runs > 0 ? 1 : 0;
+}
+
+}  // namespace mh

@@ -1,0 +1,18 @@
+// Exports of a Comparison: the JSON record (memharness.comparison/1, canonical),
+// and the terminal and markdown tables, both derived from one column list.
+#pragma once
+
+#include <string>
+
+#include "compare.h"
+
+namespace mh {
+
+inline constexpr const char* kComparisonSchema = "memharness.comparison/1";
+
+Json comparison_to_json(const Comparison& c, const Json& context);
+// Metrics with a direction, and any other metric whose verdict is not "no change".
+std::string comparison_table(const Comparison& c);
+std::string comparison_markdown(const Comparison& c);
+
+}  // namespace mh

@@ -1,0 +1,53 @@
+// Statistics of a comparison between two pins: pure functions over the values
+// of one metric from the baseline runs, the candidate runs and the baseline
+// runs again. No state, no I/O; unit-tested on hand-made inputs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mh::compare {
+
+struct SideStats {
+  double median = 0, min = 0, max = 0;
+  double mad = 0;  // median absolute deviation from the median (not scaled)
+  size_t n = 0;
+  std::vector<double> values;
+};
+SideStats side_stats(const std::vector<double>& values);
+
+// (candidate - baseline) / |baseline|; 0 when both are 0; +-inf when only the baseline is 0.
+double relative_change(double baseline, double candidate);
+
+struct Interval {
+  double lo = 0, hi = 0;
+};
+// Percentile bootstrap interval of relative_change(median(base), median(cand)),
+// resampling each side with replacement; deterministic for a given seed.
+Interval bootstrap_change_ci(const std::vector<double>& base, const std::vector<double>& cand, double confidence,
+                             int resamples, uint64_t seed);
+
+// Two-sided Mann-Whitney U test: exact distribution when both samples are small
+// (n1 + n2 <= 20) and without ties, else the normal approximation with tie and
+// continuity correction. 1 when either side is empty.
+double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b);
+
+// The noise floor of a metric: |relative change| of the medians of the baseline
+// against the baseline run again (0 when there is no second baseline).
+double noise_floor(const std::vector<double>& base, const std::vector<double>& base_again);
+
+enum class Direction { Lower, Higher, None };  // which way is better
+enum class Verdict { NoChange, Regression, Improvement, Noisy, Changed };
+const char* verdict_name(Verdict v);
+Direction direction_from(const std::string& s);  // "lower", "higher", anything else: None
+
+// A change is a regression (or improvement) when it goes the bad (good) way by
+// more than both the threshold and the noise floor and the test is significant
+// at alpha. Beyond the threshold but not beyond the noise floor or not
+// significant: Noisy. Within the threshold: NoChange. Direction None and beyond
+// both and significant: Changed.
+Verdict decide(double change, double threshold, double noise_floor, double p, double alpha, Direction d);
+
+}  // namespace mh::compare

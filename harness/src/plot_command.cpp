@@ -1,0 +1,45 @@
+// The plot command: runs the plotting script that fits with a Python that has
+// matplotlib (scripts/lib/find-python picks it and names the Debian package
+// when there is none).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "commands.h"
+#include "session.h"
+#include "spawn.h"
+
+namespace mh {
+
+int plot_command(const Options& o) {
+  auto l = find_layout();
+  std::vector<std::string> args = o.inputs;
+  std::string script = "plot_rss.py";
+  if (!args.empty() && args.front() == "--compare") {
+    script = "plot_compare.py";
+    args.erase(args.begin());
+  }
+  std::string scripts = l.share + "/scripts";
+  if (!std::filesystem::exists(scripts + "/" + script)) scripts = l.source + "/scripts";
+  if (!std::filesystem::exists(scripts + "/" + script)) {
+    fmt::print(stderr, "harness plot: cannot find {} under {}/scripts or {}/scripts\n", script, l.share, l.source);
+    return 2;
+  }
+  auto py = run_capture({"/bin/sh", scripts + "/lib/find-python", "matplotlib"});
+  if (py.exit_code != 0) {
+    fmt::print(stderr, "harness plot: {}", py.err);
+    return 2;
+  }
+  std::string python = py.out.substr(0, py.out.find('\n'));
+  std::vector<std::string> argv = {python, scripts + "/" + script};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  execv(python.c_str(), cargv.data());
+  fmt::print(stderr, "harness plot: cannot run {}: {}\n", python, std::strerror(errno));
+  return 2;
+}
+
+}  // namespace mh

@@ -1,0 +1,289 @@
+// Comparison statistics on hand-made inputs. Expected values were worked out by
+// hand or, where noted, from an independent Python script (exact p-values by
+// enumerating every split of the ranks; mt19937_64 written out from the
+// reference algorithm and checked against the standard's 10000th output).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "compare_stats.h"
+
+namespace mh::compare {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---- side_stats ----
+
+TEST(CompareStats, SideStatsOfOddCount) {
+  auto s = side_stats({4, 1, 100, 3, 2});  // sorted 1 2 3 4 100
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 100);
+  EXPECT_DOUBLE_EQ(s.mad, 1);  // |x - 3| = 2 1 0 1 97 -> median 1: the outlier does not move it
+  EXPECT_EQ(s.n, 5u);
+  EXPECT_EQ(s.values, (std::vector<double>{4, 1, 100, 3, 2}));  // a copy, in the given order
+}
+
+TEST(CompareStats, SideStatsOfEvenCountUsesTheMiddleTwo) {
+  auto s = side_stats({10, 2, 4, 8});  // median (4 + 8) / 2 = 6; |x - 6| = 4 4 2 2 -> MAD 3
+  EXPECT_DOUBLE_EQ(s.median, 6);
+  EXPECT_DOUBLE_EQ(s.mad, 3);
+  EXPECT_EQ(s.n, 4u);
+}
+
+TEST(CompareStats, SideStatsOfNothingIsAllZero) {
+  auto s = side_stats({});
+  EXPECT_EQ(s.n, 0u);
+  EXPECT_DOUBLE_EQ(s.median, 0);
+  EXPECT_DOUBLE_EQ(s.min, 0);
+  EXPECT_DOUBLE_EQ(s.max, 0);
+  EXPECT_DOUBLE_EQ(s.mad, 0);
+  EXPECT_TRUE(s.values.empty());
+}
+
+// ---- relative_change ----
+
+TEST(CompareStats, RelativeChangeIsAFractionOfTheBaseline) {
+  EXPECT_DOUBLE_EQ(relative_change(100, 110), 0.10);
+  EXPECT_DOUBLE_EQ(relative_change(200, 150), -0.25);
+}
+
+TEST(CompareStats, RelativeChangeOfANegativeBaselineKeepsTheSignOfTheMove) {
+  EXPECT_DOUBLE_EQ(relative_change(-10, -5), 0.5);  // went up by half of |baseline|
+  EXPECT_DOUBLE_EQ(relative_change(-10, -15), -0.5);
+}
+
+TEST(CompareStats, RelativeChangeFromZero) {
+  EXPECT_EQ(relative_change(0, 0), 0);
+  EXPECT_EQ(relative_change(0, 3), kInf);
+  EXPECT_EQ(relative_change(0, -3), -kInf);
+}
+
+// ---- mann_whitney_p ----
+
+TEST(CompareStats, MannWhitneyExactForCompleteSeparation) {
+  // U = 0 is the single most extreme of C(10, 5) = 252 orderings, on each side.
+  EXPECT_NEAR(mann_whitney_p({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}), 2.0 / 252, 1e-12);
+}
+
+TEST(CompareStats, MannWhitneyExactWithOneCrossing) {
+  // U = 1 (only 5 > 4); orderings of sizes 4 and 3 with U <= 1: U = 0 and U = 1,
+  // one each, out of C(7, 3) = 35, so p = 2 * 2 / 35.
+  EXPECT_NEAR(mann_whitney_p({1, 2, 3, 5}, {4, 6, 7}), 4.0 / 35, 1e-12);
+}
+
+TEST(CompareStats, MannWhitneyExactInTheMiddleOfTheDistribution) {
+  // U = 6 of a mean of 8; 24 of the 70 orderings have U <= 6 (enumerated in Python).
+  EXPECT_NEAR(mann_whitney_p({1, 3, 5, 7}, {2, 4, 6, 8}), 24.0 / 35, 1e-12);
+}
+
+TEST(CompareStats, MannWhitneyOfIdenticalSamplesIsOne) {
+  EXPECT_DOUBLE_EQ(mann_whitney_p({1, 2, 3, 4}, {1, 2, 3, 4}), 1);  // ties: normal path, U at its mean
+  EXPECT_DOUBLE_EQ(mann_whitney_p({10}, {20}), 1);                   // exact: both orderings equally likely
+}
+
+TEST(CompareStats, MannWhitneyOfAllEqualValuesIsOne) {
+  EXPECT_DOUBLE_EQ(mann_whitney_p({5, 5, 5}, {5, 5}), 1);  // variance 0 after the tie correction
+}
+
+TEST(CompareStats, MannWhitneyOfAnEmptySideIsOne) {
+  EXPECT_DOUBLE_EQ(mann_whitney_p({}, {1, 2}), 1);
+  EXPECT_DOUBLE_EQ(mann_whitney_p({1, 2}, {}), 1);
+}
+
+TEST(CompareStats, MannWhitneyTiesUseTheCorrectedNormalApproximation) {
+  // a = {1, 2, 2, 3}, b = {2, 3, 4, 5}. Average ranks: 1 -> 1, 2 -> 3, 3 -> 5.5,
+  // 4 -> 7, 5 -> 8. R_a = 1 + 3 + 3 + 5.5 = 12.5, U = 12.5 - 10 = 2.5, mean 8.
+  // Ties: one run of 3 and one of 2, sum(t^3 - t) = 24 + 6 = 30.
+  // var = 16 / 12 * (9 - 30 / 56) = 11.2857, z = (5.5 - 0.5) / sqrt(var) = 1.48835.
+  const double var = 16.0 / 12 * (9 - 30.0 / 56);
+  const double z = 5.0 / std::sqrt(var);
+  const double expected = std::erfc(z / std::sqrt(2.0));
+  EXPECT_NEAR(expected, 0.136658, 1e-6);  // the hand computation, as a number
+  EXPECT_NEAR(mann_whitney_p({1, 2, 2, 3}, {2, 3, 4, 5}), expected, 1e-12);
+}
+
+TEST(CompareStats, MannWhitneyLargeSamplesUseTheNormalApproximation) {
+  // 11 vs 11 distinct values, completely separated: U = 0, mean 60.5,
+  // var = 121 * 23 / 12, z = 60 / sqrt(var) = 3.9399, p = 8.1515e-5. The exact
+  // p would be 2 / C(22, 11) = 2.9e-6, so this also checks the path taken.
+  std::vector<double> a, b;
+  for (int i = 1; i <= 11; ++i) a.push_back(i);
+  for (int i = 12; i <= 22; ++i) b.push_back(i);
+  EXPECT_NEAR(mann_whitney_p(a, b), 8.151536127743262e-05, 1e-12);
+}
+
+TEST(CompareStats, MannWhitneyTwentyValuesIsStillExact) {
+  // 10 vs 10 separated: exact p = 2 / C(20, 10) = 2 / 184756 = 1.0825e-5; the
+  // normal approximation would give 1.83e-4 (z = 49.5 / sqrt(175)).
+  std::vector<double> a, b;
+  for (int i = 1; i <= 10; ++i) a.push_back(i);
+  for (int i = 11; i <= 20; ++i) b.push_back(i);
+  EXPECT_NEAR(mann_whitney_p(a, b), 2.0 / 184756, 1e-12);
+}
+
+TEST(CompareStats, MannWhitneyIsSymmetric) {
+  const std::vector<double> a{1, 2, 3, 5}, b{4, 6, 7};                   // exact path
+  const std::vector<double> c{1, 2, 2, 3}, d{2, 3, 4, 5};                // tie path
+  EXPECT_DOUBLE_EQ(mann_whitney_p(a, b), mann_whitney_p(b, a));
+  EXPECT_DOUBLE_EQ(mann_whitney_p(c, d), mann_whitney_p(d, c));
+}
+
+// ---- bootstrap_change_ci ----
+
+const std::vector<double> kBase{100, 98, 103, 101, 99};
+const std::vector<double> kCand{104, 107, 102, 106, 105};
+
+TEST(CompareStats, BootstrapIsDeterministicForASeed) {
+  auto first = bootstrap_change_ci(kBase, kCand, 0.95, 500, 42);
+  auto again = bootstrap_change_ci(kBase, kCand, 0.95, 500, 42);
+  EXPECT_EQ(first.lo, again.lo);
+  EXPECT_EQ(first.hi, again.hi);
+}
+
+TEST(CompareStats, BootstrapMatchesAnIndependentImplementation) {
+  // Same algorithm written separately in Python (mt19937_64 from its reference
+  // description, index = draw % n, base draws then candidate draws per resample,
+  // type-7 percentiles). Even sizes and uneven values give ~100 distinct
+  // resampled changes, and 90% of 200 puts both ends between two of them, so
+  // a different draw or percentile rule shows. A mismatch means results are no
+  // longer reproducible across machines.
+  const std::vector<double> base{100.0, 97.5, 103.25, 101.0, 98.75, 102.5};
+  const std::vector<double> cand{104.5, 108.0, 101.75, 106.25, 105.0, 103.5};
+  auto ci = bootstrap_change_ci(base, cand, 0.90, 200, 42);
+  EXPECT_NEAR(ci.lo, 0.017192724875651703, 1e-12);
+  EXPECT_NEAR(ci.hi, 0.0670886075949367, 1e-12);
+  auto other_seed = bootstrap_change_ci(base, cand, 0.90, 200, 7);
+  EXPECT_NEAR(other_seed.lo, 0.019454578021912406, 1e-12);
+  EXPECT_NEAR(other_seed.hi, 0.06608349760630804, 1e-12);
+}
+
+TEST(CompareStats, BootstrapOfSeparatedSamplesHoldsThePointEstimate) {
+  const double point = relative_change(100, 105);  // medians of kBase and kCand
+  auto ci = bootstrap_change_ci(kBase, kCand, 0.95, 1000, 1);
+  EXPECT_LE(ci.lo, ci.hi);
+  EXPECT_LE(ci.lo, point);
+  EXPECT_GE(ci.hi, point);
+  EXPECT_GT(ci.lo, 0);  // every candidate value is above every baseline value
+  // A resampled median stays within its side's range, so every draw lies in
+  // [relative_change(max base, min cand), relative_change(min base, max cand)].
+  EXPECT_GE(ci.lo, relative_change(103, 102));
+  EXPECT_LE(ci.hi, relative_change(98, 107));
+}
+
+TEST(CompareStats, BootstrapNarrowerConfidenceIsNested) {
+  // Same seed, same draws: the 50% interval lies inside the 95% one and is narrower.
+  auto wide = bootstrap_change_ci(kBase, kCand, 0.95, 1000, 3);
+  auto narrow = bootstrap_change_ci(kBase, kCand, 0.50, 1000, 3);
+  EXPECT_LE(wide.lo, narrow.lo);
+  EXPECT_GE(wide.hi, narrow.hi);
+  EXPECT_LT(narrow.hi - narrow.lo, wide.hi - wide.lo);
+}
+
+TEST(CompareStats, BootstrapOfIdenticalConstantSamplesIsZero) {
+  auto ci = bootstrap_change_ci({5, 5, 5}, {5, 5, 5}, 0.95, 200, 9);
+  EXPECT_EQ(ci.lo, 0);
+  EXPECT_EQ(ci.hi, 0);
+}
+
+TEST(CompareStats, BootstrapOfSingleValuesIsThePointEstimate) {
+  auto ci = bootstrap_change_ci({10}, {12}, 0.95, 100, 9);
+  EXPECT_DOUBLE_EQ(ci.lo, 0.2);
+  EXPECT_DOUBLE_EQ(ci.hi, 0.2);
+}
+
+TEST(CompareStats, BootstrapWithAnEmptySideIsZero) {
+  auto no_base = bootstrap_change_ci({}, {1, 2}, 0.95, 100, 9);
+  auto no_cand = bootstrap_change_ci({1, 2}, {}, 0.95, 100, 9);
+  EXPECT_EQ(no_base.lo, 0);
+  EXPECT_EQ(no_base.hi, 0);
+  EXPECT_EQ(no_cand.lo, 0);
+  EXPECT_EQ(no_cand.hi, 0);
+}
+
+// ---- noise_floor ----
+
+TEST(CompareStats, NoiseFloorIsTheBaselineDriftEitherWay) {
+  EXPECT_DOUBLE_EQ(noise_floor({100, 101, 99}, {104, 102, 103}), 0.03);  // medians 100 -> 103
+  EXPECT_DOUBLE_EQ(noise_floor({100, 101, 99}, {96, 98, 97}), 0.03);     // 100 -> 97, still positive
+}
+
+TEST(CompareStats, NoiseFloorWithoutASecondBaselineIsZero) { EXPECT_EQ(noise_floor({100, 101}, {}), 0); }
+
+TEST(CompareStats, NoiseFloorFromAZeroBaselineIsInfinite) {
+  EXPECT_EQ(noise_floor({0, 0, 0}, {1, 2, 3}), kInf);
+  EXPECT_EQ(noise_floor({0, 0, 0}, {-1, -2, -3}), kInf);
+}
+
+// ---- verdict_name, direction_from ----
+
+TEST(CompareStats, VerdictNames) {
+  EXPECT_STREQ(verdict_name(Verdict::NoChange), "no change");
+  EXPECT_STREQ(verdict_name(Verdict::Regression), "regression");
+  EXPECT_STREQ(verdict_name(Verdict::Improvement), "improvement");
+  EXPECT_STREQ(verdict_name(Verdict::Noisy), "noisy");
+  EXPECT_STREQ(verdict_name(Verdict::Changed), "changed");
+}
+
+TEST(CompareStats, DirectionFromString) {
+  EXPECT_EQ(direction_from("lower"), Direction::Lower);
+  EXPECT_EQ(direction_from("higher"), Direction::Higher);
+  EXPECT_EQ(direction_from(""), Direction::None);
+  EXPECT_EQ(direction_from("Lower"), Direction::None);  // exact spelling only
+}
+
+// ---- decide ----
+// threshold 5%, alpha 0.05 unless the test is about them.
+
+TEST(CompareStats, DecideWithinThresholdIsNoChange) {
+  EXPECT_EQ(decide(0.04, 0.05, 0.0, 0.001, 0.05, Direction::Lower), Verdict::NoChange);
+  EXPECT_EQ(decide(-0.05, 0.05, 0.0, 0.001, 0.05, Direction::Lower), Verdict::NoChange);  // boundary is inside
+}
+
+TEST(CompareStats, DecideThresholdTakesPrecedenceOverTheNoiseFloor) {
+  // 4% is both within the threshold and within a 10% noise floor: NoChange, not Noisy.
+  EXPECT_EQ(decide(0.04, 0.05, 0.10, 0.5, 0.05, Direction::Lower), Verdict::NoChange);
+}
+
+TEST(CompareStats, DecideWithinTheNoiseFloorIsNoisy) {
+  // 8% passes the threshold but the baseline itself moved 10%, even though p is tiny.
+  EXPECT_EQ(decide(0.08, 0.05, 0.10, 0.001, 0.05, Direction::Lower), Verdict::Noisy);
+  EXPECT_EQ(decide(0.10, 0.05, 0.10, 0.001, 0.05, Direction::Lower), Verdict::Noisy);  // boundary is inside
+}
+
+TEST(CompareStats, DecideNotSignificantIsNoisy) {
+  EXPECT_EQ(decide(0.20, 0.05, 0.01, 0.20, 0.05, Direction::Lower), Verdict::Noisy);
+  EXPECT_EQ(decide(0.20, 0.05, 0.01, 0.05, 0.05, Direction::Lower), Verdict::Noisy);  // p == alpha
+}
+
+TEST(CompareStats, DecideLowerIsBetter) {
+  EXPECT_EQ(decide(0.20, 0.05, 0.01, 0.01, 0.05, Direction::Lower), Verdict::Regression);
+  EXPECT_EQ(decide(-0.20, 0.05, 0.01, 0.01, 0.05, Direction::Lower), Verdict::Improvement);
+}
+
+TEST(CompareStats, DecideHigherIsBetter) {
+  EXPECT_EQ(decide(0.20, 0.05, 0.01, 0.01, 0.05, Direction::Higher), Verdict::Improvement);
+  EXPECT_EQ(decide(-0.20, 0.05, 0.01, 0.01, 0.05, Direction::Higher), Verdict::Regression);
+}
+
+TEST(CompareStats, DecideWithoutDirectionIsChanged) {
+  EXPECT_EQ(decide(0.20, 0.05, 0.01, 0.01, 0.05, Direction::None), Verdict::Changed);
+  EXPECT_EQ(decide(-0.20, 0.05, 0.01, 0.01, 0.05, Direction::None), Verdict::Changed);
+  EXPECT_EQ(decide(0.20, 0.05, 0.01, 0.20, 0.05, Direction::None), Verdict::Noisy);
+}
+
+TEST(CompareStats, DecideNaNChangeIsNoisy) {
+  EXPECT_EQ(decide(kNaN, 0.05, 0.01, 0.01, 0.05, Direction::Lower), Verdict::Noisy);
+  EXPECT_EQ(decide(kNaN, 0.05, 0.01, 0.01, 0.05, Direction::None), Verdict::Noisy);
+}
+
+TEST(CompareStats, DecideInfiniteChangeIsJudgedLikeAnyOther) {
+  EXPECT_EQ(decide(kInf, 0.05, 0.01, 0.01, 0.05, Direction::Lower), Verdict::Regression);
+  EXPECT_EQ(decide(kInf, 0.05, kInf, 0.01, 0.05, Direction::Lower), Verdict::Noisy);  // infinite noise floor
+}
+
+}  // namespace
+}  // namespace mh::compare

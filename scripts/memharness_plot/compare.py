@@ -1,0 +1,190 @@
+"""Baseline against candidate, one small panel per metric and one row of panels per
+compared group (workload, allocator pair): medians with min-max bars, the single
+runs, the noise floor as a band around the baseline median, the change and verdict
+as text. Draws a memharness.comparison/1 dict; each call builds a new Figure.
+"""
+import math
+import textwrap
+
+from matplotlib.ticker import EngFormatter
+
+from . import style, text
+from .comparison import DEFAULT_METRICS, describe_change
+from .report import PlotError
+
+WIDTH = 12.0
+TOP_IN, HEADER_IN, PANEL_IN, BELOW_IN = 0.85, 0.6, 1.95, 0.42
+LEFT_IN, RIGHT_IN, GAP_IN = 0.75, 0.3, 0.72
+MAX_COLUMNS = 5
+FOOT_LINE_IN = 0.15
+SIDES = (("baseline", "#555555"), ("candidate", "#1f77b4"), ("baseline_again", "#a0a0a0"))
+TICKS = {"baseline": "baseline", "candidate": "candidate", "baseline_again": "again"}
+GID_SIDE = {"baseline": "baseline", "candidate": "candidate", "baseline_again": "again"}
+DATA_FRACTION = 0.62   # of a panel's height for the data; the text sits above
+
+
+def choose_metrics(data, metrics=None):
+    """Metric names to draw: `metrics` (each must occur somewhere), else the default
+    ones present, else every one present."""
+    present = []
+    for group in data["workloads"]:
+        present += [e["metric"] for e in group["metrics"] if e["metric"] not in present]
+    if metrics:
+        unknown = [m for m in metrics if m not in present]
+        if unknown:
+            raise PlotError(f"metric {', '.join(unknown)} not in the comparison; available: "
+                            f"{', '.join(present)}")
+        return list(dict.fromkeys(metrics))
+    return [m for m in DEFAULT_METRICS if m in present] or present
+
+
+def _group_title(group):
+    parts = [group["workload"]]
+    b, c = group.get("baseline_allocator"), group.get("candidate_allocator")
+    if b and c:
+        parts.append(b if b == c else f"{b} \u2192 {c}")
+    changed = group.get("params_changed")
+    if changed:
+        parts.append(describe_change(changed))
+    elif group.get("params") and not b:
+        parts.append(text.format_params(group["params"]))
+    return "  \u00b7  ".join(p for p in parts if p)
+
+
+def _detail(entry):
+    lines = []
+    ci = entry.get("ci")
+    if ci:
+        lines.append(f"CI {text.percent(ci[0])} \u2026 {text.percent(ci[1])}")
+    parts = []
+    if entry.get("p") is not None:
+        parts.append(f"p={entry['p']:.2g}")
+    if entry.get("noise_floor") is not None:
+        parts.append(f"noise \u00b1{entry['noise_floor'] * 100:.1f}%")
+    if entry.get("verdict_basis") == "ranges":
+        overlap = entry.get("verdict") == "no change"
+        parts.append("ranges overlap" if overlap else "ranges disjoint")
+    n = [str(entry[s].get("n", "?")) for s, _ in SIDES if entry.get(s)]
+    parts.append("n=" + "/".join(n))
+    lines.append(" \u00b7 ".join(parts))
+    return "\n".join(lines)
+
+
+def _panel(ax, entry, metric):
+    title, unit, factor = text.display(metric, entry.get("unit"))
+    ax.set_title(text.axis_label(metric, entry.get("unit")), loc="left", fontsize=8.5)
+    sides = [(name, colour) for name, colour in SIDES if entry.get(name)]
+    lows, highs = [], []
+    for x, (name, colour) in enumerate(sides):
+        stat = entry[name]
+        med, lo, hi = stat["median"] * factor, stat["min"] * factor, stat["max"] * factor
+        bars = ax.errorbar([x], [med], yerr=[[med - lo], [hi - med]], fmt="o", color=colour, ms=6,
+                           capsize=5, elinewidth=1.4, capthick=1.4, zorder=4)
+        bars.lines[0].set_gid(f"median:{GID_SIDE[name]}")
+        values = stat.get("values") or []
+        if values:
+            step = 0.28 / max(1, len(values) - 1)
+            xs = [x + 0.16 + k * step for k in range(len(values))] if len(values) > 1 else [x + 0.2]
+            ax.plot(xs, [v * factor for v in values], ls="none", marker="o", ms=3, mfc="none",
+                    mec=colour, alpha=0.8, zorder=3, gid=f"value:{GID_SIDE[name]}")
+            lows.append(min(values) * factor)
+            highs.append(max(values) * factor)
+        lows.append(lo)
+        highs.append(hi)
+    base = entry["baseline"]["median"] * factor
+    floor = entry.get("noise_floor")
+    if floor is not None:
+        ax.axhspan(base * (1 - floor), base * (1 + floor), color="#9e9e9e", alpha=0.28, lw=0,
+                   zorder=1, gid="noise-floor")
+        lows.append(base * (1 - floor))
+        highs.append(base * (1 + floor))
+    threshold = entry.get("threshold")
+    if threshold:
+        for sign in (-1, 1):
+            ax.axhline(base * (1 + sign * threshold), color="0.45", lw=0.8, ls=(0, (4, 3)),
+                       zorder=2, gid="threshold")
+            lows.append(base * (1 - threshold))
+            highs.append(base * (1 + threshold))
+    lo, hi = min(lows), max(highs)
+    span = (hi - lo) or (abs(hi) * 0.05 or 1.0)
+    bottom = lo - 0.08 * span
+    ax.set_ylim(bottom, bottom + (hi + 0.05 * span - bottom) / DATA_FRACTION)
+    ax.set_xlim(-0.55, len(sides) - 0.35)
+    ax.set_xticks(range(len(sides)))
+    ax.set_xticklabels([TICKS[name] for name, _ in sides], fontsize=7.5 if len(sides) > 2 else 8)
+    ax.grid(False, axis="x")
+    if not unit:
+        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+    verdict = entry.get("verdict") or "no verdict"
+    change = entry.get("change")
+    headline = f"{text.percent(change) if change is not None else 'n/a'}  {verdict}"
+    ax.text(0.03, 0.97, headline, transform=ax.transAxes, ha="left", va="top", fontsize=9,
+            fontweight="bold", color=style.VERDICT_COLOURS.get(verdict, "#555555"), gid="verdict")
+    ax.text(0.03, 0.84, _detail(entry), transform=ax.transAxes, ha="left", va="top", fontsize=7,
+            color="0.3", linespacing=1.3, gid="detail")
+
+
+def _footnote(data):
+    entries = [e for group in data["workloads"] for e in group["metrics"]]
+    legend = ["Dot: median; bar: min\u2013max; rings: single runs"]
+    if any(e.get("baseline_again") for e in entries):
+        legend.append("again: the baseline measured again after the candidate")
+    if any(e.get("noise_floor") is not None for e in entries):
+        legend.append("grey band: noise floor around the baseline median")
+    if any(e.get("threshold") for e in entries):
+        legend.append("dashed: verdict threshold")
+    lines = textwrap.wrap("; ".join(legend) + ". Change = candidate median / baseline median \u2212 1.", 175)
+    for warning in data.get("warnings") or []:
+        lines += textwrap.wrap(f"warning: {warning}", 175, subsequent_indent="    ")
+    return lines
+
+
+def compare_figure(data, metrics=None):
+    """Figure for a checked memharness.comparison/1 dict (load_comparison, or
+    comparison_from_reports). `metrics`: names to draw (default: peak_rss_kb,
+    final_rss_kb, minflt, wall_ms, cpu_ms, those present). Raises PlotError."""
+    chosen = choose_metrics(data, metrics)
+    groups = data["workloads"]
+    columns = min(MAX_COLUMNS, len(chosen))
+    rows_per_group = -(-len(chosen) // columns)
+    foot = _footnote(data)
+    row_in = HEADER_IN + PANEL_IN + BELOW_IN
+    foot_in = 0.2 + FOOT_LINE_IN * len(foot)
+    # Whole pixels, so the PNG is exactly figsize * dpi.
+    height = math.ceil((TOP_IN + row_in * rows_per_group * len(groups) + foot_in) * style.DPI) / style.DPI
+    panel_w = (WIDTH - LEFT_IN - RIGHT_IN - GAP_IN * (columns - 1)) / columns
+    with style.rc():
+        fig = style.new_figure(WIDTH, height)
+        for g, group in enumerate(groups):
+            entries = {e["metric"]: e for e in group["metrics"]}
+            for k, metric in enumerate(chosen):
+                row = g * rows_per_group + k // columns
+                col = k % columns
+                top_in = TOP_IN + row * row_in + HEADER_IN
+                if k % columns == 0:
+                    title = _group_title(group) if k == 0 else f"{group['workload']} (continued)"
+                    fig.text(LEFT_IN / WIDTH, 1 - (top_in - 0.3) / height, title, ha="left",
+                             va="bottom", fontsize=10, fontweight="bold", color="0.15")
+                rect = ((LEFT_IN + col * (panel_w + GAP_IN)) / WIDTH,
+                        1 - (top_in + PANEL_IN) / height, panel_w / WIDTH, PANEL_IN / height)
+                ax = fig.add_axes(rect, gid=f"panel:{g}:{metric}")
+                if metric in entries:
+                    _panel(ax, entries[metric], metric)
+                else:
+                    ax.set_title(text.axis_label(metric), loc="left", fontsize=8.5)
+                    ax.text(0.5, 0.5, "not in this\ncomparison", transform=ax.transAxes, ha="center",
+                            va="center", color="0.5", gid="missing")
+                    ax.set_xticks([])
+                    ax.set_yticks([])
+        rounds = data.get("rounds")
+        title = (f"baseline {data.get('baseline', {}).get('name', '?')}  vs  "
+                 f"candidate {data.get('candidate', {}).get('name', '?')}")
+        if rounds:
+            title += f"  ({rounds} rounds)"
+        fig.text(LEFT_IN / WIDTH, 1 - 0.3 / height, title, ha="left", va="center",
+                 fontsize=12, fontweight="bold")
+        fig.text(LEFT_IN / WIDTH, 1 - 0.6 / height, text.machine(data.get("context")), ha="left",
+                 va="center", fontsize=9, color="0.3")
+        fig.text(LEFT_IN / WIDTH, 0.1 / height, "\n".join(foot), ha="left", va="bottom",
+                 fontsize=7.5, color="0.3", linespacing=1.35)
+    return fig

@@ -1,0 +1,352 @@
+"""RSS over time: one colour per allocator, the median run strong and the other
+repetitions faint, marks as labelled vertical lines, the phases between them shaded
+in a lane per allocator, cumulative minor faults below. Each call builds a new Figure.
+"""
+import textwrap
+from dataclasses import dataclass, field
+
+from matplotlib.lines import Line2D
+from matplotlib.ticker import EngFormatter
+from matplotlib.transforms import blended_transform_factory
+
+from . import style, text
+from .report import PlotError, ReportError, is_number, select_workload
+
+FIGSIZE = (12.0, 8.0)
+LEFT, RIGHT, TOP, BOTTOM = 0.07, 0.79, 0.885, 0.135
+MARK_FONT = 7.5
+MARK_PAD_PX = 3      # between a mark line and its label
+MARK_GAP_PX = 6      # between two labels in one row
+FAULTS = "minflt"
+
+
+@dataclass
+class RunLine:
+    index: int          # position in the report's runs[]
+    repetition: int
+    t: list             # seconds since exec
+    y: list             # plotted column, shown units
+    faults: list        # cumulative minor faults
+    marks: list         # [(seconds, name)]
+    peak: float
+
+
+@dataclass
+class Series:
+    """The ok runs of one allocator in one report."""
+    report: int
+    name: str
+    family: str
+    params: dict
+    runs: list = field(default_factory=list)
+    label: str = ""
+    colour: str = ""
+    linestyle: str = "-"
+
+    def median(self):
+        """The median run by peak of the plotted column (lower median when even)."""
+        ordered = sorted(self.runs, key=lambda r: (r.peak, r.repetition))
+        return ordered[(len(ordered) - 1) // 2]
+
+
+def _column(samples, name, n, path, where):
+    values = samples.get(name)
+    if not isinstance(values, list):
+        raise ReportError(path, f"{where} has no samples.{name}")
+    if len(values) != n:
+        raise ReportError(path, f"{where}: samples.{name} has {len(values)} values, samples.t_ms has {n}")
+    for k, v in enumerate(values):
+        if not is_number(v):
+            raise ReportError(path, f"{where}: samples.{name}[{k}] is not a number")
+    return values
+
+
+def run_line(run, index, path, metric, factor):
+    """The plotted points of one run: periodic samples plus the samples taken at
+    marks (peak_rss_kb is the maximum over both), in time order."""
+    where = f"runs[{index}] ({run['allocator']['name']} #{run.get('repetition', '?')})"
+    samples = run.get("samples")
+    if not isinstance(samples, dict) or not samples:
+        raise ReportError(path, f"{where} has no samples")
+    t = samples.get("t_ms")
+    if not isinstance(t, list) or not t:
+        raise ReportError(path, f"{where} has no samples.t_ms")
+    t = _column(samples, "t_ms", len(t), path, where)
+    if metric not in samples:
+        columns = ", ".join(k for k in samples if k != "t_ms")
+        raise ReportError(path, f"{where} has no samples.{metric}; sampled columns: {columns}")
+    y = _column(samples, metric, len(t), path, where)
+    faults = _column(samples, FAULTS, len(t), path, where)
+    points = list(zip(t, y, faults))
+    marks = []
+    raw_marks = run.get("marks") or []
+    if not isinstance(raw_marks, list):
+        raise ReportError(path, f"{where}: marks is not an array")
+    for k, mark in enumerate(raw_marks):
+        if not isinstance(mark, dict) or not is_number(mark.get("t_ms")) or not isinstance(mark.get("name"), str):
+            raise ReportError(path, f"{where}: marks[{k}] needs t_ms and name")
+        marks.append((mark["t_ms"] / 1000.0, mark["name"]))
+        sample = mark.get("sample")
+        if isinstance(sample, dict) and all(is_number(sample.get(c)) for c in (metric, FAULTS)):
+            at = sample["t_ms"] if is_number(sample.get("t_ms")) else mark["t_ms"]
+            points.append((at, sample[metric], sample[FAULTS]))
+    points.sort(key=lambda p: p[0])
+    ys = [p[1] * factor for p in points]
+    return RunLine(index=index, repetition=run.get("repetition", 0) or 0,
+                   t=[p[0] / 1000.0 for p in points], y=ys,
+                   faults=[p[2] for p in points], marks=marks, peak=max(ys))
+
+
+def _valid_columns(reports, workload):
+    columns = None
+    for report in reports:
+        for run in report["runs"]:
+            samples = run.get("samples")
+            if run["workload"] != workload or run["status"] != "ok" or not isinstance(samples, dict):
+                continue
+            keys = [k for k in samples if k != "t_ms"]
+            columns = keys if columns is None else [k for k in columns if k in keys]
+    return columns or []
+
+
+def collect(reports, names, workload, metric):
+    """(series, left_out, total): the ok runs grouped per report and allocator, and
+    the runs not drawn as {(allocator, status): count}."""
+    valid = _valid_columns(reports, workload)
+    if valid and metric not in valid and (metric == "t_ms" or not any(
+            metric in (run.get("samples") or {}) for report in reports for run in report["runs"])):
+        raise PlotError(f"{', '.join(names)}: no sampled column {metric!r}; "
+                        f"valid --metric values: {', '.join(valid)}")
+    _, _, factor = text.display(metric)
+    series, left_out, total = [], {}, 0
+    for r, (report, path) in enumerate(zip(reports, names)):
+        by_name = {}
+        for i, run in enumerate(report["runs"]):
+            if run["workload"] != workload:
+                continue
+            total += 1
+            name = run["allocator"]["name"]
+            if run["status"] != "ok":
+                key = (name, run["status"])
+                left_out[key] = left_out.get(key, 0) + 1
+                continue
+            s = by_name.get(name)
+            if s is None:
+                s = by_name[name] = Series(report=r, name=name,
+                                           family=run["allocator"].get("family") or "custom",
+                                           params=run.get("params") or {})
+                series.append(s)
+            s.runs.append(run_line(run, i, path, metric, factor))
+    if not series:
+        raise PlotError(f"{', '.join(names)}: no run of {workload} has status ok "
+                        f"({', '.join(f'{n} {c} {st}' for (n, st), c in left_out.items())})")
+    return series, left_out, total
+
+
+def _label_series(series, names):
+    """Labels name the allocator plus the parameters that differ between series;
+    returns the parameters common to all (for the title)."""
+    keys = []
+    for s in series:
+        keys += [k for k in s.params if k not in keys]
+    missing = object()
+    common = {k: series[0].params.get(k) for k in keys
+              if all(s.params.get(k, missing) == series[0].params.get(k, missing) for s in series)}
+    differing = [k for k in keys if k not in common]
+    for s in series:
+        extra = text.format_params({k: s.params.get(k) for k in differing}, keep_false=True)
+        s.label = f"{s.name} {extra}".strip()
+    labels = [s.label for s in series]
+    for s in series:
+        if labels.count(s.label) > 1:
+            s.label = f"{s.label} [{text.file_label(names[s.report])}]"
+    colours = style.allocator_colours((s.name, s.family) for s in series)
+    seen = {}
+    for s in series:
+        s.colour = colours[s.name]
+        s.linestyle = style.LINESTYLES[seen.get(s.name, 0) % len(style.LINESTYLES)]
+        seen[s.name] = seen.get(s.name, 0) + 1
+    return common
+
+
+def _legend(ax, series):
+    handles = []
+    for s in series:
+        n = len(s.runs)
+        label = textwrap.fill(f"{s.label} ({n}\u00a0run{'s' if n != 1 else ''})", 32,
+                              subsequent_indent="  ", break_on_hyphens=False)
+        handles.append(Line2D([], [], color=s.colour, linestyle=s.linestyle, lw=2.0, label=label))
+    handles.append(Line2D([], [], color="0.3", lw=2.0, label="median run"))
+    handles.append(Line2D([], [], color="0.3", lw=0.9, alpha=0.35, label="other runs"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.015, 1.0), borderaxespad=0.0,
+              frameon=False, title="allocator", alignment="left")
+
+
+@dataclass
+class _Label:
+    x: float
+    name: str
+    colours: list
+    width: float = 0.0
+    row: int = 0
+    ha: str = "left"
+
+
+def place_mark_labels(fig, ax, marks, x0, x1):
+    """Merge same-name marks whose labels would collide and put the labels in rows
+    so that none overlap. marks: [(x, name, colour)]. Returns ([_Label], row height px)."""
+    box = ax.get_position()
+    width_px = box.width * fig.get_figwidth() * fig.dpi
+    span = (x1 - x0) or 1.0
+
+    def px(x):
+        return (x - x0) / span * width_px
+
+    labels = []
+    height = 0.0
+    for x, name, colour in sorted(marks, key=lambda m: (m[0], m[1])):
+        w, h = style.text_size_px(fig, name, MARK_FONT)
+        height = max(height, h)
+        for label in labels:
+            if label.name == name and px(x) - px(label.x) <= w + MARK_GAP_PX:
+                if colour not in label.colours:
+                    label.colours.append(colour)
+                break
+        else:
+            labels.append(_Label(x=x, name=name, colours=[colour], width=w))
+    row_right = []
+    for label in labels:
+        left = px(label.x) + MARK_PAD_PX
+        if left + label.width > width_px:
+            label.ha = "right"
+            left = px(label.x) - MARK_PAD_PX - label.width
+        for row, right in enumerate(row_right):
+            if left >= right + MARK_GAP_PX:
+                break
+        else:
+            row = len(row_right)
+            row_right.append(float("-inf"))
+        label.row = row
+        row_right[row] = left + label.width
+    return labels, height + 4
+
+
+def _draw_marks(fig, ax, lower, series, x0, x1):
+    """Vertical lines for every mark of every median run (both panels) and
+    non-overlapping labels in the top panel. Returns the fraction of the top
+    panel's height the labels need."""
+    marks = []
+    for s in series:
+        for t, name in s.median().marks:
+            for a in (ax, lower):
+                a.axvline(t, color=s.colour, lw=0.9, linestyle=(0, (2, 2)), alpha=0.85, zorder=1,
+                          gid="mark")
+            marks.append((t, name, s.colour))
+    labels, row_px = place_mark_labels(fig, ax, marks, x0, x1)
+    height_px = ax.get_position().height * fig.get_figheight() * fig.dpi
+    transform = blended_transform_factory(ax.transData, ax.transAxes)
+    for label in labels:
+        colour = label.colours[0] if len(label.colours) == 1 else "#333333"
+        offset = MARK_PAD_PX if label.ha == "left" else -MARK_PAD_PX
+        y = 1.0 - (3 + label.row * row_px) / height_px
+        ax.annotate(label.name, xy=(label.x, y), xycoords=transform, xytext=(offset * 72 / fig.dpi, 0),
+                    textcoords="offset points", ha=label.ha, va="top", fontsize=MARK_FONT,
+                    color=colour, gid="mark-label", annotation_clip=False,
+                    bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.85))
+    rows = 1 + max((label.row for label in labels), default=-1)
+    return (6 + rows * row_px) / height_px
+
+
+def _short(label, width=34):
+    return label if len(label) <= width else label[:width - 1] + "\u2026"
+
+
+def _draw_phases(lanes, series):
+    """One lane per series: the phases between consecutive marks of its median run,
+    shaded in its colour, alternately darker and lighter so each boundary shows."""
+    for lane, s in enumerate(series):
+        times = [m[0] for m in s.median().marks]
+        for k in range(len(times) - 1):
+            lanes.axvspan(times[k], times[k + 1], ymin=1 - (lane + 0.85) / len(series),
+                          ymax=1 - (lane + 0.15) / len(series), color=s.colour,
+                          alpha=0.55 if k % 2 == 0 else 0.25, lw=0, gid="phase")
+    lanes.set_ylim(len(series), 0)
+    lanes.set_yticks([k + 0.5 for k in range(len(series))])
+    lanes.set_yticklabels([_short(s.label) for s in series], fontsize=7.5)
+    # Labels on the right, in the legend's column, where long labels have room.
+    lanes.yaxis.tick_right()
+    lanes.tick_params(axis="y", length=0, pad=4)
+    for tick, s in zip(lanes.yaxis.get_major_ticks(), series):
+        tick.label1.set_color(s.colour)
+        tick.label2.set_color(s.colour)
+    lanes.tick_params(axis="x", labelbottom=False)
+    lanes.grid(False, axis="y")
+    lanes.set_ylabel("phases", fontsize=8)
+    lanes.spines["left"].set_visible(False)
+
+
+def _footnote(series, left_out, total, metric, names):
+    title, _, _ = text.display(metric)
+    lines = [f"Strong line: the median run by peak {title}; faint: the other repetitions. "
+             "Dashed verticals: marks of each median run; phases: the time between its marks."]
+    dropped = sum(left_out.values())
+    if dropped:
+        detail = ", ".join(f"{name} {count} {status}" for (name, status), count in left_out.items())
+        lines.append(f"Left out {dropped} of {total} runs that were not ok: {detail}.")
+    else:
+        lines.append(f"All {total} runs ok.")
+    lines.append("Source: " + ", ".join(text.file_label(n) for n in names))
+    return "\n".join(lines)
+
+
+def rss_figure(reports, metric="rss_kb", workload=None, names=None):
+    """Figure of `metric` (a sampled column, default rss_kb) over time for every
+    allocator in `reports` (checked report dicts, see load_report). `names` (file
+    names) are used in messages and the footnote. Raises PlotError / ReportError."""
+    reports = list(reports)
+    if not reports:
+        raise PlotError("no report given")
+    names = list(names) if names is not None else [f"report {i + 1}" for i in range(len(reports))]
+    workload = select_workload(reports, names, workload)
+    series, left_out, total = collect(reports, names, workload, metric)
+    common = _label_series(series, names)
+    with style.rc():
+        fig = style.new_figure(*FIGSIZE)
+        lane_ratio = 0.11 * len(series) + 0.05
+        grid = fig.add_gridspec(3, 1, height_ratios=[3.0, lane_ratio, 1.2], left=LEFT, right=RIGHT,
+                                top=TOP, bottom=BOTTOM, hspace=0.06)
+        ax = fig.add_subplot(grid[0])
+        lanes = fig.add_subplot(grid[1], sharex=ax)
+        lower = fig.add_subplot(grid[2], sharex=ax)
+        ymax, ymin, xmax = 0.0, 0.0, 0.0
+        for s in series:
+            med = s.median()
+            for run in s.runs:
+                strong = run is med
+                kw = dict(color=s.colour, linestyle=s.linestyle, lw=1.8 if strong else 0.9,
+                          alpha=1.0 if strong else 0.35, zorder=3 if strong else 2,
+                          gid="run:median" if strong else "run:other")
+                ax.plot(run.t, run.y, **kw)
+                lower.plot(run.t, run.faults, **kw)
+                ymax, ymin = max(ymax, max(run.y)), min(ymin, min(run.y))
+                xmax = max(xmax, run.t[-1], *(m[0] for m in run.marks))
+        x1 = xmax * 1.02 if xmax > 0 else 1.0
+        ax.set_xlim(0.0, x1)
+        headroom = _draw_marks(fig, ax, lower, series, 0.0, x1)
+        _draw_phases(lanes, series)
+        top = ymax if ymax > ymin else ymin + 1.0
+        ax.set_ylim(ymin, ymin + (top - ymin) / max(0.2, 1.0 - headroom - 0.03))
+        lower.set_ylim(bottom=0)
+        ax.set_ylabel(text.axis_label(metric))
+        ax.tick_params(labelbottom=False)
+        lower.set_ylabel("minor faults\n(cumulative)")
+        lower.yaxis.set_major_formatter(EngFormatter(sep=""))
+        lower.set_xlabel("time since exec (s)")
+        _legend(ax, series)
+        fig.suptitle(f"{workload}  {text.format_params(common)}".strip(), x=LEFT, y=0.975,
+                     ha="left", fontweight="bold")
+        fig.text(LEFT, 0.935, text.machines(r.get("context") for r in reports), ha="left",
+                 va="center", fontsize=9, color="0.3")
+        fig.text(LEFT, 0.012, _footnote(series, left_out, total, metric, names), ha="left",
+                 va="bottom", fontsize=7.5, color="0.3", linespacing=1.4)
+    return fig

@@ -1,0 +1,114 @@
+"""Look and output of every plot: fonts, allocator colours, figure creation and
+deterministic saving. rc settings apply only inside `rc()`; nothing global is changed.
+"""
+import contextlib
+import os
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .report import PlotError
+
+DPI = 100
+
+RC = {
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8.5,
+    "legend.title_fontsize": 9,
+    "figure.titlesize": 12,
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "figure.facecolor": "white",
+    "savefig.facecolor": "white",
+    "axes.grid": True,
+    "grid.color": "#d8d8d8",
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.formatter.useoffset": False,
+    "svg.hashsalt": "memharness",
+    "svg.fonttype": "path",
+    "path.simplify": True,
+}
+
+# One fixed palette per family; several names of one family (scav, scav:opt=1)
+# take its colours in the order they first appear in the input.
+FAMILY_COLOURS = {
+    "glibc": ["#1f77b4", "#17becf", "#08306b"],
+    "jemalloc": ["#ff7f0e", "#bcbd22", "#a63603"],
+    "mimalloc": ["#2ca02c", "#74c476", "#00441b"],
+    "tcmalloc": ["#d62728", "#e377c2", "#67000d"],
+    "scav": ["#9467bd", "#8c564b", "#3f007d"],
+    "custom": ["#7f7f7f", "#8c564b", "#e377c2", "#bcbd22", "#17becf"],
+}
+LINESTYLES = ["-", "--", "-.", (0, (5, 1, 1, 1, 1, 1))]
+
+VERDICT_COLOURS = {
+    "regression": "#c0392b",
+    "improvement": "#1e8449",
+    "no change": "#555555",
+    "noisy": "#b9770e",
+}
+
+
+def rc():
+    return matplotlib.rc_context(RC)
+
+
+def allocator_colours(allocators):
+    """{name: colour} for (name, family) pairs in input order; deterministic."""
+    names_by_family = {}
+    colours = {}
+    for name, family in allocators:
+        if name in colours:
+            continue
+        palette = FAMILY_COLOURS.get(family, FAMILY_COLOURS["custom"])
+        seen = names_by_family.setdefault(family if family in FAMILY_COLOURS else "custom", [])
+        colours[name] = palette[len(seen) % len(palette)]
+        seen.append(name)
+    return colours
+
+
+def new_figure(width_in, height_in):
+    """A Figure with an Agg canvas (for text measurement) and no pyplot state."""
+    fig = Figure(figsize=(width_in, height_in), dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def text_size_px(fig, text, fontsize):
+    """(width, height) in pixels of `text` drawn at `fontsize` points."""
+    from matplotlib.font_manager import FontProperties
+    renderer = fig.canvas.get_renderer()
+    width, height, _ = renderer.get_text_width_height_descent(
+        text, FontProperties(family=RC["font.family"], size=fontsize), ismath=False)
+    return width, height
+
+
+FORMATS = {".png": "png", ".svg": "svg"}
+METADATA = {  # no dates or versions: the same input gives the same bytes
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": None},
+}
+
+
+def save_figure(fig, path):
+    """Write `fig` as PNG or SVG (by suffix), atomically, without timestamps."""
+    fmt = FORMATS.get(os.path.splitext(path)[1].lower())
+    if fmt is None:
+        raise PlotError(f"{path}: output must end in .png or .svg")
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with rc():
+            fig.savefig(tmp, format=fmt, dpi=DPI, metadata=METADATA[fmt])
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise PlotError(f"{path}: cannot write: {e.strerror or e}") from None

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Baseline against candidate per metric, from one memharness.comparison/1 file or two
+memharness reports. Thin wrapper: the figure is memharness_plot.compare.compare_figure.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memharness_plot import bootstrap  # noqa: E402  (stdlib only)
+
+bootstrap.ensure_matplotlib()
+
+import argparse  # noqa: E402
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+
+from memharness_plot.comparison import DEFAULT_METRICS, comparison_from_reports  # noqa: E402
+from memharness_plot.report import COMPARISON_SCHEMA, PlotError, load_any  # noqa: E402
+
+PROG = "plot_compare.py"
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Plot baseline against candidate per metric: medians with min-max bars, the\n"
+                    "noise floor as a band around the baseline median, the relative change and the\n"
+                    "verdict. INPUT is either one comparison (memharness.comparison/1, from\n"
+                    "`harness compare`) or two reports (memharness.report/1): baseline first,\n"
+                    "candidate second, their summary[] metrics compared per allocator. From two\n"
+                    "reports the verdict only says whether the runs' min-max ranges overlap.",
+        epilog="example: %(prog)s cmp.json -o cmp.png\n"
+               "         %(prog)s before.json after.json --allocator glibc -o glibc.png\n"
+               "exit status: 0 written, 2 bad arguments or input (the message names the file)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("inputs", nargs="+", metavar="INPUT",
+                        help="one comparison JSON, or two report JSONs (baseline candidate)")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="output image, .png or .svg")
+    parser.add_argument("--metric", action="append", metavar="NAME",
+                        help="metric to draw, repeatable (default: %s, those present)"
+                             % ", ".join(DEFAULT_METRICS))
+    parser.add_argument("--workload", metavar="NAME", help="two reports: compare only this workload")
+    parser.add_argument("--allocator", metavar="NAME",
+                        help="two reports: compare this allocator of both")
+    parser.add_argument("--baseline-allocator", metavar="NAME",
+                        help="two reports: the allocator of the baseline report")
+    parser.add_argument("--candidate-allocator", metavar="NAME",
+                        help="two reports: the allocator of the candidate report")
+    args = parser.parse_args(argv)
+    if len(args.inputs) > 2:
+        parser.error(f"give one comparison or two reports, not {len(args.inputs)} files")
+    if os.path.splitext(args.output)[1].lower() not in (".png", ".svg"):
+        parser.error(f"-o {args.output}: the output must end in .png or .svg")
+    return args
+
+
+def load(args):
+    loaded = [load_any(path) for path in args.inputs]
+    if len(loaded) == 1:
+        schema, data = loaded[0]
+        if schema != COMPARISON_SCHEMA:
+            raise PlotError(f"{args.inputs[0]}: is a report; give a comparison "
+                            f"({COMPARISON_SCHEMA}) or two reports (baseline candidate)")
+        return data
+    for (schema, _), path in zip(loaded, args.inputs):
+        if schema == COMPARISON_SCHEMA:
+            raise PlotError(f"{path}: is a comparison; with two inputs both must be reports")
+    return comparison_from_reports(loaded[0][1], loaded[1][1], names=args.inputs,
+                                   workload=args.workload, allocator=args.allocator,
+                                   baseline_allocator=args.baseline_allocator,
+                                   candidate_allocator=args.candidate_allocator)
+
+
+def main(argv):
+    args = parse_args(argv)
+    try:
+        data = load(args)
+        # Drawing modules load only now: bad input is reported without their import time.
+        from memharness_plot.compare import compare_figure
+        from memharness_plot.style import save_figure
+        figure = compare_figure(data, metrics=args.metric)
+        save_figure(figure, args.output)
+    except PlotError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""RSS (or another sampled column) over time from memharness reports, per allocator.
+Thin wrapper: the figure is memharness_plot.rss.rss_figure.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memharness_plot import bootstrap  # noqa: E402  (stdlib only)
+
+bootstrap.ensure_matplotlib()
+
+import argparse  # noqa: E402
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+
+from memharness_plot.report import PlotError, load_report  # noqa: E402
+
+PROG = "plot_rss.py"
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Plot RSS over time for each allocator of one or more memharness reports\n"
+                    "(memharness.report/1): the median run (by peak) strong, the other repetitions\n"
+                    "faint, the marks of the median runs as labelled vertical lines, the phases\n"
+                    "between marks, and cumulative minor faults below. Only runs with status ok\n"
+                    "are drawn; the footnote says how many were left out.",
+        epilog="example: %(prog)s results/burst.json -o burst.png\n"
+               "         %(prog)s a.json b.json --metric anon_kb -o anon.svg\n"
+               "exit status: 0 written, 2 bad arguments or input (the message names the file)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("reports", nargs="+", metavar="REPORT", help="report JSON written by harness")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="output image, .png or .svg")
+    parser.add_argument("--metric", default="rss_kb", metavar="COLUMN",
+                        help="sampled column to plot instead of rss_kb, e.g. anon_kb, anon_huge_kb, "
+                             "file_kb, shmem_kb (_kb columns are drawn in MiB)")
+    parser.add_argument("--workload", metavar="NAME",
+                        help="workload to plot when the reports hold several")
+    args = parser.parse_args(argv)
+    if os.path.splitext(args.output)[1].lower() not in (".png", ".svg"):
+        parser.error(f"-o {args.output}: the output must end in .png or .svg")
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    try:
+        reports = [load_report(path) for path in args.reports]
+        # Drawing modules load only now: bad input is reported without their import time.
+        from memharness_plot.rss import rss_figure
+        from memharness_plot.style import save_figure
+        figure = rss_figure(reports, metric=args.metric, workload=args.workload, names=args.reports)
+        save_figure(figure, args.output)
+    except PlotError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

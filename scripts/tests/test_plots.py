@@ -1,0 +1,485 @@
+"""Tests of plot_rss.py, plot_compare.py and the memharness_plot library: image files
+of the right size that are not blank, the artists drawn (counted on the Figure),
+exit code 2 with a message naming the file on bad input, and the interpreter bootstrap.
+Run: /usr/bin/python3 -m pytest scripts/tests -q
+"""
+import copy
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[1]
+FIXTURES = SCRIPTS / "tests" / "fixtures"
+SMOKE = FIXTURES / "burst-smoke.json"
+COMPARISON = FIXTURES / "comparison.json"
+PLOT_RSS = SCRIPTS / "plot_rss.py"
+PLOT_COMPARE = SCRIPTS / "plot_compare.py"
+
+sys.path.insert(0, str(SCRIPTS))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+
+import numpy  # noqa: E402
+from matplotlib.image import imread  # noqa: E402
+
+from memharness_plot import bootstrap, rss, style, text  # noqa: E402
+from memharness_plot.compare import compare_figure  # noqa: E402
+from memharness_plot.comparison import comparison_from_reports  # noqa: E402
+from memharness_plot.report import PlotError, ReportError, load_comparison, load_report  # noqa: E402
+from memharness_plot.rss import rss_figure  # noqa: E402
+from memharness_plot.style import save_figure  # noqa: E402
+
+
+# ---------------------------------------------------------------- helpers
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if k not in (bootstrap.CANDIDATES_ENV, bootstrap.REEXEC_ENV)}
+    env.update(extra)
+    return env
+
+
+def run(script, *args, executable=None, env=None):
+    command = (executable or [sys.executable]) + [str(script)] + [str(a) for a in args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120,
+                          env=env if env is not None else clean_env())
+
+
+def png_size(path):
+    data = Path(path).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def assert_not_blank(path):
+    image = imread(str(path))
+    pixels = image[..., :3].reshape(-1, 3)
+    colours = numpy.unique((pixels * 255).round().astype(numpy.uint8), axis=0)
+    assert len(colours) > 50, f"{path}: only {len(colours)} distinct colours"
+    assert pixels.std() > 0.05
+    return colours
+
+
+def write_json(path, data):
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return load_report(str(SMOKE))
+
+
+@pytest.fixture(scope="module")
+def smoke_figure(smoke):
+    return rss_figure([smoke], names=[str(SMOKE)])
+
+
+def gids(artists, prefix):
+    return [a for a in artists if (a.get_gid() or "").startswith(prefix)]
+
+
+def median_peak_kb(report, allocator, column="rss_kb"):
+    """Peak of `column` (periodic and mark samples) of the median run by that peak."""
+    peaks = []
+    for run in report["runs"]:
+        if run["allocator"]["name"] == allocator and run["status"] == "ok":
+            values = run["samples"][column] + [m["sample"][column] for m in run["marks"]]
+            peaks.append((max(values), run["repetition"], run))
+    peaks.sort(key=lambda p: (p[0], p[1]))
+    return peaks[(len(peaks) - 1) // 2]
+
+
+# ---------------------------------------------------------------- plot_rss
+
+def test_plot_rss_writes_png_of_figure_size(tmp_path):
+    out = tmp_path / "rss.png"
+    result = run(PLOT_RSS, SMOKE, "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    width, height = png_size(out)
+    assert (width, height) == (int(rss.FIGSIZE[0] * style.DPI), int(rss.FIGSIZE[1] * style.DPI))
+    assert (width, height) == (1200, 800)
+    colours = assert_not_blank(out)
+    # The allocator colours are really drawn (glibc blue, jemalloc orange).
+    for hex_colour in (style.FAMILY_COLOURS["glibc"][0], style.FAMILY_COLOURS["jemalloc"][0]):
+        rgb = numpy.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=int)
+        assert (numpy.abs(colours.astype(int) - rgb).sum(axis=1) <= 3).any(), hex_colour
+
+
+def test_rss_lines_marks_and_phases(smoke, smoke_figure):
+    top, lanes, lower = smoke_figure.axes
+    runs = gids(top.lines, "run")
+    assert len(runs) == 6                       # 2 allocators x 3 runs, all ok
+    assert len(gids(lower.lines, "run")) == 6
+    medians = gids(top.lines, "run:median")
+    assert len(medians) == 2
+    for allocator, line in zip(("glibc", "jemalloc"), medians):
+        peak_kb, _, run_data = median_peak_kb(smoke, allocator)
+        assert max(line.get_ydata()) == pytest.approx(peak_kb / 1024)
+        assert line.get_color() == style.allocator_colours([(allocator, allocator)])[allocator]
+    # Every mark of each median run: a vertical line in both panels.
+    marks = sum(len(median_peak_kb(smoke, a)[2]["marks"]) for a in ("glibc", "jemalloc"))
+    assert marks == 8
+    assert len(gids(top.lines, "mark")) == 8
+    assert len(gids(lower.lines, "mark")) == 8
+    glibc_marks = [m["t_ms"] / 1000 for m in median_peak_kb(smoke, "glibc")[2]["marks"]]
+    drawn = sorted(line.get_xdata()[0] for line in gids(top.lines, "mark"))
+    for t in glibc_marks:
+        assert t in drawn
+    # Phases: the 3 intervals between the 4 marks of each median run.
+    assert len(gids(lanes.patches, "phase")) == 2 * 3
+    # Time in seconds, memory in MiB.
+    assert "(s)" in lower.get_xlabel()
+    assert top.get_ylabel() == "RSS (MiB)"
+
+
+def test_rss_mark_labels_do_not_overlap_or_cover_data(smoke_figure):
+    top = smoke_figure.axes[0]
+    labels = gids(top.texts, "mark-label")
+    names = {t.get_text() for t in labels}
+    assert names == {"start", "all-started", "all-done", "end"}
+    assert len(labels) <= 8
+    smoke_figure.canvas.draw()
+    renderer = smoke_figure.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (a, b)
+    lowest_label = min(b.y0 for b in boxes)
+    highest_data = max(line.get_transform().transform(line.get_xydata())[:, 1].max()
+                       for line in gids(top.lines, "run"))
+    assert highest_data < lowest_label
+    axes_box = top.get_window_extent(renderer)
+    assert all(axes_box.y0 <= b.y0 and b.y1 <= axes_box.y1 + 1 for b in boxes)
+
+
+def test_rss_title_and_machine(smoke_figure):
+    title = smoke_figure._suptitle.get_text()
+    assert title.startswith("burst-writefile ")
+    assert "calls=20" in title and "size=256 KiB" in title and "threads=2" in title
+    assert "release-on-pool" not in title     # false flags are defaults, left out
+    figure_texts = [t.get_text() for t in smoke_figure.texts]
+    assert "vm \u00b7 2 cpus \u00b7 Linux 6.18.44 \u00b7 THP madvise" in figure_texts
+    assert any("All 6 runs ok." in t for t in figure_texts)
+
+
+def test_rss_leaves_out_runs_not_ok(smoke):
+    report = copy.deepcopy(smoke)
+    report["runs"][1]["status"] = "failed"     # jemalloc #1
+    report["runs"][4]["status"] = "timeout"    # glibc #3
+    fig = rss_figure([report], names=["x.json"])
+    top = fig.axes[0]
+    assert len(gids(top.lines, "run")) == 4
+    footnote = next(t.get_text() for t in fig.texts if "Left out" in t.get_text())
+    assert "Left out 2 of 6 runs that were not ok" in footnote
+    assert "jemalloc 1 failed" in footnote and "glibc 1 timeout" in footnote
+
+
+def test_rss_other_metric(smoke):
+    fig = rss_figure([smoke], metric="anon_kb", names=["x.json"])
+    top = fig.axes[0]
+    assert top.get_ylabel() == "anonymous memory (MiB)"
+    peak_kb, _, _ = median_peak_kb(smoke, "jemalloc", "anon_kb")
+    assert max(max(l.get_ydata()) for l in gids(top.lines, "run:median")) == pytest.approx(peak_kb / 1024)
+
+
+def test_rss_two_reports_label_what_differs(smoke):
+    other = copy.deepcopy(smoke)
+    for run in other["runs"]:
+        run["params"]["release-on-pool"] = True
+    fig = rss_figure([smoke, other], names=["a.json", "b.json"])
+    top = fig.axes[0]
+    assert len(gids(top.lines, "run")) == 12
+    legend = [t.get_text().replace("\n", " ") for t in top.get_legend().get_texts()]
+    assert any("glibc release-on-pool=false" in t for t in legend)
+    assert any("glibc release-on-pool=true" in t for t in legend)
+    assert "release-on-pool" not in fig._suptitle.get_text()
+    medians = gids(top.lines, "run:median")
+    # Same allocator: same colour, told apart by the line style.
+    assert medians[0].get_color() == medians[2].get_color()
+    assert medians[0].get_linestyle() != medians[2].get_linestyle()
+
+
+def test_rss_output_is_deterministic(smoke, tmp_path):
+    for suffix in ("png", "svg"):
+        first, second = tmp_path / f"a.{suffix}", tmp_path / f"b.{suffix}"
+        save_figure(rss_figure([smoke], names=["x.json"]), str(first))
+        save_figure(rss_figure([smoke], names=["x.json"]), str(second))
+        assert first.read_bytes() == second.read_bytes(), suffix
+    svg = (tmp_path / "a.svg").read_text()
+    assert "<dc:date>" not in svg and "Matplotlib v" not in svg
+
+
+def test_allocator_colours_are_fixed_per_family():
+    first = style.allocator_colours([("glibc", "glibc"), ("jemalloc", "jemalloc")])
+    swapped = style.allocator_colours([("jemalloc", "jemalloc"), ("glibc", "glibc")])
+    assert first == swapped
+    two = style.allocator_colours([("scav", "scav"), ("scav:purge_delay_ms=5000", "scav")])
+    assert two["scav"] != two["scav:purge_delay_ms=5000"]
+
+
+def test_text_helpers():
+    params = {"smoke": False, "calls": 300, "size": 1572864, "release-on-pool": True, "dir": ""}
+    assert text.format_params(params) == "calls=300 size=1.5 MiB release-on-pool=true"
+    assert text.kernel_short("Linux 6.18.44-fc-v657 #1 SMP PREEMPT_DYNAMIC @0") == "Linux 6.18.44"
+    assert text.percent(-0.0125) == "\u22121.2%"
+    assert text.display("anon_huge_kb") == ("anonymous huge pages", "MiB", 1 / 1024)
+
+
+# ---------------------------------------------------------------- plot_compare
+
+def test_compare_fixture_panels_points_and_verdicts():
+    data = load_comparison(str(COMPARISON))
+    fig = compare_figure(data)
+    panels = [ax for ax in fig.axes if (ax.get_gid() or "").startswith("panel:")]
+    assert len(panels) == 2 * 5              # 2 workloads x the 5 default metrics
+    by_gid = {ax.get_gid(): ax for ax in panels}
+    expected = {"peak_rss_kb": ("+4.8%", "regression", 3), "final_rss_kb": ("\u221293.3%", "improvement", 3),
+                "minflt": ("+0.5%", "no change", 3), "wall_ms": ("+4.2%", "noisy", 2),
+                "cpu_ms": ("\u22121.4%", "no change", 3)}
+    for metric, (change, verdict, sides) in expected.items():
+        ax = by_gid[f"panel:0:{metric}"]
+        assert len(gids(ax.lines, "median:")) == sides
+        assert len(gids(ax.lines, "median:baseline")) == 1 and len(gids(ax.lines, "median:candidate")) == 1
+        assert [len(l.get_xdata()) for l in gids(ax.lines, "value:")] == [5] * sides
+        headline = gids(ax.texts, "verdict")[0]
+        assert headline.get_text() == f"{change}  {verdict}"
+        assert headline.get_color() == style.VERDICT_COLOURS[verdict]
+        assert len(gids(ax.patches, "noise-floor")) == 1
+        assert len(gids(ax.lines, "threshold")) == 2
+    peak = by_gid["panel:0:peak_rss_kb"]
+    baseline = gids(peak.lines, "median:baseline")[0]
+    assert baseline.get_ydata()[0] == pytest.approx(262400 / 1024)
+    band = gids(peak.patches, "noise-floor")[0].get_xy()[:, 1]   # y in data units
+    assert min(band) == pytest.approx(262400 / 1024 * 0.996) and max(band) == pytest.approx(262400 / 1024 * 1.004)
+    # Second workload: only peak_rss_kb and wall_ms measured.
+    assert gids(by_gid["panel:1:peak_rss_kb"].texts, "verdict")[0].get_text() == "\u22122.1%  noisy"
+    assert gids(by_gid["panel:1:final_rss_kb"].texts, "missing")
+    assert not gids(by_gid["panel:1:final_rss_kb"].lines, "median:")
+    footnote = "\n".join(t.get_text() for t in fig.texts)
+    assert "warning: hand-written test fixture" in footnote
+    assert "scav:purge_delay_ms=5000" in footnote + "".join(t.get_text() for t in fig.texts)
+
+
+def test_compare_metric_choice():
+    data = load_comparison(str(COMPARISON))
+    fig = compare_figure(data, metrics=["wall_ms"])
+    assert len([ax for ax in fig.axes if (ax.get_gid() or "").startswith("panel:")]) == 2
+    with pytest.raises(PlotError) as error:
+        compare_figure(data, metrics=["rss_kbb"])
+    assert "rss_kbb" in str(error.value) and "peak_rss_kb" in str(error.value)
+
+
+def test_compare_two_reports_same_allocators(smoke):
+    data = comparison_from_reports(smoke, smoke, names=["a.json", "b.json"])
+    assert [(g["baseline_allocator"], g["candidate_allocator"]) for g in data["workloads"]] == \
+        [("glibc", "glibc"), ("jemalloc", "jemalloc")]
+    peak = next(e for e in data["workloads"][0]["metrics"] if e["metric"] == "peak_rss_kb")
+    assert peak["change"] == 0 and peak["verdict"] == "no change"
+    assert sorted(peak["baseline"]["values"]) == [8996, 9016, 9020]
+    assert any("only 3 runs per side" in w for w in data["warnings"])
+    fig = compare_figure(data)
+    panels = [ax for ax in fig.axes if (ax.get_gid() or "").startswith("panel:")]
+    assert len(panels) == 2 * 5
+    assert all(gids(ax.texts, "verdict")[0].get_text() == "+0.0%  no change" for ax in panels)
+    assert not any(gids(ax.patches, "noise-floor") for ax in panels)     # unknown from two reports
+
+
+def test_compare_two_reports_verdict_and_pairing(smoke):
+    candidate = copy.deepcopy(smoke)
+    for entry in candidate["summary"]:
+        if entry["allocator"] == "glibc":
+            for key in ("median", "min", "max"):
+                entry["metrics"]["peak_rss_kb"][key] *= 1.5
+    data = comparison_from_reports(smoke, candidate, names=["a.json", "b.json"], allocator="glibc")
+    assert len(data["workloads"]) == 1
+    peak = next(e for e in data["workloads"][0]["metrics"] if e["metric"] == "peak_rss_kb")
+    assert peak["change"] == pytest.approx(0.5) and peak["verdict"] == "regression"
+    only_jemalloc = copy.deepcopy(smoke)
+    only_jemalloc["summary"] = [s for s in only_jemalloc["summary"] if s["allocator"] == "jemalloc"]
+    with pytest.raises(PlotError) as error:
+        comparison_from_reports(smoke, only_jemalloc, names=["a.json", "b.json"])
+    assert "--allocator" in str(error.value)
+    pair = comparison_from_reports(smoke, only_jemalloc, names=["a.json", "b.json"],
+                                   baseline_allocator="glibc", candidate_allocator="jemalloc")
+    assert pair["workloads"][0]["baseline_allocator"] == "glibc"
+    with pytest.raises(ReportError) as error:
+        comparison_from_reports(smoke, only_jemalloc, names=["a.json", "b.json"], allocator="glibc")
+    assert error.value.path == "b.json"
+
+
+def test_plot_compare_writes_png(tmp_path):
+    out = tmp_path / "cmp.png"
+    result = run(PLOT_COMPARE, COMPARISON, "-o", out)
+    assert result.returncode == 0, result.stderr
+    expected = compare_figure(load_comparison(str(COMPARISON))).get_size_inches() * style.DPI
+    assert png_size(out) == tuple(int(round(v)) for v in expected)
+    assert png_size(out)[0] == 1200
+    assert_not_blank(out)
+
+
+def test_plot_compare_two_reports_png(tmp_path):
+    out = tmp_path / "cmp.png"
+    result = run(PLOT_COMPARE, SMOKE, SMOKE, "--allocator", "jemalloc", "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert png_size(out)[0] == 1200
+    assert_not_blank(out)
+
+
+# ---------------------------------------------------------------- bad input
+
+def bad_inputs(tmp_path):
+    smoke = json.loads(SMOKE.read_text())
+    no_samples = copy.deepcopy(smoke)
+    for r in no_samples["runs"]:
+        del r["samples"]
+    no_t = copy.deepcopy(smoke)
+    del no_t["runs"][2]["samples"]["t_ms"]
+    no_runs = dict(smoke, runs=[])
+    two_workloads = copy.deepcopy(smoke)
+    for r in two_workloads["runs"][3:]:
+        r["workload"] = "idle-return"
+    files = {
+        "not-json.json": "{ this is not json",
+        "list.json": json.dumps([1, 2]),
+        "no-schema.json": json.dumps({"runs": []}),
+        "other-schema.json": json.dumps({"schema": "something/2", "runs": []}),
+        "no-samples.json": json.dumps(no_samples),
+        "no-t.json": json.dumps(no_t),
+        "no-runs.json": json.dumps(no_runs),
+        "two-workloads.json": json.dumps(two_workloads),
+    }
+    for name, content in files.items():
+        (tmp_path / name).write_text(content)
+    return tmp_path
+
+
+RSS_BAD = [
+    (["not-json.json"], ["not-json.json", "not JSON"]),
+    (["list.json"], ["list.json", "not a memharness file"]),
+    (["no-schema.json"], ["no-schema.json", 'no "schema"']),
+    (["other-schema.json"], ["other-schema.json", "something/2", "memharness.report/1"]),
+    ([str(COMPARISON)], ["comparison.json", "is a comparison"]),
+    (["no-samples.json"], ["no-samples.json", "runs[0] (glibc #1) has no samples"]),
+    (["no-t.json"], ["no-t.json", "runs[2]", "samples.t_ms"]),
+    (["no-runs.json"], ["no-runs.json", "no runs"]),
+    (["missing.json"], ["missing.json", "cannot read"]),
+    ([str(SMOKE), "--metric", "rss"], ["burst-smoke.json", "'rss'", "rss_kb", "anon_kb", "anon_huge_kb"]),
+    ([str(SMOKE), "--workload", "nope"], ["burst-smoke.json", "nope", "burst-writefile"]),
+    (["two-workloads.json"], ["two-workloads.json", "--workload", "burst-writefile", "idle-return"]),
+]
+
+
+RSS_BAD_IDS = ["not-json", "top-level-list", "no-schema", "other-schema", "comparison", "no-samples",
+               "no-t_ms", "no-runs", "missing-file", "wrong-metric", "wrong-workload", "ambiguous-workload"]
+
+
+@pytest.mark.parametrize("args,expected", RSS_BAD, ids=RSS_BAD_IDS)
+def test_plot_rss_bad_input_exits_2(tmp_path, args, expected):
+    bad_inputs(tmp_path)
+    result = run(PLOT_RSS, *[tmp_path / a if a.endswith(".json") and "/" not in a else a for a in args],
+                 "-o", tmp_path / "out.png")
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("plot_rss.py: error: ")
+    for fragment in expected:
+        assert fragment in result.stderr
+    assert not (tmp_path / "out.png").exists()
+
+
+def test_plot_rss_picks_workload(tmp_path):
+    bad_inputs(tmp_path)
+    result = run(PLOT_RSS, tmp_path / "two-workloads.json", "--workload", "idle-return", "-o", tmp_path / "w.svg")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "w.svg").read_text().lstrip().startswith("<?xml")
+
+
+COMPARE_BAD = [
+    ([str(SMOKE)], ["burst-smoke.json", "is a report", "two reports"]),
+    (["not-json.json"], ["not-json.json", "not JSON"]),
+    ([str(SMOKE), "no-schema.json"], ["no-schema.json", 'no "schema"']),
+    ([str(SMOKE), str(COMPARISON)], ["comparison.json", "both must be reports"]),
+    ([str(COMPARISON), "--metric", "peak_rss"], ["peak_rss", "available", "peak_rss_kb"]),
+    ([str(SMOKE), str(SMOKE), str(SMOKE)], ["one comparison or two reports"]),
+]
+
+
+@pytest.mark.parametrize("args,expected", COMPARE_BAD, ids=["one-report", "not-json", "no-schema",
+                                                           "report-and-comparison", "wrong-metric",
+                                                           "three-files"])
+def test_plot_compare_bad_input_exits_2(tmp_path, args, expected):
+    bad_inputs(tmp_path)
+    result = run(PLOT_COMPARE, *[tmp_path / a if a.endswith(".json") and "/" not in a else a for a in args],
+                 "-o", tmp_path / "out.png")
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in expected:
+        assert fragment in result.stderr
+
+
+def test_output_suffix_checked(tmp_path):
+    result = run(PLOT_RSS, SMOKE, "-o", tmp_path / "out.jpg")
+    assert result.returncode == 2
+    assert ".png or .svg" in result.stderr
+
+
+# ---------------------------------------------------------------- interpreter bootstrap
+
+def lacks_matplotlib(command):
+    probe = subprocess.run(command + ["-c", "import matplotlib"], capture_output=True, timeout=60)
+    return probe.returncode != 0
+
+
+def test_candidates_list():
+    env = {bootstrap.CANDIDATES_ENV: os.pathsep.join(["/a/python3", "/b/python3", "/a/python3"])}
+    assert bootstrap.candidates(env, "/b/python3") == ["/a/python3"]
+    assert bootstrap.candidates({bootstrap.CANDIDATES_ENV: ""}, "/x") == []
+    default = bootstrap.candidates({"PATH": os.pathsep.join(["/opt/py/bin", "/usr/bin"])}, "/opt/py/bin/python3")
+    assert default == ["/usr/bin/python3", "/usr/local/bin/python3"]
+
+
+def test_bootstrap_reexecs_from_path_python3():
+    python3 = shutil.which("python3")
+    if python3 is None or not lacks_matplotlib([python3]):
+        pytest.skip("the python3 on PATH has matplotlib (or there is none): nothing to re-exec from")
+    result = run(PLOT_RSS, "--help", executable=[python3])
+    assert result.returncode == 0, result.stderr
+    assert "usage: plot_rss.py" in result.stdout
+
+
+def test_bootstrap_reexecs_into_listed_candidate(tmp_path):
+    no_site = [sys.executable, "-S"]        # Debian's matplotlib lives in site dist-packages
+    if not lacks_matplotlib(no_site):
+        pytest.skip("matplotlib importable without site packages")
+    candidate = tmp_path / "python3"
+    candidate.symlink_to(sys.executable)
+    env = clean_env(**{bootstrap.CANDIDATES_ENV: str(candidate)})
+    result = run(PLOT_COMPARE, "--help", executable=no_site, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "usage: plot_compare.py" in result.stdout
+
+
+def test_bootstrap_without_matplotlib_anywhere_prints_install_hint(tmp_path):
+    no_site = [sys.executable, "-S"]
+    if not lacks_matplotlib(no_site):
+        pytest.skip("matplotlib importable without site packages")
+    fake = tmp_path / "python3"             # an interpreter that runs but has no matplotlib
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    env = clean_env(**{bootstrap.CANDIDATES_ENV: str(fake)})
+    result = run(PLOT_RSS, SMOKE, "-o", tmp_path / "x.png", executable=no_site, env=env)
+    assert result.returncode == 2
+    assert "apt-get install python3-matplotlib" in result.stderr
+    assert str(fake) in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "x.png").exists()
