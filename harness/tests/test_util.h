@@ -2,6 +2,8 @@
 // what it wrote.
 #pragma once
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,9 +20,11 @@ inline Captured run_harness(std::vector<std::string> args) {
   return run_capture(args);
 }
 
+// A path in the scratch folder, unique to this test process (CTest runs tests
+// in parallel, each in its own process).
 inline std::string scratch(const std::string& name) {
   std::filesystem::create_directories(SCRATCH_DIR);
-  auto p = std::filesystem::path(SCRATCH_DIR) / name;
+  auto p = std::filesystem::path(SCRATCH_DIR) / (std::to_string(getpid()) + "-" + name);
   std::filesystem::remove(p);
   return p.string();
 }
