@@ -157,3 +157,74 @@ TEST(EndToEnd, ACrashedRunIsRecordedAndTheOthersGoOn) {
 
 }  // namespace
 }  // namespace mh
+
+namespace mh {
+namespace {
+
+// Two small reports made once per test process: glibc, then jemalloc.
+struct TwoReports {
+  std::string glibc = test::scratch("glibc.json"), jemalloc = test::scratch("jemalloc.json");
+  TwoReports() {
+    for (auto [a, path] : {std::pair{"glibc", glibc}, std::pair{"jemalloc", jemalloc}}) {
+      auto c = test::run_harness({"--workload", "burst-writefile", "--smoke", "-a", a, "--runs", "4", "-q", "-o", path});
+      EXPECT_EQ(c.exit_code, 0) << c.err;
+    }
+  }
+};
+
+TEST(CompareReports, JemallocKeepsMoreAtTheEndThanGlibc) {
+  TwoReports r;
+  std::string out = test::scratch("cmp.json"), md = test::scratch("cmp.md");
+  auto c = test::run_harness({"compare", r.glibc, r.jemalloc, "-o", out, "--markdown", md});
+  // glibc gives its copies back at once (final RSS ~4 MB), jemalloc keeps its dirty pages (~11 MB).
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+  Json j = test::load_json(out);
+  EXPECT_EQ(j["schema"], "memharness.comparison/1");
+  EXPECT_EQ(j["baseline"]["name"], "glibc");
+  EXPECT_EQ(j["candidate"]["name"], "jemalloc");
+  EXPECT_EQ(j["regression"], true);
+  bool found = false;
+  for (const auto& m : j["workloads"][0]["metrics"])
+    if (m["metric"] == "final_rss_kb") {
+      found = true;
+      EXPECT_EQ(m["verdict"], "regression");
+      EXPECT_GT(m["change"].get<double>(), 0.5);
+      EXPECT_EQ(m["baseline"]["n"], 4);
+      EXPECT_FALSE(m["baseline_again"].is_null());  // the even repetitions stand in for A'
+    }
+  EXPECT_TRUE(found);
+  EXPECT_NE(test::slurp(md).find("| final_rss_kb |"), std::string::npos);
+  EXPECT_NE(c.out.find("fewer than 5"), std::string::npos) << "4 rounds must warn";
+}
+
+TEST(Merge, JoinsRunsAndSummarisesAgain) {
+  TwoReports r;
+  std::string out = test::scratch("merged.json");
+  auto c = test::run_harness({"merge", r.glibc, r.jemalloc, "-o", out});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  Json j = test::load_json(out);
+  EXPECT_EQ(j["runs"].size(), 8u);
+  ASSERT_EQ(j["summary"].size(), 2u);
+  EXPECT_EQ(j["summary"][1]["allocator"], "jemalloc");
+  EXPECT_EQ(j["context"]["merged_from"].size(), 2u);
+}
+
+TEST(CompareCli, BadInputIsExitTwo) {
+  auto missing = test::run_harness({"compare", "--baseline", "glibc", "--workload", "burst-writefile", "--smoke"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--candidate"), std::string::npos) << missing.err;
+  auto unknown = test::run_harness({"compare", "--baseline", "glibc", "--candidate", "hoard", "--workload", "burst-writefile"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("'hoard'"), std::string::npos) << unknown.err;
+  auto one = test::run_harness({"compare", "/etc/hostname"});
+  EXPECT_EQ(one.exit_code, 2);
+  auto not_report = test::run_harness({"compare", "/etc/hostname", "/etc/hostname"});
+  EXPECT_EQ(not_report.exit_code, 2);
+  EXPECT_NE(not_report.err.find("/etc/hostname is not JSON"), std::string::npos) << not_report.err;
+  auto rev = test::run_harness({"compare", "--baseline", "scav@no-such-rev", "--candidate", "glibc", "--workload", "burst-writefile"});
+  EXPECT_EQ(rev.exit_code, 2);
+  EXPECT_NE(rev.err.find("'no-such-rev'"), std::string::npos) << rev.err;
+}
+
+}  // namespace
+}  // namespace mh

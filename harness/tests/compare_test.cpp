@@ -1,0 +1,143 @@
+// Comparison analysis on fake run records, thresholds and their patterns.
+#include <gtest/gtest.h>
+
+#include "compare.h"
+#include "compare_report.h"
+#include "report_json.h"
+#include "test_util.h"
+
+namespace mh {
+namespace {
+
+RunRecord run(const std::string& role, int rep, double peak, double faults) {
+  RunRecord r;
+  r.workload = "w";
+  r.allocator.name = role == kRoleCandidate ? "cand" : "base";
+  r.role = role;
+  r.repetition = rep;
+  r.status = Status::Ok;
+  r.peak_rss_kb = int64_t(peak);
+  r.workload_metrics["faults_per_request"].value = faults;
+  return r;
+}
+
+Thresholds rules() {
+  Thresholds t;
+  t.rules.push_back({"peak_rss_kb", MetricRule{compare::Direction::Lower, 0.03, 1024}});
+  t.rules.push_back({"workload.*", MetricRule{compare::Direction::Lower, 0.10, 0}});
+  return t;
+}
+
+// Five rounds of A, B, A' with the given medians and a little spread.
+std::vector<RunRecord> rounds(double base_peak, double cand_peak, double base_faults, double cand_faults) {
+  std::vector<RunRecord> out;
+  const double jitter[] = {-0.004, 0.002, 0, 0.003, -0.001};
+  for (int i = 0; i < 5; ++i) {
+    out.push_back(run(kRoleBaseline, i + 1, base_peak * (1 + jitter[i]), base_faults * (1 + jitter[i])));
+    out.push_back(run(kRoleCandidate, i + 1, cand_peak * (1 + jitter[(i + 2) % 5]), cand_faults * (1 + jitter[(i + 2) % 5])));
+    out.push_back(run(kRoleBaselineAgain, i + 1, base_peak * (1 + jitter[(i + 1) % 5]), base_faults * (1 + jitter[(i + 1) % 5])));
+  }
+  return out;
+}
+
+const MetricComparison* find(const Comparison& c, const std::string& metric) {
+  for (const auto& m : c.workloads.at(0).metrics)
+    if (m.metric == metric) return &m;
+  return nullptr;
+}
+
+TEST(Compare, SameNumbersAreNoChange) {
+  Comparison c = analyze(rounds(500000, 500000, 10, 10), rules(), {});
+  ASSERT_EQ(c.workloads.size(), 1u);
+  EXPECT_FALSE(c.regressed());
+  EXPECT_EQ(find(c, "peak_rss_kb")->verdict, compare::Verdict::NoChange);
+  EXPECT_EQ(c.rounds, 5);
+  EXPECT_TRUE(c.warnings.empty());
+}
+
+TEST(Compare, ALargeWorseningIsARegression) {
+  Comparison c = analyze(rounds(500000, 600000, 10, 10), rules(), {});
+  const auto* m = find(c, "peak_rss_kb");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->verdict, compare::Verdict::Regression);
+  EXPECT_NEAR(m->change, 0.2, 0.01);
+  EXPECT_LT(m->p, 0.05);
+  EXPECT_LT(m->noise_floor, 0.01);
+  EXPECT_TRUE(c.regressed());
+}
+
+TEST(Compare, AnImprovementIsNotARegression) {
+  Comparison c = analyze(rounds(500000, 400000, 10, 5), rules(), {});
+  EXPECT_EQ(find(c, "peak_rss_kb")->verdict, compare::Verdict::Improvement);
+  EXPECT_EQ(find(c, "workload.faults_per_request")->verdict, compare::Verdict::Improvement);
+  EXPECT_FALSE(c.regressed());
+}
+
+TEST(Compare, BelowTheAbsoluteFloorIsNoChange) {
+  // +20% but only 200 KiB: below min_delta of 1024 KiB.
+  Comparison c = analyze(rounds(1000, 1200, 10, 10), rules(), {});
+  EXPECT_EQ(find(c, "peak_rss_kb")->verdict, compare::Verdict::NoChange);
+}
+
+TEST(Compare, ANoisyBaselineHidesAChange) {
+  auto runs = rounds(500000, 550000, 10, 10);
+  for (auto& r : runs)
+    if (r.role == kRoleBaselineAgain) r.peak_rss_kb = int64_t(r.peak_rss_kb * 1.2);  // A' far from A
+  Comparison c = analyze(runs, rules(), {});
+  const auto* m = find(c, "peak_rss_kb");
+  EXPECT_GT(m->noise_floor, 0.15);
+  EXPECT_NE(m->verdict, compare::Verdict::Regression);
+}
+
+TEST(Compare, FewRoundsWarnAndFailedRunsAreCounted) {
+  auto runs = rounds(500000, 500000, 10, 10);
+  runs.resize(6);  // two rounds
+  runs[0].status = Status::Crashed;
+  Comparison c = analyze(runs, rules(), {});
+  EXPECT_EQ(c.failed_runs, 1);
+  ASSERT_EQ(c.warnings.size(), 2u);
+  EXPECT_NE(c.warnings[0].find("fewer than 5"), std::string::npos);
+  EXPECT_NE(comparison_markdown(c).find("fewer than 5"), std::string::npos);
+  EXPECT_NE(comparison_table(c).find("fewer than 5"), std::string::npos);
+  EXPECT_NE(dump_canonical(comparison_to_json(c, Json::object())).find("fewer than 5"), std::string::npos);
+}
+
+TEST(Compare, DeclaredDirectionAppliesWhenNoPatternMatches) {
+  Thresholds t;
+  t.fallback = MetricRule{compare::Direction::None, 0.05, 0};
+  EXPECT_EQ(t.rule_for("workload.ms_to_baseline", "lower").direction, compare::Direction::Lower);
+  EXPECT_EQ(t.rule_for("workload.ms_to_baseline", "").direction, compare::Direction::None);
+  t.rules.push_back({"workload.ms_*", MetricRule{compare::Direction::Higher, 0.2, 0}});
+  EXPECT_EQ(t.rule_for("workload.ms_to_baseline", "lower").direction, compare::Direction::Higher);
+}
+
+TEST(Compare, GlobPatterns) {
+  EXPECT_TRUE(glob_match("workload.ns.*", "workload.ns.malloc_free_random"));
+  EXPECT_TRUE(glob_match("*_kb", "final_rss_kb"));
+  EXPECT_TRUE(glob_match("perf.*", "perf.page-faults"));
+  EXPECT_FALSE(glob_match("perf.*", "workload.perf"));
+  EXPECT_FALSE(glob_match("peak_rss_kb", "peak_rss_kb2"));
+  EXPECT_TRUE(glob_match("a*b*c", "aXXbYYc"));
+}
+
+TEST(Compare, TheShippedThresholdsFileLoads) {
+  std::string error;
+  auto t = load_thresholds(std::string(MEMHARNESS_SOURCE_DIR_FOR_TESTS) + "/ci/thresholds.json", error);
+  ASSERT_TRUE(t) << error;
+  EXPECT_EQ(t->rule_for("peak_rss_kb").direction, compare::Direction::Lower);
+  EXPECT_DOUBLE_EQ(t->rule_for("peak_rss_kb").threshold, 0.03);
+  EXPECT_EQ(t->rule_for("workload.ns.malloc_free_128k").direction, compare::Direction::Lower);
+  EXPECT_EQ(t->rule_for("perf.cycles").direction, compare::Direction::None);
+}
+
+TEST(Compare, ABadThresholdsFileNamesTheProblem) {
+  std::string path = test::scratch("thresholds.json");
+  std::ofstream(path) << R"({"metrics": {"peak_rss_kb": {"better": "smaller"}}})";
+  std::string error;
+  EXPECT_FALSE(load_thresholds(path, error));
+  EXPECT_NE(error.find("smaller"), std::string::npos) << error;
+  EXPECT_NE(error.find("lower, higher, none"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace mh
