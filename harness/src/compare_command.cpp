@@ -70,10 +70,22 @@ int compare_command(const Options& o) {
   std::vector<RunRecord> runs;
   std::vector<Job> jobs;
   Json context = make_context(o.argv);
-  if (o.workload.empty() && o.suite.empty()) {
+  if ((o.workload.empty() && o.suite.empty()) && o.inputs.size() == 1) {
+    // The runs report of an earlier comparison (or the merged shards of one):
+    // its runs carry their roles.
+    auto report = read_report(o.inputs[0], error);
+    if (!report) return bad_input(error);
+    for (auto& r : report->runs) {
+      if (r.role != kRoleBaseline && r.role != kRoleCandidate && r.role != kRoleBaselineAgain)
+        return bad_input(o.inputs[0] + " has runs without a comparison role; to compare two plain reports give both: "
+                                       "harness compare OLD.json NEW.json");
+      runs.push_back(std::move(r));
+    }
+    context["inputs"] = o.inputs;
+  } else if (o.workload.empty() && o.suite.empty()) {
     if (o.inputs.size() != 2)
-      return bad_input("give --baseline and --candidate with --workload or --suite, or two reports: "
-                       "harness compare OLD.json NEW.json");
+      return bad_input("give --baseline and --candidate with --workload or --suite, two reports "
+                       "(harness compare OLD.json NEW.json), or the runs report of a comparison");
     if (!take_side(o.inputs[0], kRoleBaseline, runs, error) || !take_side(o.inputs[1], kRoleCandidate, runs, error))
       return bad_input(error);
     // Without a second baseline, the baseline's even repetitions stand in for it.
