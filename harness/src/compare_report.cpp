@@ -41,9 +41,8 @@ std::string pct(double v) {
   return fmt::format("{:+.1f}%", v * 100);
 }
 
-bool shown(const MetricComparison& m) {
-  return m.rule.direction != Direction::None || (m.verdict != Verdict::NoChange && m.verdict != Verdict::Noisy);
-}
+// The tables show the metrics that can regress; the JSON has every metric.
+bool shown(const MetricComparison& m) { return m.rule.direction != Direction::None; }
 
 struct Column {
   const char* title;

@@ -11,7 +11,7 @@ namespace mh {
 inline constexpr const char* kComparisonSchema = "memharness.comparison/1";
 
 Json comparison_to_json(const Comparison& c, const Json& context);
-// Metrics with a direction, and any other metric whose verdict is not "no change".
+// The metrics that have a direction (the JSON has all of them).
 std::string comparison_table(const Comparison& c);
 std::string comparison_markdown(const Comparison& c);
 
