@@ -1,0 +1,262 @@
+// arena.cpp - reserving arenas, finding and releasing slice runs, purging free ranges.
+// Arenas are shared by all threads: the bitmaps of one arena are touched only under its
+// lock, the address map and the arena list are append-only and read without locks.
+#include "arena.h"
+
+#include "debug.h"
+#include "options.h"
+#include "os.h"
+#include "scavenger.h"
+#include "stats.h"
+
+namespace scav {
+
+Arena* g_arena_map[kArenaMapSize];
+Page** g_slice_map[kArenaMapSize];
+Arena* g_arenas[kMaxArenas];
+std::atomic<uint32_t> g_arena_count{0};
+
+namespace {
+
+Lock g_arena_create_lock;
+
+uint64_t run_mask(unsigned bit, unsigned n) {
+  return n == 64 ? ~uint64_t(0) : (((uint64_t(1) << n) - 1) << bit);
+}
+
+#ifdef SCAV_DEBUG
+void arena_check(const Arena* a) {
+  for (uint32_t w = 0; w < a->word_count; w++) {
+    SCAV_ASSERT((a->pending_bits[w] & ~a->free_bits[w]) == 0);
+    SCAV_ASSERT((a->pending_bits[w] & ~a->committed_bits[w]) == 0);
+  }
+}
+#else
+inline void arena_check(const Arena*) {}
+#endif
+
+Arena* arena_create() {
+  size_t size = size_t(option(Opt::kArenaReserve));
+  void* mem;
+  if (os::reserve(size, kArenaUnit, &mem)) return nullptr;
+  stat_add(g_stats.os_mmaps, 1);
+  uintptr_t base = reinterpret_cast<uintptr_t>(mem);
+  if (((base + size - 1) >> 47) != 0) {  // beyond the map (5-level paging hint)
+    os::unmap(mem, size);
+    return nullptr;
+  }
+  os::no_huge_pages(mem, size);
+  auto* a = static_cast<Arena*>(mem);
+  a->base = base;
+  a->size = size;
+  a->slice_count = uint32_t(size >> kSliceShift);
+  a->word_count = (a->slice_count + 63) / 64;
+  // Meta layout after the header: three bitmaps, the slice map, the descriptors.
+  uintptr_t p = (base + sizeof(Arena) + 63) & ~uintptr_t(63);
+  a->free_bits = reinterpret_cast<uint64_t*>(p);
+  p += a->word_count * 8;
+  a->committed_bits = reinterpret_cast<uint64_t*>(p);
+  p += a->word_count * 8;
+  a->pending_bits = reinterpret_cast<uint64_t*>(p);
+  p += a->word_count * 8;
+  a->word_due = reinterpret_cast<uint64_t*>(p);
+  p += a->word_count * 8;
+  p = (p + 63) & ~uintptr_t(63);
+  a->slice_page = reinterpret_cast<Page**>(p);
+  p += size_t(a->slice_count) * sizeof(Page*);
+  p = (p + 127) & ~uintptr_t(127);
+  a->pages = reinterpret_cast<Page*>(p);
+  p += size_t(a->slice_count) * sizeof(Page);
+  a->meta_slices = uint32_t((p - base + kSliceSize - 1) >> kSliceShift);
+  for (uint32_t s = a->meta_slices; s < a->slice_count; s++)
+    a->free_bits[s / 64] |= uint64_t(1) << (s % 64);
+  // The meta area is resident as far as it is touched; count the header part now and
+  // treat the descriptors as committed on use (they are small next to the pages).
+  stat_add(g_stats.arena_meta, int64_t(a->meta_slices) * int64_t(kSliceSize) / 8);
+  stat_add(g_stats.arenas, 1);
+  return a;
+}
+
+// Find `n` free slices aligned to n (n in {1, 16, 64}); prefer committed slices, so a
+// page that was freed recently is reused before it is purged and faulted in again.
+bool arena_find(Arena* a, unsigned n, uint32_t* out) {
+  for (int pass = 0; pass < 2; pass++) {
+    for (uint32_t w = 0; w < a->word_count; w++) {
+      uint64_t cand = a->free_bits[w];
+      if (pass == 0) cand &= a->committed_bits[w];
+      if (!cand) continue;
+      if (n == 1) {
+        *out = w * 64 + unsigned(__builtin_ctzll(cand));
+        return true;
+      }
+      for (unsigned bit = 0; bit < 64; bit += n) {
+        uint64_t m = run_mask(bit, n);
+        if ((cand & m) == m) {
+          *out = w * 64 + bit;
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+Page* arena_take(Arena* a, unsigned n) {
+  uint32_t s;
+  {
+    LockGuard g(a->lock);
+    if (!arena_find(a, n, &s)) return nullptr;
+    uint32_t w = s / 64;
+    uint64_t m = run_mask(s % 64, n);
+    int64_t fresh = __builtin_popcountll(m & ~a->committed_bits[w]);
+    int64_t was_pending = __builtin_popcountll(m & a->pending_bits[w]);
+    a->free_bits[w] &= ~m;
+    a->pending_bits[w] &= ~m;
+    a->committed_bits[w] |= m;
+    stat_add(g_stats.arena_committed, fresh * int64_t(kSliceSize));
+    stat_add(g_stats.purge_pending, -was_pending * int64_t(kSliceSize));
+    arena_check(a);
+  }
+  Page* pg = &a->pages[s];
+  pg->first_slice = s;
+  pg->slice_count = n;
+  pg->arena = a;
+  pg->start = reinterpret_cast<uint8_t*>(a->base + (uintptr_t(s) << kSliceShift));
+  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = pg;
+  return pg;
+}
+
+}  // namespace
+
+Page* arena_alloc_page(unsigned slices) {
+  for (;;) {
+    uint32_t count = g_arena_count.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < count; i++)
+      if (Page* pg = arena_take(g_arenas[i], slices)) {
+        stat_add(g_stats.pages_alloc, 1);
+        stat_add(g_stats.page_bytes, int64_t(slices) * int64_t(kSliceSize));
+        return pg;
+      }
+    LockGuard g(g_arena_create_lock);
+    if (g_arena_count.load(std::memory_order_acquire) != count) continue;  // raced
+    if (count == kMaxArenas) return nullptr;
+    Arena* a = arena_create();
+    if (!a) return nullptr;
+    a->index = count;
+    for (uintptr_t u = a->base; u < a->base + a->size; u += kArenaUnit) {
+      g_slice_map[u >> kArenaUnitShift] = a->slice_page + ((u - a->base) >> kSliceShift);
+      g_arena_map[u >> kArenaUnitShift] = a;
+    }
+    g_arenas[count] = a;
+    g_arena_count.store(count + 1, std::memory_order_release);
+  }
+}
+
+void arena_free_page(Page* pg, bool due_now) {
+  Arena* a = pg->arena;
+  uint32_t s = pg->first_slice, n = pg->slice_count;
+  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = nullptr;
+  stat_add(g_stats.pages_freed, 1);
+  stat_add(g_stats.page_bytes, -int64_t(n) * int64_t(kSliceSize));
+  uint64_t due = due_now ? os::now_ms() : purge_deadline_from_now();
+  {
+    LockGuard g(a->lock);
+    uint32_t w = s / 64;
+    uint64_t m = run_mask(s % 64, n);
+    SCAV_ASSERT((a->free_bits[w] & m) == 0);
+    a->free_bits[w] |= m;
+    a->pending_bits[w] |= m;
+    // The latest free of a word sets its deadline: a word that keeps being freed into
+    // is being reused, and waits until it is quiet.
+    if (!due_now || a->word_due[w] > due) a->word_due[w] = due;
+    stat_add(g_stats.purge_pending, int64_t(n) * int64_t(kSliceSize));
+    arena_check(a);
+  }
+  // Bits first, then the arm: a pass resets the expire before it reads the bits, so
+  // either it sees these bits or this arm sees its reset and schedules the next pass.
+  // Always an RMW on the expire, even when the arena is armed already, so that it is
+  // ordered after a concurrent pass's reset (seed 003).
+  if (due_now) purge_arm_earlier(a->purge_expire, due);
+  else purge_arm(a->purge_expire, due);
+}
+
+uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
+  uint64_t total = 0;
+  bool lazy = option(Opt::kPurgeAdvice) == kAdviceFree;
+  uint32_t count = g_arena_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < count; i++) {
+    Arena* a = g_arenas[i];
+    uint64_t e = a->purge_expire.load(std::memory_order_seq_cst);
+    if (e == 0 && !force && !scan) continue;
+    if (!force && e > now) continue;  // not due: stays armed, put back by the pass
+    // Reset before reading the bits: a free whose bits we miss sees 0 and re-arms.
+    a->purge_expire.exchange(0, std::memory_order_seq_cst);
+    uint64_t left_due = 0;  // earliest deadline of a word we leave pending
+    for (uint32_t w = 0; w < a->word_count; w++) {
+      // One word (at most 4 MiB) per lock hold, so page allocations are not held up
+      // behind a long purge.
+      LockGuard g(a->lock);
+      uint64_t bits = a->pending_bits[w] & a->free_bits[w];
+      if (!bits) continue;
+      if (!force && a->word_due[w] > now) {
+        if (!left_due || a->word_due[w] < left_due) left_due = a->word_due[w];
+        continue;
+      }
+      uint64_t left = bits;
+      while (left) {
+        unsigned lo = unsigned(__builtin_ctzll(left));
+        uint64_t shifted = ~(left >> lo);
+        unsigned len = shifted ? unsigned(__builtin_ctzll(shifted)) : 64 - lo;
+        void* p = reinterpret_cast<void*>(a->base + ((uintptr_t(w) * 64 + lo) << kSliceShift));
+        os::purge(p, size_t(len) << kSliceShift, lazy);
+        stat_add(g_stats.purge_calls, 1);
+        left &= ~run_mask(lo, len);
+      }
+      int64_t bytes = int64_t(__builtin_popcountll(bits)) * int64_t(kSliceSize);
+      a->pending_bits[w] &= ~bits;
+      a->committed_bits[w] &= ~bits;
+      stat_add(g_stats.arena_committed, -bytes);
+      stat_add(g_stats.purge_pending, -bytes);
+      stat_add(g_stats.purged, bytes);
+      total += uint64_t(bytes);
+      arena_check(a);
+    }
+    if (left_due) purge_arm(a->purge_expire, left_due);
+  }
+  return total;
+}
+
+uint64_t arenas_earliest_expire() {
+  uint64_t best = 0;
+  uint32_t count = g_arena_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < count; i++) {
+    // An RMW, not a load: ordered with the arming CAS of a concurrent free, so either
+    // we see its expire or it saw the reset and armed the global deadline itself.
+    uint64_t zero = 0;
+    std::atomic<uint64_t>& x = g_arenas[i]->purge_expire;
+    x.compare_exchange_strong(zero, 0, std::memory_order_seq_cst);
+    uint64_t e = zero;
+    if (e && (!best || e < best)) best = e;
+  }
+  return best;
+}
+
+void arenas_lock_all() {
+  g_arena_create_lock.lock();
+  uint32_t count = g_arena_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < count; i++) g_arenas[i]->lock.lock();
+}
+
+void arenas_unlock_all() {
+  uint32_t count = g_arena_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < count; i++) g_arenas[i]->lock.unlock();
+  g_arena_create_lock.unlock();
+}
+
+void arenas_reset_locks() {
+  uint32_t count = g_arena_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < count; i++) g_arenas[i]->lock.reset();
+  g_arena_create_lock.reset();
+}
+
+}  // namespace scav

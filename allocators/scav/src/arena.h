@@ -1,0 +1,96 @@
+// arena.h - arenas: large reservations of address space cut into 64 KiB slices, and
+// the map from any address to its arena. Arena bitmaps are guarded by the arena's
+// lock; the address map and arena list only grow and are read without locks.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "lock.h"
+#include "page.h"
+#include "sizeclass.h"
+
+namespace scav {
+
+// Arenas are aligned to, and sized in, 64 MiB units, so the map needs one entry per
+// 64 MiB of the 47-bit user address space: 2^21 entries (16 MiB of .bss, touched only
+// where arenas are).
+constexpr unsigned kArenaUnitShift = 26;
+constexpr size_t kArenaUnit = size_t(1) << kArenaUnitShift;
+constexpr size_t kArenaMapSize = size_t(1) << (47 - kArenaUnitShift);
+constexpr unsigned kMaxArenas = 1024;
+
+// Slice bitmaps, one bit per slice, all under `lock`:
+//   free      - not part of any page
+//   committed - may be resident (handed out since its last purge)
+//   pending   - free and committed, waiting for its purge
+//   word_due  - per bitmap word (64 slices, 4 MiB): when its pending slices fall due,
+//               the time of the latest free into it plus the purge delay
+// Invariants: pending ⊆ free ∩ committed; the meta slices are never free.
+// purge_expire: 0, or a time at or before the earliest word_due of a word with
+// pending bits; set only from 0 by a free (arms the arena), reset to 0 by the pass
+// that visits it, which re-arms it with the earliest word it left pending.
+struct Arena {
+  uintptr_t base;  // == this
+  size_t size;
+  uint32_t slice_count;
+  uint32_t word_count;
+  uint32_t meta_slices;
+  uint32_t index;
+  Lock lock;
+  std::atomic<uint64_t> purge_expire;
+  uint64_t* free_bits;
+  uint64_t* committed_bits;
+  uint64_t* pending_bits;
+  uint64_t* word_due;
+  Page** slice_page;  // the page that covers each slice, or null
+  Page* pages;        // descriptor of a page, indexed by its first slice
+};
+
+extern Arena* g_arena_map[kArenaMapSize];
+// For each 64 MiB unit of an arena, the part of its slice map that covers the unit
+// (1024 entries): free() finds a page with two dependent loads.
+extern Page** g_slice_map[kArenaMapSize];
+constexpr unsigned kSlicesPerUnit = unsigned(kArenaUnit >> kSliceShift);
+extern Arena* g_arenas[kMaxArenas];
+extern std::atomic<uint32_t> g_arena_count;
+
+inline Arena* arena_of(const void* p) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  return g_arena_map[(a >> kArenaUnitShift) & (kArenaMapSize - 1)];
+}
+
+// Null for an address outside every arena (a huge block).
+inline Page** unit_slices_of(const void* p) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  return g_slice_map[(a >> kArenaUnitShift) & (kArenaMapSize - 1)];
+}
+inline Page* unit_page_of(Page** unit, const void* p) {
+  return unit[(reinterpret_cast<uintptr_t>(p) >> kSliceShift) & (kSlicesPerUnit - 1)];
+}
+
+inline Page* arena_page_of(Arena* a, const void* p) {
+  return a->slice_page[(reinterpret_cast<uintptr_t>(p) - a->base) >> kSliceShift];
+}
+
+// Take a page of `slices` slices (1, 16 or 64; aligned to its size), creating an arena
+// when all are full. Returns null on ENOMEM. Fills the slice map for the page.
+Page* arena_alloc_page(unsigned slices);
+
+// Give a page's slices back; they are purged purge_delay_ms later (or by the current
+// pass when due_now). Arms the arena and the global schedule.
+void arena_free_page(Page* pg, bool due_now);
+
+// Purge the arenas that are due (all when force). Part of a purge pass: the caller
+// holds the purge guard. scan: also arenas that are not armed. Returns bytes purged.
+uint64_t arenas_purge(bool force, bool scan, uint64_t now);
+
+// Earliest expire of any arena, 0 if none (the pass puts it back at its end).
+uint64_t arenas_earliest_expire();
+
+void arenas_lock_all();
+void arenas_unlock_all();
+void arenas_reset_locks();
+
+}  // namespace scav

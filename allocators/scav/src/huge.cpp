@@ -1,0 +1,209 @@
+// huge.cpp - direct mappings for blocks above 512 KiB and the cache of freed ones.
+// Any thread; the cache is guarded by g_huge_lock, and munmap runs outside it.
+#include "huge.h"
+
+#include <cstring>
+
+#include "debug.h"
+#include "init.h"
+#include "lock.h"
+#include "options.h"
+#include "os.h"
+#include "scavenger.h"
+#include "stats.h"
+
+namespace scav {
+namespace {
+
+constexpr uint64_t kHugeMagic = 0x7363617648756765ull;  // "scavHuge"
+constexpr unsigned kCacheSlots = 32;
+
+// Sits right below the user pointer.
+struct HugeHeader {
+  uint64_t magic;
+  uintptr_t base;  // the mapping
+  size_t len;
+  uint64_t pad;
+};
+static_assert(sizeof(HugeHeader) == 32);
+
+struct CacheEntry {
+  uintptr_t base;
+  size_t len;
+  uint64_t freed_ms;
+};
+
+Lock g_huge_lock;
+CacheEntry g_cache[kCacheSlots];
+unsigned g_cache_count = 0;
+size_t g_cache_bytes = 0;
+std::atomic<uint64_t> g_huge_expire{0};
+
+size_t round_page(size_t n) { return (n + os::kPageSize - 1) & ~(os::kPageSize - 1); }
+
+HugeHeader* header_of(const void* p) {
+  auto* h = reinterpret_cast<HugeHeader*>(reinterpret_cast<uintptr_t>(p) - sizeof(HugeHeader));
+  if (h->magic != kHugeMagic) {
+    static const char msg[] = "scav: free/realloc of a pointer scav did not allocate\n";
+    os::write_stderr(msg, sizeof msg - 1);
+    os::die();
+  }
+  return h;
+}
+
+// Take a cached mapping of at least len bytes that wastes at most a quarter.
+bool cache_take(size_t len, uintptr_t* base, size_t* got) {
+  LockGuard g(g_huge_lock);
+  int best = -1;
+  for (unsigned i = 0; i < g_cache_count; i++) {
+    size_t l = g_cache[i].len;
+    if (l >= len && l - len <= len / 4 && (best < 0 || l < g_cache[best].len)) best = int(i);
+  }
+  if (best < 0) return false;
+  *base = g_cache[best].base;
+  *got = g_cache[best].len;
+  g_cache_bytes -= *got;
+  g_cache[best] = g_cache[--g_cache_count];
+  stat_add(g_stats.huge_cached, -int64_t(*got));
+  return true;
+}
+
+void unmap_counted(uintptr_t base, size_t len, bool was_cached) {
+  os::unmap(reinterpret_cast<void*>(base), len);
+  stat_add(g_stats.os_munmaps, 1);
+  if (was_cached) stat_add(g_stats.purged, len);
+}
+
+}  // namespace
+
+void* huge_alloc(size_t size, size_t align, bool* zeroed) {
+  process_init();  // a first allocation may come here directly (posix_memalign, calloc)
+  if (align < 64) align = 64;
+  size_t pad = align == 64 ? 64 : align;  // room for the header below an aligned p
+  if (size > (size_t(1) << 62) || size + pad < size) return nullptr;
+  size_t len = round_page(size + pad);
+  uintptr_t base;
+  size_t got = len;
+  bool zero = false;
+  if (!(align <= os::kPageSize && cache_take(len, &base, &got))) {
+    void* mem;
+    if (os::map_fresh(len, &mem)) return nullptr;
+    stat_add(g_stats.os_mmaps, 1);
+    base = reinterpret_cast<uintptr_t>(mem);
+    zero = true;
+  }
+  uintptr_t p = (base + sizeof(HugeHeader) + align - 1) & ~(uintptr_t(align) - 1);
+  SCAV_ASSERT(p + size <= base + got);
+  auto* h = reinterpret_cast<HugeHeader*>(p - sizeof(HugeHeader));
+  h->magic = kHugeMagic;
+  h->base = base;
+  h->len = got;
+  stat_add(g_stats.huge_bytes, got);
+  if (zeroed) *zeroed = zero;
+  return reinterpret_cast<void*>(p);
+}
+
+size_t huge_usable(const void* p) {
+  HugeHeader* h = header_of(p);
+  return h->base + h->len - reinterpret_cast<uintptr_t>(p);
+}
+
+void huge_free(void* p) {
+  HugeHeader* h = header_of(p);
+  uintptr_t base = h->base;
+  size_t len = h->len;
+  h->magic = 0;
+  stat_add(g_stats.huge_bytes, -int64_t(len));
+  size_t cap = size_t(option(Opt::kHugeCache));
+  if (len > cap / 4 || cap == 0) {  // too big to be worth keeping
+    unmap_counted(base, len, false);
+    return;
+  }
+  CacheEntry evicted[kCacheSlots + 1];
+  unsigned nev = 0;
+  {
+    LockGuard g(g_huge_lock);
+    // Make room: the oldest entries go first.
+    while (g_cache_count && (g_cache_count == kCacheSlots || g_cache_bytes + len > cap)) {
+      unsigned oldest = 0;
+      for (unsigned i = 1; i < g_cache_count; i++)
+        if (g_cache[i].freed_ms < g_cache[oldest].freed_ms) oldest = i;
+      evicted[nev++] = g_cache[oldest];
+      g_cache_bytes -= g_cache[oldest].len;
+      g_cache[oldest] = g_cache[--g_cache_count];
+    }
+    g_cache[g_cache_count++] = CacheEntry{base, len, os::now_ms()};
+    g_cache_bytes += len;
+  }
+  stat_add(g_stats.huge_cached, int64_t(len));
+  // Count the purge before the cache shrinks: whoever sees the cache empty also sees
+  // the bytes purged.
+  for (unsigned i = 0; i < nev; i++) {
+    unmap_counted(evicted[i].base, evicted[i].len, true);
+    stat_add(g_stats.huge_cached, -int64_t(evicted[i].len));
+  }
+  purge_arm(g_huge_expire, purge_deadline_from_now());
+}
+
+void* huge_realloc(void* p, size_t size) {
+  HugeHeader* h = header_of(p);
+  uintptr_t off = reinterpret_cast<uintptr_t>(p) - h->base;
+  if (size > (size_t(1) << 62)) return nullptr;
+  size_t len = round_page(off + size);
+  size_t old = h->len;
+  if (len == old) return p;
+  // Shrinking by less than a quarter is not worth a system call.
+  if (len < old && old - len <= old / 4) return p;
+  void* nb;
+  if (os::remap(reinterpret_cast<void*>(h->base), old, len, &nb)) return nullptr;
+  uintptr_t np = reinterpret_cast<uintptr_t>(nb) + off;
+  auto* nh = reinterpret_cast<HugeHeader*>(np - sizeof(HugeHeader));
+  nh->base = reinterpret_cast<uintptr_t>(nb);
+  nh->len = len;
+  stat_add(g_stats.huge_bytes, int64_t(len) - int64_t(old));
+  return reinterpret_cast<void*>(np);
+}
+
+uint64_t huge_purge(bool force, uint64_t now) {
+  uint64_t e = g_huge_expire.load(std::memory_order_seq_cst);
+  if (!force && (e == 0 || e > now)) return 0;
+  g_huge_expire.exchange(0, std::memory_order_seq_cst);
+  uint64_t delay = uint64_t(option(Opt::kPurgeDelayMs));
+  CacheEntry out[kCacheSlots];
+  unsigned n = 0;
+  uint64_t next = 0;
+  {
+    LockGuard g(g_huge_lock);
+    for (unsigned i = 0; i < g_cache_count;) {
+      if (force || g_cache[i].freed_ms + delay <= now) {
+        out[n++] = g_cache[i];
+        g_cache_bytes -= g_cache[i].len;
+        g_cache[i] = g_cache[--g_cache_count];
+      } else {
+        uint64_t d = g_cache[i].freed_ms + delay;
+        if (!next || d < next) next = d;
+        i++;
+      }
+    }
+  }
+  uint64_t total = 0;
+  for (unsigned i = 0; i < n; i++) {
+    unmap_counted(out[i].base, out[i].len, true);
+    stat_add(g_stats.huge_cached, -int64_t(out[i].len));
+    total += out[i].len;
+  }
+  if (next) purge_arm(g_huge_expire, next);
+  return total;
+}
+
+uint64_t huge_earliest_expire() {
+  uint64_t e = 0;
+  g_huge_expire.compare_exchange_strong(e, 0, std::memory_order_seq_cst);
+  return e;
+}
+
+void huge_lock() { g_huge_lock.lock(); }
+void huge_unlock() { g_huge_lock.unlock(); }
+void huge_reset_lock() { g_huge_lock.reset(); }
+
+}  // namespace scav

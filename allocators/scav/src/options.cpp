@@ -1,0 +1,166 @@
+// options.cpp - the option table and its parser. Written once by options_init() on the
+// first thread that initialises the process, before other threads can reach an
+// allocator path; read-only afterwards.
+#include "options.h"
+
+#include <cstddef>
+
+#include "os.h"
+
+extern "C" char** environ;
+
+namespace scav {
+namespace {
+
+enum class Kind { kInt, kBool, kSize, kAdvice };
+
+struct OptionDesc {
+  const char* name;  // the variable is SCAV_ + name in upper case
+  int64_t def;
+  Kind kind;
+  const char* unit;
+  const char* meaning;
+};
+
+// clang-format off
+constexpr OptionDesc kTable[] = {
+  {"purge_delay_ms",     100,          Kind::kInt,    "ms",    "a freed arena range is purged this long after the free"},
+  {"scavenger",          1,            Kind::kBool,   "bool",  "run the background scavenger thread; 0 purges inline on slow paths"},
+  {"purge_advice",       kAdviceDontneed, Kind::kAdvice, "enum", "dontneed (RSS drops now) or free (MADV_FREE, lazy)"},
+  {"arena_reserve",      int64_t(1) << 30, Kind::kSize, "bytes", "address space reserved per arena (multiple of 64M)"},
+  {"huge_cache",         int64_t(64) << 20, Kind::kSize, "bytes", "recently freed direct mappings kept for reuse"},
+  {"safety_timeout_ms",  30000,        Kind::kInt,    "ms",    "scavenger scans everything after this long asleep"},
+  {"verbose",            0,            Kind::kBool,   "bool",  "print this table to stderr at init"},
+};
+// clang-format on
+static_assert(sizeof kTable / sizeof kTable[0] == unsigned(Opt::kCount));
+
+size_t slen(const char* s) {
+  size_t n = 0;
+  while (s[n]) n++;
+  return n;
+}
+
+void put(const char* s) { os::write_stderr(s, slen(s)); }
+
+void put_int(int64_t v) {
+  char b[24];
+  int n = 0;
+  bool neg = v < 0;
+  uint64_t u = neg ? uint64_t(-v) : uint64_t(v);
+  do { b[n++] = char('0' + u % 10); u /= 10; } while (u);
+  if (neg) b[n++] = '-';
+  char o[24];
+  for (int i = 0; i < n; i++) o[i] = b[n - 1 - i];
+  os::write_stderr(o, size_t(n));
+}
+
+bool eq(const char* a, const char* b) {
+  while (*a && *a == *b) a++, b++;
+  return *a == *b;
+}
+
+// Returns the value of SCAV_<NAME> or null; environ is scanned directly because
+// getenv's contract says nothing about allocation.
+const char* find_env(const char* name) {
+  if (!environ) return nullptr;
+  for (char** e = environ; *e; e++) {
+    const char* s = *e;
+    if (s[0] != 'S' || s[1] != 'C' || s[2] != 'A' || s[3] != 'V' || s[4] != '_') continue;
+    s += 5;
+    const char* n = name;
+    while (*n && *s && *s != '=') {
+      char c = *n >= 'a' && *n <= 'z' ? char(*n - 32) : *n;
+      if (c != *s) break;
+      n++, s++;
+    }
+    if (!*n && *s == '=') return s + 1;
+  }
+  return nullptr;
+}
+
+bool parse(const OptionDesc& d, const char* v, int64_t* out) {
+  if (d.kind == Kind::kAdvice) {
+    if (eq(v, "dontneed")) { *out = kAdviceDontneed; return true; }
+    if (eq(v, "free")) { *out = kAdviceFree; return true; }
+    return false;
+  }
+  if (d.kind == Kind::kBool) {
+    if (eq(v, "1") || eq(v, "true") || eq(v, "on") || eq(v, "yes")) { *out = 1; return true; }
+    if (eq(v, "0") || eq(v, "false") || eq(v, "off") || eq(v, "no")) { *out = 0; return true; }
+    return false;
+  }
+  if (*v < '0' || *v > '9') return false;
+  uint64_t x = 0;
+  while (*v >= '0' && *v <= '9') {
+    if (x > (uint64_t(1) << 50)) return false;
+    x = x * 10 + uint64_t(*v++ - '0');
+  }
+  if (d.kind == Kind::kSize) {
+    unsigned shift = 0;
+    if (*v == 'k' || *v == 'K') shift = 10;
+    else if (*v == 'm' || *v == 'M') shift = 20;
+    else if (*v == 'g' || *v == 'G') shift = 30;
+    if (shift) {
+      v++;
+      if (*v == 'i' && v[1] == 'B') v += 2;  // also accept KiB, MiB, GiB
+      else if (*v == 'B' || *v == 'b') v++;
+    }
+    if (x > (uint64_t(1) << (62 - shift))) return false;
+    x <<= shift;
+  }
+  if (*v) return false;
+  *out = int64_t(x);
+  return true;
+}
+
+}  // namespace
+
+int64_t g_options[unsigned(Opt::kCount)];
+
+void options_init() {
+  for (unsigned i = 0; i < unsigned(Opt::kCount); i++) {
+    const OptionDesc& d = kTable[i];
+    g_options[i] = d.def;
+    const char* v = find_env(d.name);
+    if (!v) continue;
+    int64_t x;
+    if (parse(d, v, &x)) {
+      g_options[i] = x;
+    } else {
+      put("scav: warning: bad value '");
+      put(v);
+      put("' for option ");
+      put(d.name);
+      put(", keeping the default\n");
+    }
+  }
+  // Arenas are aligned to and sized in 64 MiB units (see arena.h).
+  int64_t& r = g_options[unsigned(Opt::kArenaReserve)];
+  const int64_t unit = int64_t(64) << 20;
+  if (r < unit) r = unit;
+  r = (r + unit - 1) / unit * unit;
+  if (option(Opt::kVerbose)) options_print();
+}
+
+void options_print() {
+  put("scav: version 0.1.0, options:\n");
+  for (unsigned i = 0; i < unsigned(Opt::kCount); i++) {
+    const OptionDesc& d = kTable[i];
+    put("scav:   ");
+    put(d.name);
+    put(" = ");
+    if (d.kind == Kind::kAdvice) put(g_options[i] == kAdviceFree ? "free" : "dontneed");
+    else put_int(g_options[i]);
+    put(" (");
+    put(d.unit);
+    put(", default ");
+    if (d.kind == Kind::kAdvice) put(d.def == kAdviceFree ? "free" : "dontneed");
+    else put_int(d.def);
+    put("): ");
+    put(d.meaning);
+    put("\n");
+  }
+}
+
+}  // namespace scav

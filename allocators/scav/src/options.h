@@ -1,0 +1,31 @@
+// options.h - the allocator's options: one table, read once from the environment at
+// process init (before any arena exists), read-only afterwards, any thread may read.
+#pragma once
+
+#include <cstdint>
+
+namespace scav {
+
+enum class Opt : unsigned {
+  kPurgeDelayMs,
+  kScavenger,
+  kPurgeAdvice,
+  kArenaReserve,
+  kHugeCache,
+  kSafetyTimeoutMs,
+  kVerbose,
+  kCount
+};
+
+enum PurgeAdvice : int64_t { kAdviceDontneed = 0, kAdviceFree = 1 };
+
+extern int64_t g_options[unsigned(Opt::kCount)];
+
+inline int64_t option(Opt o) { return g_options[unsigned(o)]; }
+
+// Parse SCAV_* variables of environ, warn about bad values on stderr, and print the
+// resolved table if verbose. Allocates nothing.
+void options_init();
+void options_print();
+
+}  // namespace scav

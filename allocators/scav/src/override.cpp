@@ -1,0 +1,274 @@
+// override.cpp - the exported C ABI (the malloc family), C++ operator new/delete, and
+// the scav_* API. Stateless glue over alloc.h, heap, huge and scavenger; any thread.
+//
+// operator new on failure: it loops over std::get_new_handler() like the standard
+// says, and when there is no handler it calls std::__throw_bad_alloc(). Both are weak
+// references to libstdc++, so this library does not depend on it: in a C++ program
+// they resolve to the program's libstdc++ and new throws std::bad_alloc as usual; if
+// they are absent (no libstdc++ in the process) new aborts with a message. The nothrow
+// forms return null when there is no handler.
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "../include/scav.h"
+#include "alloc.h"
+#include "heap.h"
+#include "huge.h"
+#include "init.h"
+#include "os.h"
+#include "scavenger.h"
+#include "stats.h"
+
+#define SCAV_API extern "C" __attribute__((visibility("default")))
+
+using std::size_t;
+
+extern "C" {
+[[noreturn]] void _ZSt17__throw_bad_allocv() __attribute__((weak));
+typedef void (*scav_new_handler_t)();
+scav_new_handler_t _ZSt15get_new_handlerv() __attribute__((weak));
+}
+
+namespace scav {
+namespace {
+
+inline bool is_pow2(size_t a) { return a && !(a & (a - 1)); }
+
+void* alloc_aligned(size_t align, size_t n) {
+  if (align <= kMinAlign) return alloc_fast(n);
+  if (n > (size_t(1) << 62) || align > (size_t(1) << 40)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (align <= kSliceSize) {
+    // Pages start on slice boundaries (64 KiB, 1 MiB or 4 MiB), so a class whose block
+    // size is a multiple of `align` hands out aligned blocks without padding.
+    size_t m = (n + align - 1) & ~(align - 1);
+    if (m == 0) m = align;
+    if (m <= kLargeMax && class_size(class_of(m)) % align == 0) return alloc_fast(m);
+    size_t padded = n + align - kMinAlign;
+    if (padded <= kLargeMax) {
+      void* p = alloc_fast(padded);
+      if (!p) return nullptr;
+      uintptr_t u = reinterpret_cast<uintptr_t>(p);
+      uintptr_t q = (u + align - 1) & ~(uintptr_t(align) - 1);
+      if (q != u) heap_mark_aligned(arena_page_of(arena_of(p), p));
+      return reinterpret_cast<void*>(q);
+    }
+  }
+  void* p = huge_alloc(n, align, nullptr);
+  if (!p) errno = ENOMEM;
+  scavenger_poll();
+  return p;
+}
+
+void* calloc_impl(size_t count, size_t size) {
+  size_t n;
+  if (__builtin_mul_overflow(count, size, &n)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (n > kLargeMax) {
+    bool zeroed = false;
+    void* p = huge_alloc(n, 0, &zeroed);
+    if (!p) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+    if (!zeroed) memset(p, 0, n);
+    scavenger_poll();
+    return p;
+  }
+  void* p = alloc_fast(n);
+  if (p) memset(p, 0, n);
+  return p;
+}
+
+void* realloc_impl(void* p, size_t n) {
+  if (!p) return alloc_fast(n);
+  if (n == 0) {  // glibc frees and returns null; programs rely on either, keep glibc's
+    free_fast(p);
+    return nullptr;
+  }
+  Arena* a = arena_of(p);
+  size_t have;
+  if (a) {
+    have = usable_size(p);
+    if (n <= have && n >= have / 2) return p;
+  } else {
+    have = huge_usable(p);
+    if (n > kLargeMax) {
+      void* q = huge_realloc(p, n);
+      if (!q) errno = ENOMEM;
+      return q;
+    }
+  }
+  void* q = alloc_fast(n);
+  if (!q) return nullptr;
+  memcpy(q, p, n < have ? n : have);
+  free_fast(p);
+  return q;
+}
+
+void* new_failed(size_t n, size_t align, bool nothrow) {
+  for (;;) {
+    scav_new_handler_t h = _ZSt15get_new_handlerv ? _ZSt15get_new_handlerv() : nullptr;
+    if (!h) {
+      if (nothrow) return nullptr;
+      if (_ZSt17__throw_bad_allocv) _ZSt17__throw_bad_allocv();
+      static const char msg[] = "scav: operator new: out of memory\n";
+      os::write_stderr(msg, sizeof msg - 1);
+      os::die();
+    }
+    h();
+    void* p = align ? alloc_aligned(align, n) : alloc_fast(n);
+    if (p) return p;
+  }
+}
+
+inline void* new_impl(size_t n) {
+  void* p = alloc_fast(n);
+  if (SCAV_LIKELY(p != nullptr)) return p;
+  return new_failed(n, 0, false);
+}
+
+inline void* new_aligned_impl(size_t n, size_t align, bool nothrow) {
+  void* p = alloc_aligned(align, n);
+  if (SCAV_LIKELY(p != nullptr)) return p;
+  return new_failed(n, align, nothrow);
+}
+
+}  // namespace
+}  // namespace scav
+
+using namespace scav;
+
+// ---- C ----------------------------------------------------------------------------
+
+SCAV_API void* malloc(size_t n) noexcept { return alloc_fast(n); }
+SCAV_API void free(void* p) noexcept { free_fast(p); }
+SCAV_API void cfree(void* p) noexcept { free_fast(p); }
+SCAV_API void* calloc(size_t c, size_t n) noexcept { return calloc_impl(c, n); }
+SCAV_API void* realloc(void* p, size_t n) noexcept { return realloc_impl(p, n); }
+
+SCAV_API void* reallocarray(void* p, size_t c, size_t n) noexcept {
+  size_t t;
+  if (__builtin_mul_overflow(c, n, &t)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc_impl(p, t);
+}
+
+SCAV_API int posix_memalign(void** out, size_t align, size_t n) noexcept {
+  if (!is_pow2(align) || align % sizeof(void*) != 0) return EINVAL;
+  int saved = errno;
+  void* p = alloc_aligned(align, n);
+  errno = saved;
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+SCAV_API void* aligned_alloc(size_t align, size_t n) noexcept {
+  if (!is_pow2(align)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return alloc_aligned(align, n);
+}
+
+SCAV_API void* memalign(size_t align, size_t n) noexcept {
+  if (align <= kMinAlign) return alloc_fast(n);
+  if (!is_pow2(align)) {  // glibc rounds the alignment up to a power of two
+    if (align > (size_t(1) << 62)) {
+      errno = EINVAL;
+      return nullptr;
+    }
+    size_t a = 1;
+    while (a < align) a <<= 1;
+    align = a;
+  }
+  return alloc_aligned(align, n);
+}
+
+SCAV_API void* valloc(size_t n) noexcept { return alloc_aligned(os::kPageSize, n); }
+
+SCAV_API void* pvalloc(size_t n) noexcept {
+  size_t r = (n + os::kPageSize - 1) & ~(os::kPageSize - 1);
+  if (r < n) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return alloc_aligned(os::kPageSize, r ? r : os::kPageSize);
+}
+
+SCAV_API size_t malloc_usable_size(void* p) noexcept { return usable_size(p); }
+
+// ---- scav API ---------------------------------------------------------------------
+
+SCAV_API const char* scav_version(void) { return "0.1.0"; }
+
+SCAV_API void scav_collect(bool force) {
+  process_init();
+  if (force) {
+    // Empty pages of this thread, then a forced pass: it steals every heap's retired
+    // pages, takes idle and abandoned heaps, empties the huge cache and purges every
+    // free arena range; it waits for a pass that is under way.
+    heap_collect_current_thread(true);
+    purge_pass(true, true);
+  } else {
+    purge_pass(false, false);
+  }
+}
+
+SCAV_API size_t scav_stats_json(char* buf, size_t len) { return stats_json(buf, len); }
+SCAV_API void scav_thread_idle_start(void) { heap_idle_start(); }
+SCAV_API void scav_thread_idle_end(void) { heap_idle_end(); }
+
+// ---- C++ --------------------------------------------------------------------------
+
+#define SCAV_CXX __attribute__((visibility("default")))
+
+SCAV_CXX void* operator new(size_t n) { return new_impl(n); }
+SCAV_CXX void* operator new[](size_t n) { return new_impl(n); }
+SCAV_CXX void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  void* p = alloc_fast(n);
+  return p ? p : new_failed(n, 0, true);
+}
+SCAV_CXX void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  void* p = alloc_fast(n);
+  return p ? p : new_failed(n, 0, true);
+}
+SCAV_CXX void* operator new(size_t n, std::align_val_t a) {
+  return new_aligned_impl(n, size_t(a), false);
+}
+SCAV_CXX void* operator new[](size_t n, std::align_val_t a) {
+  return new_aligned_impl(n, size_t(a), false);
+}
+SCAV_CXX void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return new_aligned_impl(n, size_t(a), true);
+}
+SCAV_CXX void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return new_aligned_impl(n, size_t(a), true);
+}
+
+SCAV_CXX void operator delete(void* p) noexcept { free_fast(p); }
+SCAV_CXX void operator delete[](void* p) noexcept { free_fast(p); }
+SCAV_CXX void operator delete(void* p, size_t) noexcept { free_fast(p); }
+SCAV_CXX void operator delete[](void* p, size_t) noexcept { free_fast(p); }
+SCAV_CXX void operator delete(void* p, const std::nothrow_t&) noexcept { free_fast(p); }
+SCAV_CXX void operator delete[](void* p, const std::nothrow_t&) noexcept { free_fast(p); }
+SCAV_CXX void operator delete(void* p, std::align_val_t) noexcept { free_fast(p); }
+SCAV_CXX void operator delete[](void* p, std::align_val_t) noexcept { free_fast(p); }
+SCAV_CXX void operator delete(void* p, size_t, std::align_val_t) noexcept { free_fast(p); }
+SCAV_CXX void operator delete[](void* p, size_t, std::align_val_t) noexcept { free_fast(p); }
+SCAV_CXX void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  free_fast(p);
+}
+SCAV_CXX void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  free_fast(p);
+}

@@ -1,0 +1,169 @@
+// scavenger.cpp - the purge schedule, purge passes and the scavenger thread.
+// g_purge_expire and g_sched_seq are shared by all threads (atomics only); a pass runs
+// under g_purge_guard, one at a time; the thread's own state is g_scav_state.
+//
+// The protocol, and the two bugs of seed 003 it avoids:
+//  * A source (arena, heap, huge cache) is armed by CAS 0 -> E, and only the thread
+//    that armed it lowers the global deadline (earliest wins). A pass resets the global
+//    deadline FIRST and each source before it reads that source's state; at its end it
+//    puts back the earliest expire still pending, read with an RMW (CAS 0 -> 0) so it
+//    is ordered with a concurrent arming CAS. So a free that lands while a pass runs
+//    either is seen by the pass or finds the source reset and arms the next pass itself:
+//    nothing freed behind a pass is left without a deadline.
+//  * A forced pass (scav_collect(true)) waits for the pass in progress instead of
+//    giving up, then runs its own over everything.
+// The scavenger never clears the global deadline itself; only a pass does.
+#include "scavenger.h"
+
+#include <cerrno>
+
+#include "arena.h"
+#include "heap.h"
+#include "huge.h"
+#include "lock.h"
+#include "options.h"
+#include "os.h"
+#include "stats.h"
+
+namespace scav {
+namespace {
+
+enum ScavState : uint32_t { kNotStarted = 0, kStarting = 1, kRunning = 2, kFailed = 3 };
+
+std::atomic<uint64_t> g_purge_expire{0};  // earliest deadline of any source; 0 = none
+std::atomic<uint32_t> g_sched_seq{0};     // futex word: bumped on each 0 -> set edge
+std::atomic<uint32_t> g_scav_sleeping{0};
+std::atomic<uint32_t> g_scav_state{kNotStarted};
+Lock g_purge_guard;
+
+void scavenger_main(void*) {
+  const int64_t safety = option(Opt::kSafetyTimeoutMs) > 0 ? option(Opt::kSafetyTimeoutMs) : 30000;
+  for (;;) {
+    uint32_t seq = g_sched_seq.load(std::memory_order_seq_cst);
+    uint64_t e = g_purge_expire.load(std::memory_order_seq_cst);
+    uint64_t now = os::now_ms();
+    if (e != 0 && e <= now) {
+      stat_add(g_stats.scavenger_turns, 1);
+      // Dropped because another thread is in a pass: that pass resets the deadline
+      // and puts back what it leaves; look again shortly.
+      if (!purge_pass(false, false)) os::sleep_ms(1);
+      continue;
+    }
+    int64_t timeout = e == 0 ? safety : int64_t(e - now);
+    if (timeout > safety) timeout = safety;
+    // Announce the sleep, then re-check the word: a scheduler bumps the word before it
+    // reads the flag, so either we see its bump here (or the futex does) or it sees
+    // the flag and wakes us.
+    g_scav_sleeping.store(1, std::memory_order_seq_cst);
+    int r = EAGAIN;
+    if (g_sched_seq.load(std::memory_order_seq_cst) == seq)
+      r = os::futex_wait(&g_sched_seq, seq, timeout);
+    g_scav_sleeping.store(0, std::memory_order_seq_cst);
+    if (r != EAGAIN) stat_add(g_stats.scavenger_wakes, 1);
+    if (r == ETIMEDOUT && e == 0) {
+      // Safety net: nothing was scheduled for a whole timeout; look at every source
+      // anyway (idle and abandoned heaps, pending arena ranges).
+      stat_add(g_stats.scavenger_turns, 1);
+      purge_pass(false, false, true);
+    }
+  }
+}
+
+void scavenger_start() {
+  uint32_t st = kNotStarted;
+  if (!g_scav_state.compare_exchange_strong(st, kStarting, std::memory_order_acq_rel)) return;
+  int r = os::start_thread(scavenger_main, nullptr, "scav-scavenger");
+  g_scav_state.store(r ? kFailed : kRunning, std::memory_order_release);
+  if (!r) stat_add(g_stats.scavenger_started, 1);
+}
+
+bool pass_locked(bool force, bool scan) {
+  stat_add(g_stats.purge_passes, 1);
+  g_purge_expire.exchange(0, std::memory_order_seq_cst);
+  uint64_t now = os::now_ms();
+  heaps_purge(force, scan, now);  // first: pages it takes are due now, for the arenas
+  huge_purge(force, now);
+  arenas_purge(force, scan, now);
+  uint64_t e = arenas_earliest_expire();
+  uint64_t h = heaps_earliest_expire();
+  uint64_t g = huge_earliest_expire();
+  for (uint64_t x : {h, g})
+    if (x && (!e || x < e)) e = x;
+  if (e) purge_schedule(e);
+  return true;
+}
+
+}  // namespace
+
+uint64_t purge_deadline_from_now() {
+  return os::now_ms() + uint64_t(option(Opt::kPurgeDelayMs));
+}
+
+void purge_schedule(uint64_t e) {
+  if (!e) e = 1;
+  uint64_t cur = g_purge_expire.load(std::memory_order_seq_cst);
+  for (;;) {
+    if (cur != 0 && cur <= e) return;
+    if (g_purge_expire.compare_exchange_weak(cur, e, std::memory_order_seq_cst)) break;
+  }
+  if (cur != 0) return;  // only the 0 -> set edge wakes
+  g_sched_seq.fetch_add(1, std::memory_order_seq_cst);
+  if (g_scav_sleeping.load(std::memory_order_seq_cst)) os::futex_wake(&g_sched_seq, 1);
+}
+
+void purge_arm(std::atomic<uint64_t>& source, uint64_t e) {
+  uint64_t zero = 0;
+  if (source.compare_exchange_strong(zero, e, std::memory_order_seq_cst)) purge_schedule(e);
+}
+
+void purge_arm_earlier(std::atomic<uint64_t>& source, uint64_t e) {
+  uint64_t cur = source.load(std::memory_order_seq_cst);
+  for (;;) {
+    if (cur != 0 && cur <= e) {
+      // Still an RMW so we are ordered after a pass's reset of this source.
+      if (source.compare_exchange_strong(cur, cur, std::memory_order_seq_cst)) break;
+      continue;
+    }
+    if (source.compare_exchange_weak(cur, e, std::memory_order_seq_cst)) break;
+  }
+  purge_schedule(cur != 0 && cur <= e ? cur : e);
+}
+
+bool purge_pass(bool force, bool wait, bool scan) {
+  if (!g_purge_guard.try_lock()) {
+    if (!wait) return false;
+    g_purge_guard.lock();
+  }
+  bool r = pass_locked(force, scan);
+  g_purge_guard.unlock();
+  return r;
+}
+
+void scavenger_poll() {
+  uint64_t e = g_purge_expire.load(std::memory_order_relaxed);
+  if (SCAV_LIKELY(e == 0)) return;
+  uint32_t st = g_scav_state.load(std::memory_order_relaxed);
+  if (st == kRunning || st == kStarting) return;
+  if (st == kNotStarted && option(Opt::kScavenger)) {
+    scavenger_start();
+    return;
+  }
+  if (os::now_ms() >= e) purge_pass(false, false);  // no scavenger: purge inline
+}
+
+void scavenger_ensure_started() {
+  if (SCAV_LIKELY(g_scav_state.load(std::memory_order_relaxed) != kNotStarted)) return;
+  if (option(Opt::kScavenger)) scavenger_start();
+}
+
+void purge_fork_prepare() { g_purge_guard.lock(); }
+void purge_fork_parent() { g_purge_guard.unlock(); }
+void purge_fork_child() {
+  g_purge_guard.reset();
+  g_scav_sleeping.store(0, std::memory_order_relaxed);
+  // The scavenger was not copied into the child; start a new one when needed.
+  uint32_t st = g_scav_state.load(std::memory_order_relaxed);
+  if (st == kRunning || st == kStarting) g_scav_state.store(kNotStarted, std::memory_order_relaxed);
+}
+
+}  // namespace scav

@@ -1,0 +1,36 @@
+// scavenger.h - the purge schedule (one global deadline fed by per-source deadlines),
+// purge passes (one at a time, under the purge guard), and the scavenger thread that
+// sleeps until the deadline. Any thread may schedule; passes run on the scavenger, in
+// scav_collect, or inline on slow paths when the scavenger is off.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace scav {
+
+// A source (an arena, a heap, the huge cache) has an expire word: 0 when nothing is
+// pending, else when its earliest pending item falls due. Arming sets it only from 0,
+// then lowers the global deadline; the 0 -> set edge of the global deadline is the
+// only thing that wakes the scavenger, so a burst of frees costs one wake.
+void purge_arm(std::atomic<uint64_t>& source, uint64_t expire);
+// Same, but also lowers a source that is armed later than `expire`.
+void purge_arm_earlier(std::atomic<uint64_t>& source, uint64_t expire);
+void purge_schedule(uint64_t expire);
+uint64_t purge_deadline_from_now();
+
+// Run one pass. force: purge everything pending now, whatever its deadline. wait: if
+// another thread is in a pass, wait for it and then run ours (else return false).
+// scan: also look at sources that are not armed (the scavenger's safety net).
+bool purge_pass(bool force, bool wait, bool scan = false);
+
+// Called at the end of allocator slow paths with no lock held: starts the scavenger
+// when something is scheduled, or purges inline when the scavenger is off.
+void scavenger_poll();
+void scavenger_ensure_started();
+
+void purge_fork_prepare();
+void purge_fork_parent();
+void purge_fork_child();
+
+}  // namespace scav

@@ -1,0 +1,68 @@
+// sizeclass.h - size classes and page geometry; constants only, no state.
+//
+// Classes: 16..128 in steps of 16, then 8 classes per doubling up to 512 KiB, so a
+// request above 128 bytes wastes at most 1/8 of its block (below 128 the 16-byte
+// alignment malloc owes its callers is the granule). Blocks up to 8 KiB live in
+// 64 KiB pages (one arena slice), up to 88 KiB in 1 MiB pages, 96-512 KiB in 4 MiB
+// "large" pages; anything bigger is a direct mapping.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace scav {
+
+constexpr unsigned kSliceShift = 16;
+constexpr size_t kSliceSize = size_t(1) << kSliceShift;  // 64 KiB
+constexpr size_t kSmallMax = 8 * 1024;
+constexpr size_t kLargeMin = 96 * 1024;
+constexpr size_t kLargeMax = 512 * 1024;
+constexpr unsigned kNumClasses = 8 + 12 * 8;  // 104
+constexpr size_t kMinAlign = 16;
+
+constexpr size_t class_size(unsigned c) {
+  if (c < 8) return 16 * size_t(c + 1);
+  unsigned k = 7 + (c - 8) / 8;
+  unsigned j = (c - 8) % 8 + 1;
+  return (size_t(1) << k) + j * (size_t(1) << (k - 3));
+}
+
+constexpr unsigned class_of_formula(size_t n) {
+  if (n <= 128) return n ? unsigned((n - 1) >> 4) : 0;
+  size_t s = n - 1;
+  unsigned k = 63 - unsigned(__builtin_clzll(s));
+  return 8 + (k - 7) * 8 + unsigned((s >> (k - 3)) & 7);
+}
+
+// Lookup table for n <= 1024, indexed by (n + 15) / 16: one load on the fast path.
+struct SmallClassTable {
+  uint8_t cls[65];
+  constexpr SmallClassTable() : cls{} {
+    for (unsigned i = 0; i <= 64; i++) cls[i] = uint8_t(class_of_formula(i * 16));
+  }
+};
+inline constexpr SmallClassTable kSmallClassTable{};
+
+inline unsigned class_of(size_t n) {
+  if (n <= 1024) return kSmallClassTable.cls[(n + 15) >> 4];
+  return class_of_formula(n);
+}
+
+enum PageKind : uint8_t { kPageSmall = 0, kPageMedium = 1, kPageLarge = 2 };
+
+constexpr PageKind class_kind(unsigned c) {
+  size_t b = class_size(c);
+  return b <= kSmallMax ? kPageSmall : (b < kLargeMin ? kPageMedium : kPageLarge);
+}
+constexpr unsigned kind_slices(PageKind k) {
+  return k == kPageSmall ? 1 : (k == kPageMedium ? 16 : 64);
+}
+
+static_assert(class_size(kNumClasses - 1) == kLargeMax);
+static_assert(class_of_formula(kLargeMax) == kNumClasses - 1);
+static_assert(class_of_formula(129) == 8 && class_size(8) == 144);
+static_assert(class_size(class_of_formula(96 * 1024)) == 96 * 1024);
+static_assert(class_kind(class_of_formula(96 * 1024)) == kPageLarge);
+static_assert(class_kind(class_of_formula(88 * 1024)) == kPageMedium);
+
+}  // namespace scav

@@ -1,0 +1,96 @@
+// stats.cpp - the counters and their JSON form. Counters are shared by all threads and
+// only touched with relaxed atomics; stats_json() formats without allocating (no stdio).
+#include "stats.h"
+
+#include "options.h"
+
+namespace scav {
+
+Stats g_stats;
+
+namespace {
+
+class Writer {
+ public:
+  Writer(char* buf, size_t len) : buf_(buf), len_(len) {}
+  void raw(const char* s) {
+    while (*s) put(*s++);
+  }
+  void put(char c) {
+    if (n_ + 1 < len_) buf_[n_] = c;
+    n_++;
+  }
+  void num(int64_t v) {
+    if (v < 0) {
+      put('-');
+      v = -v;
+    }
+    char d[24];
+    int k = 0;
+    uint64_t u = uint64_t(v);
+    do { d[k++] = char('0' + u % 10); u /= 10; } while (u);
+    while (k) put(d[--k]);
+  }
+  void field(const char* key, int64_t v) {
+    put(first_ ? '{' : ',');
+    first_ = false;
+    put('"');
+    raw(key);
+    raw("\":");
+    num(v);
+  }
+  size_t finish() {
+    if (first_) put('{');
+    put('}');
+    if (len_) buf_[n_ < len_ ? n_ : len_ - 1] = 0;
+    return n_;
+  }
+
+ private:
+  char* buf_;
+  size_t len_;
+  size_t n_ = 0;
+  bool first_ = true;
+};
+
+template <class T>
+int64_t ld(const std::atomic<T>& a) {
+  return int64_t(a.load(std::memory_order_relaxed));
+}
+
+}  // namespace
+
+size_t stats_json(char* buf, size_t len) {
+  const Stats& s = g_stats;
+  Writer w(buf, len);
+  int64_t committed = ld(s.arena_committed) + ld(s.arena_meta) + ld(s.huge_bytes) +
+                      ld(s.huge_cached);
+  // With MADV_FREE the kernel may still hold purged ranges; we cannot see that, so the
+  // estimate is the committed figure either way.
+  w.field("allocated", ld(s.page_bytes) + ld(s.huge_bytes));
+  w.field("committed", committed);
+  w.field("resident_estimate", committed);
+  w.field("purged", ld(s.purged));
+  w.field("purge_passes", ld(s.purge_passes));
+  w.field("purge_pending", ld(s.purge_pending));
+  w.field("purge_calls", ld(s.purge_calls));
+  w.field("scavenger_wakes", ld(s.scavenger_wakes));
+  w.field("scavenger_turns", ld(s.scavenger_turns));
+  w.field("scavenger_started", ld(s.scavenger_started));
+  w.field("pages_freed", ld(s.pages_freed));
+  w.field("pages_allocated", ld(s.pages_alloc));
+  w.field("page_bytes", ld(s.page_bytes));
+  w.field("huge_bytes", ld(s.huge_bytes));
+  w.field("huge_cached", ld(s.huge_cached));
+  w.field("arena_committed", ld(s.arena_committed));
+  w.field("arena_meta", ld(s.arena_meta));
+  w.field("arenas", ld(s.arenas));
+  w.field("heaps", ld(s.heaps));
+  w.field("idle_handoffs", ld(s.idle_handoffs));
+  w.field("os_mmaps", ld(s.os_mmaps));
+  w.field("os_munmaps", ld(s.os_munmaps));
+  w.field("purge_delay_ms", option(Opt::kPurgeDelayMs));
+  return w.finish();
+}
+
+}  // namespace scav

@@ -1,0 +1,42 @@
+// stats.h - process-wide counters. Any thread adds with relaxed atomics; readers get a
+// snapshot that is consistent per counter, not across counters.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace scav {
+
+struct Stats {
+  std::atomic<int64_t> page_bytes{0};       // bytes of arena pages owned by heaps
+  std::atomic<int64_t> huge_bytes{0};       // bytes of live direct mappings
+  std::atomic<int64_t> huge_cached{0};      // bytes of freed direct mappings kept
+  std::atomic<int64_t> arena_committed{0};  // arena slices that may be resident
+  std::atomic<int64_t> arena_meta{0};       // arena headers, bitmaps, page descriptors
+  std::atomic<int64_t> purge_pending{0};    // free arena slices awaiting their purge
+  std::atomic<uint64_t> purged{0};          // bytes handed back to the OS by purges
+  std::atomic<uint64_t> purge_passes{0};
+  std::atomic<uint64_t> purge_calls{0};     // madvise calls of purges
+  std::atomic<uint64_t> scavenger_wakes{0};
+  std::atomic<uint64_t> scavenger_turns{0};
+  std::atomic<uint64_t> scavenger_started{0};
+  std::atomic<uint64_t> pages_freed{0};     // pages returned from heaps to arenas
+  std::atomic<uint64_t> pages_alloc{0};
+  std::atomic<uint64_t> os_mmaps{0};
+  std::atomic<uint64_t> os_munmaps{0};
+  std::atomic<uint64_t> arenas{0};
+  std::atomic<uint64_t> heaps{0};
+  std::atomic<uint64_t> idle_handoffs{0};
+};
+
+extern Stats g_stats;
+
+template <class T, class V>
+inline void stat_add(std::atomic<T>& c, V v) {
+  c.fetch_add(T(v), std::memory_order_relaxed);
+}
+
+size_t stats_json(char* buf, size_t len);
+
+}  // namespace scav

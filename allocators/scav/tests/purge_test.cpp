@@ -1,0 +1,219 @@
+// purge_test.cpp - the purge schedule and the scavenger, observed through the stats
+// counters: the two scenarios of seed 003 (a free during a pass; a forced collect during
+// a pass), the scavenger thread itself, and the idle hand-off (seed 004). Each test is
+// its own process under ctest (gtest_discover_tests), so counters start fresh.
+#include <gtest/gtest.h>
+#include <dirent.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "scav.h"
+#include "test_util.h"
+
+using scav_test::kMiB;
+using scav_test::stat;
+using scav_test::wait_for;
+
+namespace {
+
+constexpr size_t kBlock = 256 * 1024;  // lives in 4 MiB large pages of the arena
+
+std::vector<void*> alloc_touched(int64_t bytes) {
+  std::vector<void*> v;
+  v.reserve(size_t(bytes / int64_t(kBlock)));
+  for (int64_t b = 0; b < bytes; b += kBlock) {
+    void* p = malloc(kBlock);
+    memset(p, 0x5a, kBlock);
+    v.push_back(p);
+  }
+  return v;
+}
+
+// Names of this process's threads.
+std::vector<std::string> thread_names() {
+  std::vector<std::string> out;
+  DIR* d = opendir("/proc/self/task");
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string s;
+    std::getline(f, s);
+    out.push_back(s);
+  }
+  closedir(d);
+  return out;
+}
+
+std::string scavenger_status_line(const char* key) {
+  DIR* d = opendir("/proc/self/task");
+  std::string found;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::string dir = std::string("/proc/self/task/") + e->d_name;
+    std::ifstream c(dir + "/comm");
+    std::string name;
+    std::getline(c, name);
+    if (name != "scav-scavenger") continue;
+    std::ifstream st(dir + "/status");
+    std::string line;
+    while (std::getline(st, line))
+      if (line.rfind(key, 0) == 0) found = line;
+  }
+  closedir(d);
+  return found;
+}
+
+// Seed 003, first bug: memory freed while a pass runs must be purged by a later pass
+// with no further trigger (no collect, no allocation, no idle call).
+TEST(Purge, FreeDuringPassIsPurgedByALaterPass) {
+  auto first = alloc_touched(256 * kMiB);
+  auto second = alloc_touched(64 * kMiB);
+  int64_t purged0 = stat("purged");
+  int64_t passes0 = stat("purge_passes");
+  for (void* p : first) free(p);
+  // Wait for the scavenger to be in (or through) a pass, then free more behind it.
+  ASSERT_TRUE(wait_for([&] { return stat("purge_passes") > passes0; }, 5000));
+  for (void* p : second) free(p);
+  bool ok = wait_for([&] { return stat("purged") - purged0 >= 320 * kMiB; }, 5000);
+  EXPECT_TRUE(ok) << "purged " << (stat("purged") - purged0) / kMiB << " of 320 MiB";
+  EXPECT_EQ(stat("purge_pending"), 0);
+}
+
+// Seed 003, second bug: scav_collect(true) while the scavenger is in a pass must wait
+// for it and return with everything purged.
+TEST(Purge, ForcedCollectDuringPassPurgesEverything) {
+  auto blocks = alloc_touched(256 * kMiB);
+  int64_t purged0 = stat("purged");
+  int64_t passes0 = stat("purge_passes");
+  for (void* p : blocks) free(p);
+  ASSERT_TRUE(wait_for([&] { return stat("purge_passes") > passes0; }, 5000));
+  scav_collect(true);
+  int64_t got = stat("purged") - purged0;
+  EXPECT_GE(got, 256 * kMiB) << "purged " << got / kMiB << " of 256 MiB";
+  EXPECT_EQ(stat("purge_pending"), 0);
+}
+
+TEST(Purge, ForcedCollectWithoutWaiting) {
+  auto blocks = alloc_touched(64 * kMiB);
+  int64_t purged0 = stat("purged");
+  for (void* p : blocks) free(p);
+  scav_collect(true);  // immediately: nothing is due yet, force purges it all
+  EXPECT_GE(stat("purged") - purged0, 64 * kMiB);
+  EXPECT_LT(stat("allocated"), 16 * kMiB);
+}
+
+// A single-threaded program that frees and then sleeps gets its memory back.
+TEST(Purge, SleepingProgramGetsMemoryBack) {
+  auto blocks = alloc_touched(100 * kMiB);
+  int64_t purged0 = stat("purged");
+  for (void* p : blocks) free(p);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_GE(stat("purged") - purged0, 100 * kMiB);
+  EXPECT_GE(stat("scavenger_started"), 1);
+}
+
+TEST(Purge, HugeCacheIsPurgedAfterTheDelay) {
+  int64_t purged0 = stat("purged");
+  for (int i = 0; i < 8; i++) {
+    void* p = malloc(3 * kMiB);
+    memset(p, 1, 3 * kMiB);
+    free(p);  // reused from the cache by the next round
+  }
+  EXPECT_GT(stat("huge_cached"), 0);
+  ASSERT_TRUE(wait_for([] { return stat("huge_cached") == 0; }, 3000));
+  EXPECT_GE(stat("purged") - purged0, 3 * kMiB);
+}
+
+TEST(Scavenger, IsNamedAndBlocksSignals) {
+  void* p = malloc(kBlock);
+  free(p);  // retires a large page: schedules a purge, which starts the scavenger
+  ASSERT_TRUE(wait_for([] {
+    for (auto& n : thread_names())
+      if (n == "scav-scavenger") return true;
+    return false;
+  }, 2000));
+  std::string blk = scavenger_status_line("SigBlk:");
+  ASSERT_FALSE(blk.empty());
+  // Every signal blocked but SIGKILL and SIGSTOP, which the kernel never blocks.
+  unsigned long long mask = strtoull(blk.c_str() + 7, nullptr, 16);
+  unsigned long long want = ~0ull & ~(1ull << (SIGKILL - 1)) & ~(1ull << (SIGSTOP - 1));
+  EXPECT_EQ(mask, want) << blk;
+}
+
+TEST(Scavenger, BurstOfFreesCostsFewWakes) {
+  auto blocks = alloc_touched(64 * kMiB);
+  // Let the scavenger settle.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int64_t wakes0 = stat("scavenger_wakes");
+  for (void* p : blocks) free(p);  // 256 frees, 16 pages
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  int64_t wakes = stat("scavenger_wakes") - wakes0;
+  // A pass per deadline, a few deadlines: nowhere near one wake per free.
+  EXPECT_LE(wakes, 12) << wakes;
+}
+
+// Seed 004: an event loop that idles at ~1 kHz must not wake the scavenger per turn.
+TEST(Idle, KilohertzHandOffDoesNotWakeTheScavengerPerTurn) {
+  void* warm = malloc(kBlock);
+  free(warm);
+  ASSERT_TRUE(wait_for([] { return stat("scavenger_started") >= 1; }, 2000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int64_t wakes0 = stat("scavenger_wakes");
+  for (int turn = 0; turn < 500; turn++) {
+    void* p = malloc(100 + turn % 64);  // a little work per turn
+    free(p);
+    scav_thread_idle_start();
+    std::this_thread::sleep_for(std::chrono::microseconds(1000));
+    scav_thread_idle_end();
+  }
+  int64_t wakes = stat("scavenger_wakes") - wakes0;
+  EXPECT_LE(wakes, 125) << wakes;
+  EXPECT_GE(stat("idle_handoffs"), 500);
+}
+
+// While a thread is idle the scavenger takes its empty pages, small ones included.
+TEST(Idle, ScavengerTakesAnIdleThreadsEmptyPages) {
+  std::atomic<int> phase{0};
+  static void* v[64 * 1024];  // not on the heap: only the blocks are scav's
+  int64_t base = stat("allocated");
+  std::thread worker([&] {
+    for (auto& p : v) p = malloc(1000);  // 64 MiB of small blocks
+    for (auto& p : v) free(p);
+    phase = 1;
+    scav_thread_idle_start();
+    while (phase.load() != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    scav_thread_idle_end();
+    void* p = malloc(1000);  // the heap is usable again
+    free(p);
+  });
+  while (phase.load() != 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Everything the worker freed goes back: nothing in use beyond this thread's bits.
+  bool ok = wait_for([&] { return stat("allocated") <= base + kMiB && stat("purge_pending") == 0; }, 3000);
+  EXPECT_TRUE(ok) << "allocated " << stat("allocated") << " pending " << stat("purge_pending");
+  phase = 2;
+  worker.join();
+}
+
+// A thread's exit returns its heap: empty pages go back and get purged.
+TEST(Idle, ThreadExitReturnsPages) {
+  int64_t purged0 = stat("purged");
+  std::thread t([] {
+    std::vector<void*> v;
+    for (int i = 0; i < 32 * 1024; i++) v.push_back(malloc(1000));
+    for (void* p : v) free(p);
+  });
+  t.join();
+  ASSERT_TRUE(wait_for([&] { return stat("purged") - purged0 >= 30 * kMiB; }, 3000))
+      << (stat("purged") - purged0) / kMiB;
+}
+
+}  // namespace

@@ -1,0 +1,179 @@
+// stress_test.cpp - threads that allocate, hand blocks to each other and free them on
+// other threads, and fork while doing it. Smoke-sized by default; SCAV_STRESS_LONG=1
+// makes the runs a hundred times longer for hand runs.
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "scav.h"
+#include "test_util.h"
+
+namespace {
+
+long scale() {
+  const char* s = getenv("SCAV_STRESS_LONG");
+  return s && *s == '1' ? 100 : 1;
+}
+
+// A block carries its size and a pattern derived from its address, checked on free.
+void fill(unsigned char* p, size_t n) {
+  if (n < 16) return;
+  memcpy(p, &n, sizeof n);
+  unsigned char v = (unsigned char)(reinterpret_cast<uintptr_t>(p) >> 4);
+  memset(p + 8, v, n - 8 > 64 ? 64 : n - 8);
+  p[n - 1] = v;
+}
+
+bool check(unsigned char* p) {
+  size_t n;
+  memcpy(&n, p, sizeof n);
+  unsigned char v = (unsigned char)(reinterpret_cast<uintptr_t>(p) >> 4);
+  for (size_t i = 8; i < (n - 8 > 64 ? 72 : n); i++)
+    if (p[i] != v) return false;
+  return p[n - 1] == v;
+}
+
+size_t random_size(std::mt19937_64& rng) {
+  uint64_t r = rng();
+  switch (r % 16) {
+    case 0: return 16 + (r >> 8) % (600 * 1024);  // medium, large and some huge
+    case 1: case 2: return 16 + (r >> 8) % 16384;
+    default: return 16 + (r >> 8) % 1024;
+  }
+}
+
+TEST(Stress, CrossThreadFrees) {
+  constexpr int kThreads = 8;
+  constexpr int kSlots = 4096;
+  const long ops = 150000 * scale();
+  std::vector<std::atomic<unsigned char*>> slots(kSlots);
+  std::atomic<long> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; t++) {
+    ts.emplace_back([&, t] {
+      std::mt19937_64 rng(t * 7919 + 1);
+      std::vector<unsigned char*> local;
+      for (long i = 0; i < ops; i++) {
+        size_t n = random_size(rng);
+        auto* p = static_cast<unsigned char*>(malloc(n));
+        if (!p) {
+          bad++;
+          continue;
+        }
+        fill(p, n);
+        if (rng() % 4 == 0) {
+          local.push_back(p);  // freed later by this thread
+        } else {
+          // Swap into a shared slot: whatever was there was made by some other thread.
+          unsigned char* old = slots[rng() % kSlots].exchange(p);
+          if (old) {
+            if (!check(old)) bad++;
+            free(old);
+          }
+        }
+        if (local.size() > 256) {
+          for (auto* q : local) {
+            if (!check(q)) bad++;
+            free(q);
+          }
+          local.clear();
+        }
+        if (i % 10000 == 0 && t == 0) scav_collect(false);
+      }
+      for (auto* q : local) {
+        if (!check(q)) bad++;
+        free(q);
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  for (auto& s : slots)
+    if (unsigned char* p = s.exchange(nullptr)) {
+      if (!check(p)) bad++;
+      free(p);
+    }
+  EXPECT_EQ(bad.load(), 0);
+  scav_collect(true);
+  // With everything freed and collected, only small current pages of other (exited)
+  // heaps' leftovers may remain; the live figure must be far below the peak.
+  EXPECT_LT(scav_test::stat("allocated"), 64 * scav_test::kMiB);
+}
+
+TEST(Stress, ProducerConsumer) {
+  // One thread allocates, another frees: every free is remote.
+  constexpr int kRing = 1024;
+  const long n = 300000 * scale();
+  std::vector<std::atomic<void*>> ring(kRing);
+  std::thread consumer([&] {
+    long got = 0, i = 0;
+    while (got < n) {
+      void* p = ring[i % kRing].exchange(nullptr, std::memory_order_acquire);
+      if (p) {
+        free(p);
+        got++;
+        i++;
+      }
+    }
+  });
+  std::mt19937_64 rng(5);
+  for (long i = 0; i < n; i++) {
+    void* p = malloc(16 + rng() % 2000);
+    while (ring[i % kRing].load(std::memory_order_acquire) != nullptr) std::this_thread::yield();
+    ring[i % kRing].store(p, std::memory_order_release);
+  }
+  consumer.join();
+  SUCCEED();
+}
+
+TEST(Fork, WhileOtherThreadsAllocate) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; t++)
+    ts.emplace_back([&, t] {
+      std::mt19937_64 rng(t);
+      std::vector<void*> v(512, nullptr);
+      while (!stop.load(std::memory_order_relaxed)) {
+        size_t i = rng() % v.size();
+        free(v[i]);
+        v[i] = malloc(16 + rng() % (rng() % 8 == 0 ? 300000 : 2000));
+        if (rng() % 64 == 0) scav_collect(rng() % 2);
+      }
+      for (void* p : v) free(p);
+    });
+  const int forks = 20 * int(scale());
+  for (int i = 0; i < forks; i++) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      // The child has only this thread. It must be able to allocate, free, collect
+      // (no lock left held) and run a new thread.
+      std::vector<void*> v;
+      for (int k = 0; k < 2000; k++) v.push_back(malloc(16 + k * 37 % 5000));
+      for (void* p : v) free(p);
+      void* big = malloc(8 << 20);
+      memset(big, 1, 8 << 20);
+      free(big);
+      scav_collect(true);
+      std::thread t([] { free(malloc(1000)); });
+      t.join();
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "child " << i << " status " << status;
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+  }
+  stop = true;
+  for (auto& t : ts) t.join();
+}
+
+}  // namespace
