@@ -41,8 +41,12 @@ void Reporter::send(const nlohmann::ordered_json& message, bool sync) {
   if (wait_ack) m["sync"] = true;
   std::string line = m.dump() + "\n";
   std::lock_guard lock(mu_);
-  for (size_t off = 0; off < line.size();) {
-    ssize_t n = ::write(mark_fd_, line.data() + off, line.size() - off);
+  write_line(line.data(), line.size(), wait_ack);
+}
+
+void Reporter::write_line(const char* line, size_t len, bool wait_ack) {
+  for (size_t off = 0; off < len;) {
+    ssize_t n = ::write(mark_fd_, line + off, len - off);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       mark_fd_ = -1;  // the harness went away: carry on unmeasured
@@ -59,6 +63,24 @@ void Reporter::send(const nlohmann::ordered_json& message, bool sync) {
     char byte;
     if (::read(ack_fd_, &byte, 1) != 1) ack_fd_ = -1;
   }
+}
+
+void Reporter::mark_noalloc(const char* name) {
+  if (mark_fd_ < 0) return;
+  // Built by hand in a stack buffer: {"mark": "NAME", "sync": true}
+  char line[256];
+  size_t len = 0;
+  auto put = [&](const char* s, size_t max) {
+    for (size_t i = 0; s[i] && i < max; ++i) line[len++] = s[i];
+  };
+  put("{\"mark\": \"", 16);
+  put(name, 200);  // the fixed parts take at most 40 more bytes
+  put("\"", 1);
+  const bool wait_ack = ack_fd_ >= 0;
+  if (wait_ack) put(", \"sync\": true", 16);
+  put("}\n", 2);
+  std::lock_guard lock(mu_);
+  if (mark_fd_ >= 0) write_line(line, len, wait_ack);
 }
 
 void Reporter::mark(std::string_view name) { send({{"mark", name}}, true); }

@@ -18,6 +18,10 @@ class Reporter {
 
   bool connected() const { return mark_fd_ >= 0; }
   void mark(std::string_view name);
+  // The same synchronous mark without a heap allocation (no JSON value, no
+  // string), for a workload that must keep out of the allocator while it
+  // measures. name: plain ASCII without quotes or backslashes, under 200 bytes.
+  void mark_noalloc(const char* name);
   void metric(std::string_view name, double value);
   void metric_null(std::string_view name, std::string_view reason);
   // Structured results that are not one number (e.g. Google Benchmark's JSON):
@@ -28,6 +32,8 @@ class Reporter {
 
  private:
   Reporter();
+  // Writes one message line; with wait_ack, waits for the harness's ack. Caller holds mu_.
+  void write_line(const char* line, size_t len, bool wait_ack);
   int mark_fd_ = -1;
   int ack_fd_ = -1;
   std::mutex mu_;
