@@ -69,6 +69,7 @@ TEST_F(BurstSmoke, ParamsAreTheResolvedSmokeValues) {
   EXPECT_EQ(p["size"], 262144);
   EXPECT_EQ(p["threads"], 2);
   EXPECT_EQ(p["release-on-pool"], false);
+  EXPECT_EQ(p["input"], "utf16");
 }
 
 TEST_F(BurstSmoke, SamplesMarksAndMetricsAgree) {

@@ -3,6 +3,9 @@
 // with its own heap copy of the input; pool workers write the copies to files and
 // post completions back; the completions, in later turns, free the copies (or the
 // worker frees its copy right after the write with --release-on-pool).
+// With --input utf16 (the default) the input is a UTF-16 string and each call's
+// copy is its UTF-8 encoding, made on the main thread, as a script runtime does
+// for a string argument; --input bytes copies a byte buffer as it is.
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -25,7 +28,9 @@ const mhwl::WorkloadSpec kSpec{
     "the pool thread brings it to 69 MB",
     {
         {"calls", ParamType::Int, "300", "20", 1, 100000, {}, "writes started in one turn"},
-        {"size", ParamType::Size, "1.5M", "256K", 1, 1024.0 * 1024 * 1024, {}, "bytes per write (each call copies them)"},
+        {"size", ParamType::Size, "1.5M", "256K", 2, 1024.0 * 1024 * 1024, {}, "bytes per write (each call copies them)"},
+        {"input", ParamType::Choice, "utf16", "", 0, -1, {"utf16", "bytes"},
+         "utf16: each call encodes a UTF-16 string to a UTF-8 copy of --size bytes; bytes: each call copies a byte buffer"},
         {"threads", ParamType::Int, "4", "2", 1, 256, {}, "pool threads doing the writes"},
         {"release-on-pool", ParamType::Bool, "false", "", 0, -1, {},
          "free each copy on the pool thread right after its write instead of on the main thread"},
@@ -39,6 +44,36 @@ const mhwl::WorkloadSpec kSpec{
         {"burst_ms", "ms", "lower", "from the first call to the last completion"},
         {"files_verified", "count", "", "files read back after the window that hold exactly the input"},
     }};
+
+// UTF-16 to UTF-8, the work a runtime does to turn a string argument into bytes.
+// Unpaired surrogates become U+FFFD. Returns the bytes written (at most 3 per unit).
+size_t encode_utf8(const std::u16string& in, char* out) {
+  char* o = out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    uint32_t c = in[i];
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < in.size() && in[i + 1] >= 0xDC00 && in[i + 1] <= 0xDFFF) {
+      c = 0x10000 + ((c - 0xD800) << 10) + (in[++i] - 0xDC00);
+    } else if (c >= 0xD800 && c <= 0xDFFF) {
+      c = 0xFFFD;
+    }
+    if (c < 0x80) {
+      *o++ = char(c);
+    } else if (c < 0x800) {
+      *o++ = char(0xC0 | (c >> 6));
+      *o++ = char(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      *o++ = char(0xE0 | (c >> 12));
+      *o++ = char(0x80 | ((c >> 6) & 0x3F));
+      *o++ = char(0x80 | (c & 0x3F));
+    } else {
+      *o++ = char(0xF0 | (c >> 18));
+      *o++ = char(0x80 | ((c >> 12) & 0x3F));
+      *o++ = char(0x80 | ((c >> 6) & 0x3F));
+      *o++ = char(0x80 | (c & 0x3F));
+    }
+  }
+  return size_t(o - out);
+}
 
 struct Call {
   size_t index;
@@ -55,9 +90,20 @@ int body(mhwl::Context& ctx) {
   mhwl::TempDir dir("memharness-burst", p.text("dir"));
   auto path_of = [&](size_t i) { return dir.path() + "/" + std::to_string(i); };
 
-  // The caller's own input, alive for the whole burst (like the string a script holds).
+  // The caller's own input, alive for the whole burst (like the string a script
+  // holds): a byte buffer, or a string of two-byte characters (Greek and
+  // Cyrillic, U+0391..U+04FF) whose UTF-8 encoding is exactly `size` bytes.
+  const bool utf16 = p.text("input") == "utf16";
   std::vector<char> input(size);
-  for (auto& c : input) c = static_cast<char>(' ' + ctx.rng() % 95);
+  std::u16string text;
+  if (utf16) {
+    text.resize(size / 2);
+    for (auto& c : text) c = char16_t(0x391 + ctx.rng() % (0x4FF - 0x391));
+    if (size % 2) text.push_back(u'.');
+    input.resize(encode_utf8(text, input.data()));
+  } else {
+    for (auto& c : input) c = static_cast<char>(' ' + ctx.rng() % 95);
+  }
 
   size_t done = 0, failed = 0;
   uint64_t bytes_written = 0;
@@ -88,7 +134,8 @@ int body(mhwl::Context& ctx) {
       for (size_t i = 0; i < calls; ++i) {
         auto* call = new Call{i, static_cast<char*>(std::malloc(size))};
         if (!call->copy) throw std::bad_alloc();
-        std::memcpy(call->copy, input.data(), size);
+        if (utf16) encode_utf8(text, call->copy);
+        else std::memcpy(call->copy, input.data(), size);
         pool.submit([&, call] {
           call->error = mhwl::write_file(path_of(call->index), call->copy, size);
           if (release_on_pool) {
