@@ -72,6 +72,9 @@ std::string format_list(const std::vector<WorkloadInfo>& workloads) {
       if (p.contains("smoke")) def += ", smoke " + p["smoke"].get<std::string>();
       out += fmt::format("    --{:<18} {} (default {})\n", p.value("name", ""), p.value("help", ""), def.empty() ? "\"\"" : def);
     }
+    std::string metrics;
+    for (const auto& m : declared_metrics(w)) metrics += (metrics.empty() ? "" : ", ") + m;
+    if (!metrics.empty()) out += "    metrics: " + metrics + "\n";
   }
   return out;
 }
