@@ -1,6 +1,6 @@
 // alloc.h - the fast paths of malloc and free, inlined into the exported functions.
 // They touch only the calling thread's heap (through the initial-exec TLS pointer) and
-// its pages' owner fields: no atomics beyond relaxed loads, no locks, no system calls.
+// its pages' owner fields: no atomic read-modify-write, no locks, no system calls.
 #pragma once
 
 #include <cstddef>
@@ -18,11 +18,41 @@ namespace scav {
 __attribute__((always_inline)) inline void* alloc_fast(size_t n) {
   if (SCAV_LIKELY(n <= kLargeMax)) {
     Heap* h = tls_heap;
-    Page* pg = h->current[class_of(n)];
+    unsigned c = class_of(n);
+    Page* pg = h->current[c];
     Block* b = pg->free;
     if (SCAV_LIKELY(b != nullptr)) {
       pg->free = b->next;
       pg->used++;
+      return b;
+    }
+    // The class's cached block: a thread that frees the last block of a page and
+    // allocates the same class again. Owner side of the cache protocol (heap.cpp):
+    // epoch, plain load and store, epoch; the cases it declines go the slow path.
+    uint32_t e1 = h->steal_epoch.load(std::memory_order_acquire);
+    CacheSlot& s = h->cache[c];
+    uintptr_t v = s.block.load(std::memory_order_relaxed);
+    if (v != 0 && s.floating == nullptr && !(e1 & 1)) {
+      s.block.store(0, std::memory_order_relaxed);
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      uint32_t e2 = h->steal_epoch.load(std::memory_order_acquire);
+      if (SCAV_UNLIKELY(e1 != e2)) return heap_alloc_overlap(n, c, v);
+      Page* cp = s.page;
+      cp->where = kWhereFloat;
+      s.floating = cp;
+      return reinterpret_cast<void*>(v & ~kCacheMarked);
+    }
+    // The slot's last block is out and the class needs another (two blocks live at a
+    // time): the floating page becomes the current one.
+    Page* f = s.floating;
+    if (f != nullptr && f->free != nullptr && h->queue[c].first == nullptr) {
+      s.floating = nullptr;
+      h->queue[c].first = h->queue[c].last = f;
+      f->where = kWhereQueue;
+      h->current[c] = f;
+      b = f->free;
+      f->free = b->next;
+      f->used++;
       return b;
     }
   }
@@ -31,19 +61,55 @@ __attribute__((always_inline)) inline void* alloc_fast(size_t n) {
 
 __attribute__((always_inline)) inline void free_fast(void* p) {
   if (SCAV_UNLIKELY(p == nullptr)) return;
-  Page** unit = unit_slices_of(p);
+  uintptr_t* unit = unit_slices_of(p);
   if (SCAV_UNLIKELY(unit == nullptr)) {
     huge_free(p);
     return;
   }
-  Page* pg = unit_page_of(unit, p);
+  SliceRef ref = unit_ref_of(unit, p);
+  Page* pg = slice_ref_page(ref);
   Heap* h = tls_heap;
-  // Owner, no interior pointers, not in the full list: push on the local list.
+  // Owner, no interior pointers, not in the full list: push on the local list, or,
+  // for the page's last used block, park the block in the heap's cache.
   if (SCAV_LIKELY(pg->owner_tag.load(std::memory_order_relaxed) == reinterpret_cast<uintptr_t>(h))) {
     Block* b = static_cast<Block*>(p);
-    b->next = pg->free;
-    pg->free = b;
-    if (SCAV_UNLIKELY(--pg->used == 0)) heap_page_emptied(h, pg);
+    uint32_t u = pg->used;
+    if (SCAV_LIKELY(u > 1)) {
+      b->next = pg->free;
+      pg->free = b;
+      pg->used = u - 1;
+      return;
+    }
+    // The page's last block. When the slot holds 0 and the page floats or is its
+    // class's only page, the put is a few plain stores: the scavenger only ever
+    // empties or marks a slot, so a put into an empty one cannot lose a block to it.
+    // The heap's deadline is read after the store (store, then load: a pass resets the
+    // deadline, then fences every thread, then reads the slots, so it sees this block
+    // or this load sees its reset and re-arms). Without membarrier no slot holds 0.
+    unsigned c = slice_ref_class(ref);
+    CacheSlot& s = h->cache[c];
+    uint8_t w = pg->where;
+    if (s.block.load(std::memory_order_relaxed) == 0) {
+      bool put = true;
+      if (w == kWhereFloat) {
+        SCAV_ASSERT(s.floating == pg);
+        s.floating = nullptr;
+      } else if (w == kWhereQueue && pg->prev == nullptr && pg->next == nullptr) {
+        h->queue[c].first = h->queue[c].last = nullptr;
+        h->current[c] = &g_empty_page;
+      } else {
+        put = false;
+      }
+      if (put) {
+        pg->where = kWhereCached;
+        s.page = pg;  // not always pg yet: a steal may have emptied a later put
+        s.block.store(reinterpret_cast<uintptr_t>(b), std::memory_order_release);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        if (SCAV_UNLIKELY(h->purge_expire.load(std::memory_order_relaxed) == 0)) heap_arm(h);
+        return;
+      }
+    }
+    heap_free_last(h, pg, b);
     return;
   }
   heap_free_slow(pg, p);
@@ -51,9 +117,11 @@ __attribute__((always_inline)) inline void free_fast(void* p) {
 
 inline size_t usable_size(const void* p) {
   if (!p) return 0;
-  Arena* a = arena_of(p);
-  if (!a) return huge_usable(p);
-  Page* pg = arena_page_of(a, p);
+  uintptr_t* unit = unit_slices_of(p);
+  if (!unit) return huge_usable(p);
+  Page* pg = slice_ref_page(unit_ref_of(unit, p));
+  // Without the aligned tag every block was handed out at its start: no division.
+  if (!(pg->owner_tag.load(std::memory_order_relaxed) & kTagAligned)) return pg->bsize;
   Block* b = page_block_of(pg, const_cast<void*>(p));
   return pg->bsize - size_t(static_cast<const uint8_t*>(p) - reinterpret_cast<uint8_t*>(b));
 }

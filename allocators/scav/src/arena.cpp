@@ -12,7 +12,7 @@
 namespace scav {
 
 Arena* g_arena_map[kArenaMapSize];
-Page** g_slice_map[kArenaMapSize];
+uintptr_t* g_slice_map[kArenaMapSize];
 Arena* g_arenas[kMaxArenas];
 std::atomic<uint32_t> g_arena_count{0};
 
@@ -62,8 +62,8 @@ Arena* arena_create() {
   a->word_due = reinterpret_cast<uint64_t*>(p);
   p += a->word_count * 8;
   p = (p + 63) & ~uintptr_t(63);
-  a->slice_page = reinterpret_cast<Page**>(p);
-  p += size_t(a->slice_count) * sizeof(Page*);
+  a->slice_page = reinterpret_cast<uintptr_t*>(p);
+  p += size_t(a->slice_count) * sizeof(uintptr_t);
   p = (p + 127) & ~uintptr_t(127);
   a->pages = reinterpret_cast<Page*>(p);
   p += size_t(a->slice_count) * sizeof(Page);
@@ -122,7 +122,7 @@ Page* arena_take(Arena* a, unsigned n) {
   pg->slice_count = n;
   pg->arena = a;
   pg->start = reinterpret_cast<uint8_t*>(a->base + (uintptr_t(s) << kSliceShift));
-  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = pg;
+  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = reinterpret_cast<SliceRef>(pg);
   return pg;
 }
 
@@ -152,10 +152,16 @@ Page* arena_alloc_page(unsigned slices) {
   }
 }
 
+void arena_set_page_class(Page* pg, unsigned cls) {
+  SliceRef r = reinterpret_cast<SliceRef>(pg) | cls;
+  uintptr_t* sp = pg->arena->slice_page + pg->first_slice;
+  for (unsigned i = 0; i < pg->slice_count; i++) sp[i] = r;
+}
+
 void arena_free_page(Page* pg, bool due_now) {
   Arena* a = pg->arena;
   uint32_t s = pg->first_slice, n = pg->slice_count;
-  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = nullptr;
+  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = 0;
   stat_add(g_stats.pages_freed, 1);
   stat_add(g_stats.page_bytes, -int64_t(n) * int64_t(kSliceSize));
   uint64_t due = due_now ? os::now_ms() : purge_deadline_from_now();

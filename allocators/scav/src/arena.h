@@ -44,14 +44,23 @@ struct Arena {
   uint64_t* committed_bits;
   uint64_t* pending_bits;
   uint64_t* word_due;
-  Page** slice_page;  // the page that covers each slice, or null
-  Page* pages;        // descriptor of a page, indexed by its first slice
+  uintptr_t* slice_page;  // SliceRef of the page that covers each slice, or 0
+  Page* pages;            // descriptor of a page, indexed by its first slice
 };
+
+// A slice map entry: the address of the page's descriptor (128-byte aligned) with the
+// page's size class in the low bits, so that free() has the class without a further
+// load through the page (the cache slot it stores to depends on it).
+using SliceRef = uintptr_t;
+constexpr uintptr_t kSliceRefClassMask = 127;
+static_assert(kNumClasses <= kSliceRefClassMask + 1 && sizeof(Page) == 128);
+inline Page* slice_ref_page(SliceRef r) { return reinterpret_cast<Page*>(r & ~kSliceRefClassMask); }
+inline unsigned slice_ref_class(SliceRef r) { return unsigned(r & kSliceRefClassMask); }
 
 extern Arena* g_arena_map[kArenaMapSize];
 // For each 64 MiB unit of an arena, the part of its slice map that covers the unit
 // (1024 entries): free() finds a page with two dependent loads.
-extern Page** g_slice_map[kArenaMapSize];
+extern uintptr_t* g_slice_map[kArenaMapSize];
 constexpr unsigned kSlicesPerUnit = unsigned(kArenaUnit >> kSliceShift);
 extern Arena* g_arenas[kMaxArenas];
 extern std::atomic<uint32_t> g_arena_count;
@@ -62,21 +71,24 @@ inline Arena* arena_of(const void* p) {
 }
 
 // Null for an address outside every arena (a huge block).
-inline Page** unit_slices_of(const void* p) {
+inline uintptr_t* unit_slices_of(const void* p) {
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
   return g_slice_map[(a >> kArenaUnitShift) & (kArenaMapSize - 1)];
 }
-inline Page* unit_page_of(Page** unit, const void* p) {
+inline SliceRef unit_ref_of(uintptr_t* unit, const void* p) {
   return unit[(reinterpret_cast<uintptr_t>(p) >> kSliceShift) & (kSlicesPerUnit - 1)];
 }
 
 inline Page* arena_page_of(Arena* a, const void* p) {
-  return a->slice_page[(reinterpret_cast<uintptr_t>(p) - a->base) >> kSliceShift];
+  return slice_ref_page(a->slice_page[(reinterpret_cast<uintptr_t>(p) - a->base) >> kSliceShift]);
 }
 
 // Take a page of `slices` slices (1, 16 or 64; aligned to its size), creating an arena
 // when all are full. Returns null on ENOMEM. Fills the slice map for the page.
 Page* arena_alloc_page(unsigned slices);
+// Record the page's size class in its slice map entries (before its first block is
+// handed out; see SliceRef).
+void arena_set_page_class(Page* pg, unsigned cls);
 
 // Give a page's slices back; they are purged purge_delay_ms later (or by the current
 // pass when due_now). Arms the arena and the global schedule.

@@ -67,9 +67,9 @@ void page_init(Page* pg, Heap* h, unsigned c) {
   pg->carved = 0;
   pg->owner_tag.store(reinterpret_cast<uintptr_t>(h), std::memory_order_relaxed);
   pg->cls = uint16_t(c);
+  arena_set_page_class(pg, c);
   pg->kind = class_kind(c);
   pg->where = kWhereNone;
-  pg->retire_gen = 0;
   pg->thread_free.store(nullptr, std::memory_order_relaxed);
   pg->in_full.store(0, std::memory_order_relaxed);
 }
@@ -127,71 +127,93 @@ __attribute__((always_inline)) inline void page_unlink(Heap* h, Page* pg) {
   sync_current(h, c);
 }
 
-// Retired slots are shared between the owner, which uses them on every retire and
-// every take (a malloc/free cycle of one 128 KiB buffer), and a stealer (a purge pass),
-// which comes at most once per purge interval. So the owner pays no locked instruction:
-// it reads the heap's steal epoch, does plain loads and stores on the slot, and reads
-// the epoch again. The stealer makes the epoch odd, runs a membarrier (a full fence on
+// The cache protocol. A slot is shared between the owner, which uses it on every put
+// and take (a malloc/free cycle of one 128 KiB buffer), and the scavenger, which comes
+// at most a few times per purge delay. So the owner pays no locked instruction: it
+// reads the heap's steal epoch, does a plain load and store on the slot, and reads the
+// epoch again. The scavenger makes the epoch odd, runs a membarrier (a full fence on
 // every thread: an asymmetric Dekker pair), CASes slots, and makes the epoch even. If
-// the owner's store was not visible to the stealer, the owner executed it after the
+// the owner's store was not visible to the scavenger, the owner executed it after the
 // fence and its second read sees an odd or changed epoch; it then waits for an even
-// epoch and checks whether the page it touched was stolen (a stolen page has been
-// released: its owner_tag is no longer this heap). Comparing two reads, not one flag,
-// also catches a whole steal that ran while the owner was preempted in between.
+// epoch and checks whether the page it touched was taken (a taken page has been
+// released: its owner_tag is no longer this heap, and only this owner, busy here,
+// could have made it ours again). Comparing two reads, not one flag, also catches a
+// whole steal that ran while the owner was preempted in between. Without membarrier
+// both sides use atomic exchange/CAS.
 inline bool owner_still_has(Heap* h, Page* pg) {
   return (pg->owner_tag.load(std::memory_order_relaxed) & ~kTagMask) ==
          reinterpret_cast<uintptr_t>(h);
 }
 
-// True when a steal may have overlapped the owner's slot access; waits for it to end.
 __attribute__((always_inline)) inline bool steal_overlapped(Heap* h, uint32_t e1) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   uint32_t e2 = h->steal_epoch.load(std::memory_order_acquire);
-  if (SCAV_LIKELY(e1 == e2 && !(e2 & 1))) return false;
-  while (h->steal_epoch.load(std::memory_order_acquire) & 1) os::yield();
-  return true;
+  return SCAV_UNLIKELY(e1 != e2 || (e2 & 1));
 }
 
-__attribute__((always_inline)) inline Page* take_retired(Heap* h, unsigned c) {
-  std::atomic<Page*>& slot = h->retired[c];
+// Take class c's cached block (any case the fast path declines). Returns null if the
+// slot is empty or the scavenger took the page.
+Block* cache_take(Heap* h, unsigned c) {
+  std::atomic<uintptr_t>& slot = h->cache[c].block;
   uint32_t e1 = h->steal_epoch.load(std::memory_order_acquire);
-  Page* pg = slot.load(std::memory_order_acquire);
-  if (!pg) return nullptr;
-  if (!g_asym_fence)
-    return slot.compare_exchange_strong(pg, nullptr, std::memory_order_acquire) ? pg : nullptr;
-  slot.store(nullptr, std::memory_order_relaxed);
-  if (SCAV_UNLIKELY(steal_overlapped(h, e1)) && !owner_still_has(h, pg)) return nullptr;
-  return pg;
-}
-
-// An empty page is parked in its class's retired slot instead of going straight back
-// to the arena: a thread that frees its last block and allocates again (a 128 KiB
-// buffer per request) gets it back without a lock. The slot holds one page; the one it
-// displaces goes to the arena. The scavenger steals pages that sat a whole interval.
-// Returns true when it armed the heap or released a page (worth a scavenger poll).
-__attribute__((always_inline)) inline bool heap_retire(Heap* h, Page* pg) {
-  pg->where = kWhereRetired;
-  __atomic_store_n(&pg->retire_gen, h->visit_gen.load(std::memory_order_relaxed),
-                   __ATOMIC_RELAXED);
-  std::atomic<Page*>& slot = h->retired[pg->cls];
-  uint32_t e1 = h->steal_epoch.load(std::memory_order_acquire);
-  Page* old = slot.load(std::memory_order_acquire);
+  uintptr_t v = slot.load(std::memory_order_relaxed);
+  if (slot_empty(v)) return nullptr;
+  Page* pg = h->cache[c].page;
   if (!g_asym_fence) {
-    if (old && slot.compare_exchange_strong(old, pg, std::memory_order_acq_rel))
-      page_release(old, false);
-    else
-      slot.store(pg, std::memory_order_release);  // empty, or the scavenger stole `old`
+    v = slot.exchange(kCacheMarked, std::memory_order_acq_rel);
+    if (slot_empty(v)) return nullptr;
   } else {
-    slot.store(pg, std::memory_order_release);
-    if (SCAV_UNLIKELY(steal_overlapped(h, e1)) && old && !owner_still_has(h, old))
-      old = nullptr;  // the stealer took it
-    if (old) page_release(old, false);
+    slot.store(0, std::memory_order_relaxed);
+    if (steal_overlapped(h, e1) && !heap_steal_wait(h, pg)) return nullptr;
   }
-  if (h->purge_expire.load(std::memory_order_relaxed) == 0) {
-    purge_arm(h->purge_expire, purge_deadline_from_now());
-    return true;
+  SCAV_ASSERT(pg->where == kWhereCached && pg->used == 1 && pg->cls == c);
+  return reinterpret_cast<Block*>(v & ~kCacheMarked);
+}
+
+// Put block b, the last used block of pg, in its class's slot. Returns the page whose
+// block it displaced (still owned, used == 1), or null.
+Page* cache_put(Heap* h, unsigned c, Page* pg, Block* b) {
+  std::atomic<uintptr_t>& slot = h->cache[c].block;
+  Page* oldpg = h->cache[c].page;
+  h->cache[c].page = pg;
+  uintptr_t nv = reinterpret_cast<uintptr_t>(b);
+  uint32_t e1 = h->steal_epoch.load(std::memory_order_acquire);
+  uintptr_t old;
+  if (!g_asym_fence) {
+    old = slot.exchange(nv, std::memory_order_acq_rel);
+  } else {
+    old = slot.load(std::memory_order_relaxed);
+    slot.store(nv, std::memory_order_release);
+    if (!slot_empty(old) && steal_overlapped(h, e1) && !heap_steal_wait(h, oldpg)) old = 0;
   }
-  return old != nullptr;
+  return slot_empty(old) ? nullptr : oldpg;
+}
+
+// A float is the page of a block handed out from the cache: in no list, so that its
+// next free goes back to the slot without relinking. One per class; an older one is
+// put back in the queue, where its free blocks can be used.
+void float_link(Heap* h, unsigned c) {
+  Page* f = h->cache[c].floating;
+  if (!f) return;
+  h->cache[c].floating = nullptr;
+  list_push_back(h->queue[c], f);
+  f->where = kWhereQueue;
+  sync_current(h, c);
+}
+
+// The owner took the block of class c's slot: its page floats when it has nothing else
+// to hand out, else it goes in front of the queue.
+void cache_taken(Heap* h, unsigned c) {
+  Page* pg = h->cache[c].page;
+  if (!pg->free) {
+    float_link(h, c);
+    pg->where = kWhereFloat;
+    h->cache[c].floating = pg;
+  } else {
+    list_push_front(h->queue[c], pg);
+    pg->where = kWhereQueue;
+    sync_current(h, c);
+  }
 }
 
 Page* heap_find_page(Heap* h, unsigned c) {
@@ -228,8 +250,12 @@ Page* heap_find_page(Heap* h, unsigned c) {
     }
     if (!moved) break;
   }
-  Page* pg = take_retired(h, c);
-  if (!pg) {
+  // The floating page has room (it has one block out), then a fresh page.
+  Page* pg = h->cache[c].floating;
+  if (pg) {
+    h->cache[c].floating = nullptr;
+    page_collect(pg);
+  } else {
     pg = arena_alloc_page(kind_slices(class_kind(c)));
     if (!pg) return nullptr;
     page_init(pg, h, c);
@@ -258,6 +284,10 @@ Heap* heap_acquire() {
     g_heap_chunk_left = chunk;
   }
   Heap* h = new (g_heap_chunk) Heap();
+  if (!g_asym_fence) {  // see heap.h
+    h->steal_epoch.store(1, std::memory_order_relaxed);
+    for (CacheSlot& s : h->cache) s.block.store(kCacheMarked, std::memory_order_relaxed);
+  }
   g_heap_chunk += need;
   g_heap_chunk_left -= need;
   h->next_all = g_heaps;
@@ -320,24 +350,6 @@ void page_check(const Page* pg) {
 
 void* heap_alloc_slow(size_t size) {
   Heap* h = tls_heap;
-  if (SCAV_LIKELY(size <= kLargeMax)) {
-    // The lane of a thread that frees its last block of a class and allocates again
-    // (one buffer per request): the page it retired a moment ago is in the slot.
-    unsigned c = class_of(size);
-    if (!h->queue[c].first) {
-      if (Page* pg = take_retired(h, c)) {
-        pg->next = pg->prev = nullptr;
-        h->queue[c].first = h->queue[c].last = pg;
-        pg->where = kWhereQueue;
-        h->current[c] = pg;
-        if (!pg->free) page_extend(pg);
-        Block* b = pg->free;
-        pg->free = b->next;
-        pg->used++;
-        return b;
-      }
-    }
-  }
   if (SCAV_UNLIKELY(h == &g_empty_heap)) {
     h = heap_thread_init();
     if (!h) {
@@ -351,6 +363,11 @@ void* heap_alloc_slow(size_t size) {
     p = huge_alloc(size, 0, nullptr);
   } else {
     unsigned c = class_of(size);
+    if (Block* b = cache_take(h, c)) {
+      cache_taken(h, c);
+      heap_check(h, c);
+      return b;
+    }
     Page* pg = heap_find_page(h, c);
     if (pg) {
       Block* b = pg->free;
@@ -358,22 +375,81 @@ void* heap_alloc_slow(size_t size) {
       pg->used++;
       p = b;
     }
+    heap_check(h, c);
   }
   scavenger_poll();
   if (!p) errno = ENOMEM;
   return p;
 }
 
-void heap_page_emptied(Heap* h, Page* pg) {
-  SCAV_ASSERT(pg->used == 0);
-  // A small current page stays: malloc/free of one block must not bounce it. It goes
-  // back on idle hand-off, scav_collect, thread exit.
-  if (pg->kind == kPageSmall && h->current[pg->cls] == pg) {
-    h->has_empty = true;
-    return;
+void* heap_alloc_overlap(size_t size, unsigned c, uintptr_t v) {
+  Heap* h = tls_heap;
+  Page* pg = h->cache[c].page;
+  if (!heap_steal_wait(h, pg)) return heap_alloc_slow(size);  // the scavenger took it
+  cache_taken(h, c);
+  heap_check(h, c);
+  return reinterpret_cast<void*>(v & ~kCacheMarked);
+}
+
+bool heap_steal_wait(Heap* h, Page* pg) {
+  while (h->steal_epoch.load(std::memory_order_acquire) & 1) os::yield();
+  return owner_still_has(h, pg);
+}
+
+// The scavenger marks a cache slot, then takes its page if the mark is still there
+// this much later (see cache_visit).
+uint64_t cache_recheck_ms() {
+  uint64_t d = uint64_t(option(Opt::kPurgeDelayMs));
+  return d / 8 ? d / 8 : 1;
+}
+uint64_t cache_first_look_ms() {
+  uint64_t d = uint64_t(option(Opt::kPurgeDelayMs)), r = cache_recheck_ms();
+  return d > r ? d - r : 0;
+}
+
+// The cached page a put displaced, or one a collect takes: its one used block is
+// the cached one, which nobody holds.
+void cache_page_release(Page* pg, bool due_now) {
+  SCAV_ASSERT(pg->where == kWhereCached && pg->used == 1);
+  pg->used = 0;
+  page_release(pg, due_now);
+}
+
+void heap_free_last(Heap* h, Page* pg, Block* b) {
+  SCAV_ASSERT(pg->used == 1 && !pg->thread_free.load(std::memory_order_relaxed));
+  unsigned c = pg->cls;
+  if (pg->where == kWhereFloat) {
+    SCAV_ASSERT(h->cache[c].floating == pg);
+    h->cache[c].floating = nullptr;
+  } else {
+    page_unlink(h, pg);
   }
-  page_unlink(h, pg);
-  if (heap_retire(h, pg)) scavenger_poll();
+  pg->where = kWhereCached;
+  Page* old = cache_put(h, c, pg, b);
+  bool poll = false;
+  if (old) {
+    // The slot holds one block; the page it displaces goes to the arena, purged a
+    // delay from now (its last free was no later than now).
+    cache_page_release(old, false);
+    poll = true;
+  }
+  // The first put after a visit schedules the next one, which marks the slot an eighth
+  // of the delay before its page is due (see cache_visit). Read after the put: see the
+  // put in free_fast.
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (h->purge_expire.load(std::memory_order_relaxed) == 0) {
+    purge_arm(h->purge_expire, os::now_ms() + cache_first_look_ms());
+    poll = true;
+  }
+  heap_check(h, c);
+  if (poll) scavenger_poll();
+}
+
+void heap_arm(Heap* h) {
+  if (h->purge_expire.load(std::memory_order_relaxed) == 0) {
+    purge_arm(h->purge_expire, os::now_ms() + cache_first_look_ms());
+    scavenger_poll();
+  }
 }
 
 void heap_free_slow(Page* pg, void* p) {
@@ -382,12 +458,15 @@ void heap_free_slow(Page* pg, void* p) {
   Block* b = (tag & kTagAligned) ? page_block_of(pg, p) : static_cast<Block*>(p);
   Heap* h = tls_heap;
   if ((tag & ~kTagMask) == reinterpret_cast<uintptr_t>(h)) {
+    SCAV_ASSERT(pg->used > 0);
+    if (pg->used == 1) {
+      heap_free_last(h, pg, b);  // unlinks a full page too
+      return;
+    }
     b->next = pg->free;
     pg->free = b;
-    SCAV_ASSERT(pg->used > 0);
     pg->used--;
     if (tag & kTagFull) page_unfull(h, pg);
-    if (pg->used == 0) heap_page_emptied(h, pg);
     return;
   }
   SCAV_ASSERT(tag != 0);  // a free of a block in a page nobody owns: double free
@@ -399,7 +478,10 @@ void heap_mark_aligned(Page* pg) {
                       std::memory_order_relaxed);
 }
 
-void heap_collect(Heap* h, bool release_all, bool due_now) {
+namespace {
+
+// Remote frees, full pages that got some, empty pages (to the arena) and the float.
+void heap_collect_pages(Heap* h, bool due_now) {
   h->remote_pending.store(0, std::memory_order_relaxed);
   for (unsigned c = 0; c < kNumClasses; c++) {
     for (Page* pg = h->full[c].first; pg;) {
@@ -411,64 +493,132 @@ void heap_collect(Heap* h, bool release_all, bool due_now) {
     for (Page* pg = h->queue[c].first; pg;) {
       Page* next = pg->next;
       page_collect(pg);
-      bool keep = !release_all && pg->kind == kPageSmall && h->current[c] == pg;
-      if (pg->used == 0 && !keep) {
+      if (pg->used == 0) {
         page_unlink(h, pg);
         page_release(pg, due_now);
       }
       pg = next;
     }
-    if (Page* r = take_retired(h, c)) page_release(r, due_now);
+    if (Page* f = h->cache[c].floating) {
+      page_collect(f);
+      if (f->used == 0) {
+        h->cache[c].floating = nullptr;
+        f->where = kWhereNone;
+        page_release(f, due_now);
+      }
+    }
   }
-  if (release_all) h->has_empty = false;
 }
 
-void heap_collect_current_thread(bool release_all) {
+// What the scavenger does with the cache slots of a heap it visits. A slot it marked at
+// an earlier visit and finds untouched has not been used since: its page goes back,
+// purged in this pass. A slot put since is marked and looked at again an eighth of the
+// delay later (the first put after a visit arms the heap for the delay less that
+// eighth, so a page freed once is purged the delay after its free). A slot touched
+// again within that eighth of being marked is in use, and is looked at again a delay
+// later. So a thread that stops using its cache gets its pages back about the delay
+// after its last put, whether or not it calls the allocator again, and a thread that
+// keeps cycling a block costs two visits per delay. The caller either holds the heap
+// busy or runs inside an odd steal epoch after a fence. Returns when to look again,
+// or 0.
+uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
+  uint64_t recheck = cache_recheck_ms();
+  bool quick = h->scav_mark_ms && now - h->scav_mark_ms <= 2 * recheck;
+  uint64_t next = 0;
+  bool marked = false;
+  auto want = [&](uint64_t t) {
+    if (!next || t < next) next = t;
+  };
+  for (unsigned c = 0; c < kNumClasses; c++) {
+    std::atomic<uintptr_t>& slot = h->cache[c].block;
+    uint64_t bit = uint64_t(1) << (c & 63);
+    uint64_t& bits = h->scav_marked[c >> 6];
+    uintptr_t v = slot.load(std::memory_order_acquire);
+    if (slot_empty(v)) {
+      bits &= ~bit;
+      continue;
+    }
+    if (take_all || (v & kCacheMarked)) {
+      bits &= ~bit;
+      if (slot.compare_exchange_strong(v, g_asym_fence ? 0 : kCacheMarked, std::memory_order_acq_rel)) {
+        Page* pg = arena_page_of(arena_of(reinterpret_cast<void*>(v)), reinterpret_cast<void*>(v));
+        cache_page_release(pg, true);
+        stat_add(g_stats.cache_steals, 1);
+      } else {
+        want(now + recheck);  // the owner touched it just now
+      }
+      continue;
+    }
+    if (slot.compare_exchange_strong(v, v | kCacheMarked, std::memory_order_acq_rel)) {
+      want(now + (quick && (bits & bit) ? cache_first_look_ms() : recheck));
+      bits |= bit;
+      marked = true;
+    } else {
+      want(now + recheck);
+    }
+  }
+  if (marked) h->scav_mark_ms = now;
+  return next;
+}
+
+}  // namespace
+
+void heap_collect(Heap* h, bool due_now) {
+  heap_collect_pages(h, due_now);
+  for (unsigned c = 0; c < kNumClasses; c++) {
+    if (cache_take(h, c)) cache_page_release(h->cache[c].page, due_now);
+    heap_check(h, c);
+  }
+  h->scav_marked[0] = h->scav_marked[1] = 0;
+}
+
+void heap_collect_current_thread() {
   Heap* h = tls_heap;
   if (h == &g_empty_heap) return;
-  heap_collect(h, release_all, true);
+  heap_collect(h, true);
 }
 
 void heaps_purge(bool force, bool scan, uint64_t now) {
+  // Owned heaps whose slots the pass looks at: all of them get one fence between them.
+  constexpr unsigned kBatch = 64;
+  Heap* batch[kBatch];
+  uint64_t rearm[kBatch];
   LockGuard g(g_heaps_lock);
-  for (Heap* h = g_heaps; h; h = h->next_all) {
-    uint64_t e = h->purge_expire.load(std::memory_order_seq_cst);
-    uint32_t st = h->state.load(std::memory_order_acquire);
-    bool unowned = st == kHeapIdle || st == kHeapAbandoned;
-    bool due = e != 0 && e <= now;
-    if (!force && !due && !(scan && unowned)) continue;
-    if (e) h->purge_expire.exchange(0, std::memory_order_seq_cst);
-    uint32_t gen = h->visit_gen.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (unowned && h->state.compare_exchange_strong(st, kHeapBusy, std::memory_order_acquire)) {
-      heap_collect(h, true, force);
-      h->state.store(st, std::memory_order_release);
-      continue;
-    }
-    bool left = false, any = false;
-    for (unsigned c = 0; c < kNumClasses && !any; c++)
-      any = h->retired[c].load(std::memory_order_relaxed) != nullptr;
-    if (!any) continue;
-    // See take_retired: odd epoch, fence every thread, CAS, even epoch.
-    h->steal_epoch.fetch_add(1, std::memory_order_seq_cst);
-    if (g_asym_fence && os::fence_all_threads()) {
-      h->steal_epoch.fetch_add(1, std::memory_order_release);
-      continue;
-    }
-    for (unsigned c = 0; c < kNumClasses; c++) {
-      Page* pg = h->retired[c].load(std::memory_order_acquire);
-      if (!pg) continue;
-      uint32_t rg = __atomic_load_n(&pg->retire_gen, __ATOMIC_RELAXED);
-      if (force || rg + 1 < gen) {
-        // The page sat a whole interval in the slot; in the arena it waits for the
-        // arena's deadline like any freed range (now, when forced).
-        if (h->retired[c].compare_exchange_strong(pg, nullptr, std::memory_order_acquire))
-          page_release(pg, force);
-      } else {
-        left = true;
+  Heap* h = g_heaps;
+  while (h) {
+    unsigned n = 0;
+    for (; h && n < kBatch; h = h->next_all) {
+      uint64_t e = h->purge_expire.load(std::memory_order_seq_cst);
+      uint32_t st = h->state.load(std::memory_order_acquire);
+      bool unowned = st == kHeapIdle || st == kHeapAbandoned;
+      bool due = e != 0 && e <= now;
+      if (!force && !due && !(scan && unowned)) continue;
+      // Reset before reading the heap's state: a put we miss sees 0 and re-arms.
+      if (e) h->purge_expire.exchange(0, std::memory_order_seq_cst);
+      if (unowned && h->state.compare_exchange_strong(st, kHeapBusy, std::memory_order_acquire)) {
+        heap_collect_pages(h, force);
+        uint64_t next = cache_visit(h, force || st == kHeapAbandoned, now);
+        h->state.store(st, std::memory_order_release);
+        if (next) purge_arm_earlier(h->purge_expire, next);
+        continue;
       }
+      // Owned: its slots are read after one fence for the whole batch, even when
+      // they look empty now; a put still in its thread's store buffer is seen then
+      // (or that thread sees the reset above and arms the heap again).
+      if (g_asym_fence) h->steal_epoch.fetch_add(1, std::memory_order_seq_cst);
+      rearm[n] = 0;
+      batch[n++] = h;
     }
-    h->steal_epoch.fetch_add(1, std::memory_order_release);
-    if (left) purge_arm(h->purge_expire, now + uint64_t(option(Opt::kPurgeDelayMs)));
+    if (!n) continue;
+    bool fenced = !g_asym_fence || os::fence_all_threads() == 0;
+    for (unsigned i = 0; i < n; i++) {
+      Heap* b = batch[i];
+      // Without the fence the slots cannot be taken safely: look again later.
+      rearm[i] = fenced ? cache_visit(b, force, now) : now + uint64_t(option(Opt::kPurgeDelayMs));
+      if (g_asym_fence) b->steal_epoch.fetch_add(1, std::memory_order_release);
+    }
+    for (unsigned i = 0; i < n; i++)
+      if (rearm[i]) purge_arm_earlier(batch[i]->purge_expire, rearm[i]);
   }
 }
 
@@ -489,8 +639,7 @@ void heap_thread_exit(void* arg) {
   // Drop the heap from this thread before giving it up: destructors that run after us
   // and free memory go the remote path, and one that allocates adopts a heap anew.
   tls_heap = &g_empty_heap;
-  heap_collect(h, true, false);
-  h->has_empty = false;
+  heap_collect(h, false);
   h->state.store(kHeapAbandoned, std::memory_order_release);
   scavenger_poll();
 }
@@ -500,10 +649,8 @@ void heap_idle_start() {
   if (h == &g_empty_heap) return;
   stat_add(g_stats.idle_handoffs, 1);
   // Only something new schedules a visit; a loop that idles at kHz with nothing freed
-  // must not wake the scavenger per turn (seed 004).
-  bool news = h->has_empty || h->remote_pending.load(std::memory_order_relaxed);
-  if (news) {
-    h->has_empty = false;
+  // must not wake the scavenger per turn (seed 004). Cache puts armed the heap already.
+  if (h->remote_pending.load(std::memory_order_relaxed)) {
     h->remote_pending.store(0, std::memory_order_relaxed);
     if (h->purge_expire.load(std::memory_order_relaxed) == 0)
       purge_arm(h->purge_expire, purge_deadline_from_now());
@@ -524,8 +671,52 @@ void heap_idle_end() {
 
 void heap_fence_init() { g_asym_fence = os::fence_register() == 0; }
 
+void heap_fence_fork_child() {
+  if (!g_asym_fence || os::fence_register() == 0) return;
+  // The child could not register (the parent could): fall back to atomic slot
+  // accesses for good, epochs odd (see heap.h). We hold the heap list lock.
+  g_asym_fence = false;
+  for (Heap* h = g_heaps; h; h = h->next_all) {
+    h->steal_epoch.store(1, std::memory_order_relaxed);
+    for (CacheSlot& s : h->cache)
+      if (s.block.load(std::memory_order_relaxed) == 0) s.block.store(kCacheMarked, std::memory_order_relaxed);
+  }
+}
+
 void heaps_lock() { g_heaps_lock.lock(); }
 void heaps_unlock() { g_heaps_lock.unlock(); }
 void heaps_reset_lock() { g_heaps_lock.reset(); }
+
+#ifdef SCAV_DEBUG
+void heap_check(Heap* h, unsigned c) {
+  SCAV_ASSERT(h->current[c] == (h->queue[c].first ? h->queue[c].first : &g_empty_page));
+  unsigned n = 0;
+  for (Page* pg = h->queue[c].first; pg && n < 64; pg = pg->next, n++) {
+    SCAV_ASSERT(pg->where == kWhereQueue && pg->cls == c && page_heap(pg) == h);
+    SCAV_ASSERT(!(pg->owner_tag.load(std::memory_order_relaxed) & kTagFull));
+  }
+  n = 0;
+  for (Page* pg = h->full[c].first; pg && n < 64; pg = pg->next, n++) {
+    SCAV_ASSERT(pg->where == kWhereFull && pg->cls == c && page_heap(pg) == h);
+    SCAV_ASSERT(pg->owner_tag.load(std::memory_order_relaxed) & kTagFull);
+  }
+  if (Page* f = h->cache[c].floating) {
+    SCAV_ASSERT(f->where == kWhereFloat && f->cls == c && page_heap(f) == h && f->used == 1);
+    SCAV_ASSERT(f->next == nullptr && f->prev == nullptr);
+  }
+  // The slot may be emptied by the scavenger at any time, and the page it takes may be
+  // another heap's a moment later: the fields read are only worth checking when no
+  // steal ran while they were read (the same two epoch reads as the owner's access).
+  uint32_t e1 = h->steal_epoch.load(std::memory_order_acquire);
+  uintptr_t v = h->cache[c].block.load(std::memory_order_acquire);
+  if (slot_empty(v) || (e1 & 1)) return;
+  Page* pg = h->cache[c].page;
+  bool ok = pg->where == kWhereCached && pg->cls == c && pg->used == 1 &&
+            page_block_of(pg, reinterpret_cast<void*>(v & ~kCacheMarked)) ==
+                reinterpret_cast<Block*>(v & ~kCacheMarked);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (h->steal_epoch.load(std::memory_order_relaxed) == e1) SCAV_ASSERT(ok);
+}
+#endif
 
 }  // namespace scav

@@ -1,7 +1,7 @@
 // heap.h - per-thread heaps: for each size class a queue of pages with free blocks, a
-// list of full pages and one retired (empty) page. A heap belongs to one thread (state
+// list of full pages, and a one-block cache. A heap belongs to one thread (state
 // kHeapOwned) and is touched by it without atomics; the scavenger may take it over
-// (kHeapBusy) only while the owner is idle or gone, and may steal retired pages always.
+// (kHeapBusy) only while the owner is idle or gone, and may take cached blocks always.
 #pragma once
 
 #include <atomic>
@@ -27,56 +27,97 @@ struct PageList {
 
 extern Page g_empty_page;
 
-// Invariants (owner view):
+// A cache slot holds the address of a block, with kCacheMarked set by the scavenger
+// when it has seen the slot and found it untouched since the owner's put, or nothing:
+// 0, or kCacheMarked alone when membarrier is missing (the fast put, whose ordering
+// relies on the scavenger's fence, only takes a slot that holds 0).
+constexpr uintptr_t kCacheMarked = 1;
+inline bool slot_empty(uintptr_t v) { return (v & ~kCacheMarked) == 0; }
+
+// One class's cache: the slot, shared with the scavenger, and the owner's notes.
+struct CacheSlot {
+  std::atomic<uintptr_t> block{0};  // 0, or a block's address | kCacheMarked
+  Page* page = nullptr;             // the page of `block`
+  Page* floating = nullptr;         // the page of the block last taken from the slot
+  uintptr_t pad_ = 0;
+};
+static_assert(sizeof(CacheSlot) == 32);
+
+// Invariants (owner view, heap_check in debug builds):
 //   current[c] == (queue[c].first ? queue[c].first : &g_empty_page)
 //   every page in queue[c] has where == kWhereQueue and no kTagFull,
 //   every page in full[c] has where == kWhereFull, kTagFull and in_full == 1,
-//   retired[c] is null or a page of class c with used == 0, where == kWhereRetired.
-// purge_expire follows the protocol of scavenger.h: armed when a page is retired, when
-// an idle thread has empty pages, or when a remote free reaches an idle or abandoned
-// heap. visit_gen counts the scavenger's visits; a retired page is stolen once it has
-// sat through a whole visit interval (retire_gen + 1 < visit_gen).
+//   cache[c].block is empty, or (block & ~kCacheMarked) is the one used block of
+//     cache[c].page: used == 1, where == kWhereCached, cls == c, in no list,
+//   cache[c].floating is null or a page with where == kWhereFloat, used == 1 (the
+//     block taken from the slot; the owner does not allocate from a floating page), in
+//     no list; no other page of the heap floats.
+//   steal_epoch is odd for good when membarrier is missing (the fast take then never
+//   runs, nor the fast put: empty slots hold kCacheMarked; both sides use atomic
+//   exchange and CAS), else odd only during a steal.
+// The cache is the lane of a thread that frees the last block of a page and allocates
+// the same class again (one 128 KiB buffer per request): the block comes back with a
+// load and a store, the page is never relinked. The scavenger may take a cached page
+// (steal protocol in heap.cpp) when the slot sat untouched; that is how a thread that
+// frees and then sleeps without calling the allocator gets its pages back.
+// purge_expire follows the protocol of scavenger.h: armed by the first put after a
+// visit (put time + purge delay), by a remote free into an idle or abandoned heap, and
+// by the scavenger itself for slots it marked.
 struct alignas(64) Heap {
   Page* current[kNumClasses];
+  CacheSlot cache[kNumClasses];
+  alignas(64) std::atomic<uint32_t> steal_epoch{0};  // odd while the scavenger takes slots
+  std::atomic<uint64_t> purge_expire{0};
   PageList queue[kNumClasses];
   PageList full[kNumClasses];
-  std::atomic<Page*> retired[kNumClasses];
   std::atomic<uint64_t> full_remote[2];  // classes whose full list got a remote free
   std::atomic<uint32_t> state{kHeapOwned};
-  std::atomic<uint32_t> visit_gen{0};
   std::atomic<uint32_t> remote_pending{0};  // a remote free arrived since last idle
-  std::atomic<uint32_t> steal_epoch{0};     // odd while another thread takes retired pages
-  std::atomic<uint64_t> purge_expire{0};
-  bool has_empty = false;  // a small current page became empty
+  // The scavenger's notes, touched only in purge passes (under the purge guard): the
+  // slots it marked at its latest marking visit, and when that was.
+  uint64_t scav_marked[2] = {0, 0};
+  uint64_t scav_mark_ms = 0;
   Heap* next_all = nullptr;
 
-  constexpr Heap() : current{}, queue{}, full{}, retired{}, full_remote{} {
+  constexpr Heap() : current{}, cache{}, queue{}, full{}, full_remote{} {
     for (unsigned c = 0; c < kNumClasses; c++) current[c] = &g_empty_page;
   }
 };
 
 // The heap of a thread that has not allocated yet: every current page is the empty
-// sentinel, so the fast path falls into the slow path, which sets up the real heap.
+// sentinel and every slot empty, so the fast path falls into the slow path, which sets
+// up the real heap.
 extern Heap g_empty_heap;
 extern __thread Heap* tls_heap;
 
+// Whether owners may use plain stores on cache slots (membarrier is available).
+extern bool g_asym_fence;
+
 void* heap_alloc_slow(size_t size);
-void heap_page_emptied(Heap* h, Page* pg);
+// A cache put found the heap unarmed: schedule the scavenger's next look at it.
+void heap_arm(Heap* h);
+void heap_free_last(Heap* h, Page* pg, Block* b);
 void heap_free_slow(Page* pg, void* p);
 void heap_mark_aligned(Page* pg);
+// A steal overlapped the owner's slot access: wait for it to end and tell whether the
+// page the owner touched is still its own.
+bool heap_steal_wait(Heap* h, Page* pg);
 
-// Return empty pages of h to the arenas (all of them when release_all, else keeping
-// the small current ones) and collect remote frees. Caller owns h (or holds kHeapBusy).
-void heap_collect(Heap* h, bool release_all, bool due_now);
-void heap_collect_current_thread(bool release_all);
+// The fast path took v from class c's slot while a steal ran: finish the allocation.
+void* heap_alloc_overlap(size_t size, unsigned c, uintptr_t v);
+
+// Give back empty pages and cached blocks of h and collect remote frees. Caller owns h
+// (or holds kHeapBusy). due_now: the pages are purged by the current or next pass.
+void heap_collect(Heap* h, bool due_now);
+void heap_collect_current_thread();
 
 // Purge-pass part: visit heaps that are due (all when force). Caller holds the guard.
 void heaps_purge(bool force, bool scan, uint64_t now);
 uint64_t heaps_earliest_expire();
 
-// Whether owners may use plain stores on retired slots (membarrier is available).
-extern bool g_asym_fence;
 void heap_fence_init();
+// Fork child, before the locks are reset: register for membarrier again.
+void heap_fence_fork_child();
 
 void heap_thread_exit(void* heap);
 void heap_idle_start();
@@ -85,5 +126,11 @@ void heap_idle_end();
 void heaps_lock();
 void heaps_unlock();
 void heaps_reset_lock();
+
+#ifdef SCAV_DEBUG
+void heap_check(Heap* h, unsigned c);
+#else
+inline void heap_check(Heap*, unsigned) {}
+#endif
 
 }  // namespace scav

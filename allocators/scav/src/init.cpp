@@ -37,9 +37,9 @@ void fork_parent() {
 }
 
 void fork_child() {
-  // The child is a new process for membarrier: register again. Should that fail, a
-  // steal's fence fails too and the stealer leaves the slots alone (heaps_purge).
-  if (g_asym_fence) os::fence_register();
+  // The child is a new process for membarrier: register again (heap.cpp falls back to
+  // atomic cache accesses should that fail).
+  heap_fence_fork_child();
   arenas_reset_locks();
   huge_reset_lock();
   heaps_reset_lock();

@@ -128,7 +128,7 @@ int fence_register() {
 
 int fence_all_threads() {
   // An IPI to each CPU running a thread of this process: cheap next to the fences it
-  // saves on the owner's side (see heap.cpp, retired slots).
+  // saves on the owner's side (see heap.cpp, the cache protocol).
   return err(sys(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0));
 }
 

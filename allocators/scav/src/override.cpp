@@ -93,9 +93,8 @@ void* realloc_impl(void* p, size_t n) {
     free_fast(p);
     return nullptr;
   }
-  Arena* a = arena_of(p);
   size_t have;
-  if (a) {
+  if (unit_slices_of(p)) {
     have = usable_size(p);
     if (n <= have && n >= have / 2) return p;
   } else {
@@ -106,11 +105,31 @@ void* realloc_impl(void* p, size_t n) {
       return q;
     }
   }
-  void* q = alloc_fast(n);
+  // A block that grows is likely to grow again: move it to at least a quarter more
+  // than it had, so that a string grown a few bytes at a time is copied a few times
+  // per doubling, not once per class (8 per doubling).
+  size_t want = n;
+  if (n > have && n <= kLargeMax && n - have < have / 4) {
+    want = have + have / 4;
+    if (want > kLargeMax) want = kLargeMax;
+  }
+  void* q = alloc_fast(want);
+  if (!q && want != n) q = alloc_fast(n);
   if (!q) return nullptr;
   memcpy(q, p, n < have ? n : have);
   free_fast(p);
   return q;
+}
+
+// The common realloc: a block of an arena page (not handed out at an interior offset)
+// that still fits. Kept apart so that it returns without the frame of the moving path.
+__attribute__((always_inline)) inline bool realloc_fits(void* p, size_t n) {
+  uintptr_t* unit = unit_slices_of(p);
+  if (SCAV_UNLIKELY(unit == nullptr)) return false;
+  Page* pg = slice_ref_page(unit_ref_of(unit, p));
+  if (pg->owner_tag.load(std::memory_order_relaxed) & kTagAligned) return false;
+  size_t have = pg->bsize;
+  return n <= have && n >= have / 2;
 }
 
 void* new_failed(size_t n, size_t align, bool nothrow) {
@@ -152,7 +171,10 @@ SCAV_API void* malloc(size_t n) noexcept { return alloc_fast(n); }
 SCAV_API void free(void* p) noexcept { free_fast(p); }
 SCAV_API void cfree(void* p) noexcept { free_fast(p); }
 SCAV_API void* calloc(size_t c, size_t n) noexcept { return calloc_impl(c, n); }
-SCAV_API void* realloc(void* p, size_t n) noexcept { return realloc_impl(p, n); }
+SCAV_API void* realloc(void* p, size_t n) noexcept {
+  if (p && n && realloc_fits(p, n)) return p;
+  return realloc_impl(p, n);
+}
 
 SCAV_API void* reallocarray(void* p, size_t c, size_t n) noexcept {
   size_t t;
@@ -215,10 +237,10 @@ SCAV_API const char* scav_version(void) { return "0.1.0"; }
 SCAV_API void scav_collect(bool force) {
   process_init();
   if (force) {
-    // Empty pages of this thread, then a forced pass: it steals every heap's retired
+    // Empty pages of this thread, then a forced pass: it takes every heap's cached
     // pages, takes idle and abandoned heaps, empties the huge cache and purges every
     // free arena range; it waits for a pass that is under way.
-    heap_collect_current_thread(true);
+    heap_collect_current_thread();
     purge_pass(true, true);
   } else {
     purge_pass(false, false);

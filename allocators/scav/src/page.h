@@ -26,7 +26,12 @@ constexpr uintptr_t kTagAligned = 1;  // some block was handed out at an interio
 constexpr uintptr_t kTagFull = 2;     // the page sits in its heap's full list
 constexpr uintptr_t kTagMask = 3;
 
-enum PageWhere : uint8_t { kWhereNone = 0, kWhereQueue, kWhereFull, kWhereRetired };
+// Where an owned page sits in its heap (see heap.h):
+//   kWhereQueue  - in queue[cls], may have free blocks
+//   kWhereFull   - in full[cls], no free block (kTagFull set)
+//   kWhereCached - in no list; its one used block sits in the heap's cache slot
+//   kWhereFloat  - in no list; its one used block was handed out from the cache slot
+enum PageWhere : uint8_t { kWhereNone = 0, kWhereQueue, kWhereFull, kWhereCached, kWhereFloat };
 
 // Invariant (owner view, checked by page_check in debug builds):
 //   used + |free| + |thread_free| + (capacity - carved) == capacity
@@ -37,7 +42,6 @@ struct alignas(64) Page {
   Block* free;
   uint32_t used;
   uint32_t capacity;
-  std::atomic<uintptr_t> owner_tag;
   uint8_t* start;
   uint32_t bsize;
   uint32_t carved;
@@ -46,10 +50,14 @@ struct alignas(64) Page {
   uint16_t cls;
   uint8_t kind;
   uint8_t where;
-  uint32_t retire_gen;  // heap visit generation when retired (see heap.h)
+  uint32_t pad_;
+  uint64_t pad2_;
 
-  // Shared cache line: written by other threads' frees, kept off the owner's line.
-  alignas(64) std::atomic<Block*> thread_free;
+  // Shared cache line: read by every free, written by other threads' frees and by the
+  // owner's rare tag changes. A thread that frees another's blocks must not pull in
+  // the line the owner's malloc writes on every call.
+  alignas(64) std::atomic<uintptr_t> owner_tag;
+  std::atomic<Block*> thread_free;
   std::atomic<uint32_t> in_full;  // mirrors kTagFull for remote frees (Dekker with push)
   uint32_t first_slice;            // immutable while the page is allocated
   uint32_t slice_count;

@@ -87,6 +87,7 @@ size_t stats_json(char* buf, size_t len) {
   w.field("arenas", ld(s.arenas));
   w.field("heaps", ld(s.heaps));
   w.field("idle_handoffs", ld(s.idle_handoffs));
+  w.field("cache_steals", ld(s.cache_steals));
   w.field("os_mmaps", ld(s.os_mmaps));
   w.field("os_munmaps", ld(s.os_munmaps));
   w.field("purge_delay_ms", option(Opt::kPurgeDelayMs));

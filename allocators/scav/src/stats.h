@@ -28,6 +28,7 @@ struct Stats {
   std::atomic<uint64_t> arenas{0};
   std::atomic<uint64_t> heaps{0};
   std::atomic<uint64_t> idle_handoffs{0};
+  std::atomic<uint64_t> cache_steals{0};   // cached pages the scavenger took from heaps
 };
 
 extern Stats g_stats;

@@ -165,6 +165,23 @@ TEST(Conformance, ReallocInPlace) {
   EXPECT_EQ(r, nullptr);
 }
 
+// A block grown a few bytes at a time moves to at least a quarter more each time, so
+// it is copied a few times per doubling, not once per size class (8 per doubling).
+TEST(Conformance, ReallocGrowthMovesGeometrically) {
+  void* p = malloc(16);
+  int moves = 0;
+  for (size_t n = 32; n <= 64 * 1024; n += 16) {
+    void* q = realloc(p, n);
+    ASSERT_NE(q, nullptr);
+    static_cast<char*>(q)[n - 1] = 1;
+    EXPECT_GE(malloc_usable_size(q), n);
+    if (q != p) moves++;
+    p = q;
+  }
+  free(p);
+  EXPECT_LE(moves, 40) << moves;  // 8 classes per doubling would be about 80
+}
+
 TEST(Conformance, CallocZeroesAndOverflows) {
   for (size_t n : {size_t(1), size_t(100), size_t(5000), size_t(200000), size_t(3 << 20)}) {
     // Dirty the memory first so a recycled block would show.

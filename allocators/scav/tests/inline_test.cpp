@@ -44,7 +44,7 @@ TEST(NoScavenger, PurgesInlineAndInCollect) {
   EXPECT_EQ(idle_purged, purged0);
   EXPECT_EQ(stat("scavenger_started"), 0);
   EXPECT_EQ(thread_count(), 1);
-  // ...a slow path does what is due (all but the page parked in the retired slot).
+  // ...a slow path does what is due (all but the page parked in the cache).
   scav_collect(false);
   EXPECT_GE(stat("purged") - purged0, 56 * kMiB);
   scav_collect(true);
