@@ -171,6 +171,10 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
         m.baseline_again = side_stats(av);
         m.noise_floor = noise_floor(b1, av);
       }
+      // Two medians of five runs can agree by chance while single runs scatter
+      // widely (a timing on a busy machine): the scatter of the baseline's runs
+      // is a floor too, so a change must stand out from both.
+      m.noise_floor = std::max(m.noise_floor, relative_spread(bv));
       m.change = relative_change(m.baseline.median, m.candidate.median);
       m.ci = bootstrap_change_ci(bv, cv, 1 - s.alpha, s.resamples, s.seed);
       m.p = mann_whitney_p(bv, cv);

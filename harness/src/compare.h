@@ -40,7 +40,7 @@ struct MetricComparison {
   double change = 0;  // relative change of the medians, candidate against baseline
   compare::Interval ci;
   double p = 1;
-  double noise_floor = 0;
+  double noise_floor = 0;  // max(|A against A'|, relative spread of the baseline's runs)
   compare::Verdict verdict = compare::Verdict::NoChange;
 };
 

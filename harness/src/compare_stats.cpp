@@ -170,6 +170,13 @@ double noise_floor(const std::vector<double>& base, const std::vector<double>& b
   return std::fabs(relative_change(stats::median(base), stats::median(base_again)));
 }
 
+double relative_spread(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  SideStats s = side_stats(values);
+  if (s.median == 0) return 0;
+  return 1.4826 * s.mad / std::fabs(s.median);
+}
+
 const char* verdict_name(Verdict v) {
   switch (v) {
     case Verdict::NoChange:

@@ -38,6 +38,11 @@ double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b
 // against the baseline run again (0 when there is no second baseline).
 double noise_floor(const std::vector<double>& base, const std::vector<double>& base_again);
 
+// How much single runs of one side scatter, relative to their median: the MAD
+// scaled to a standard deviation of a normal sample (1.4826 MAD) over |median|.
+// 0 for fewer than 2 values or a zero median.
+double relative_spread(const std::vector<double>& values);
+
 enum class Direction { Lower, Higher, None };  // which way is better
 enum class Verdict { NoChange, Regression, Improvement, Noisy, Changed };
 const char* verdict_name(Verdict v);

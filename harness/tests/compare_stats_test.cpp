@@ -287,3 +287,11 @@ TEST(CompareStats, DecideInfiniteChangeIsJudgedLikeAnyOther) {
 
 }  // namespace
 }  // namespace mh::compare
+
+TEST(CompareStats, RelativeSpreadIsTheScaledMadOverTheMedian) {
+  // median 10, |x - 10| = {2, 1, 0, 1, 30} -> MAD 1 -> 1.4826 * 1 / 10
+  EXPECT_NEAR(mh::compare::relative_spread({8, 9, 10, 11, 40}), 0.14826, 1e-9);
+  EXPECT_DOUBLE_EQ(mh::compare::relative_spread({5, 5, 5, 5}), 0);
+  EXPECT_DOUBLE_EQ(mh::compare::relative_spread({7}), 0);
+  EXPECT_DOUBLE_EQ(mh::compare::relative_spread({0, 0, 0}), 0);
+}

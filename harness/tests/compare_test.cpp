@@ -141,3 +141,32 @@ TEST(Compare, ABadThresholdsFileNamesTheProblem) {
 
 }  // namespace
 }  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(Compare, ScatteredBaselineRunsRaiseTheNoiseFloor) {
+  // A and A' have the same median by chance, but single runs scatter by about
+  // 45% (scaled MAD): a 40% slower candidate median is not a regression on that evidence.
+  std::vector<RunRecord> runs;
+  const double base[] = {100, 55, 150, 100, 70}, again[] = {135, 100, 65, 100, 130}, cand[] = {140, 150, 130, 145, 135};
+  for (int i = 0; i < 5; ++i) {
+    runs.push_back(run(kRoleBaseline, i + 1, 500000, 10));
+    runs.back().wall_ms = base[i];
+    runs.push_back(run(kRoleCandidate, i + 1, 500000, 10));
+    runs.back().wall_ms = cand[i];
+    runs.push_back(run(kRoleBaselineAgain, i + 1, 500000, 10));
+    runs.back().wall_ms = again[i];
+  }
+  Thresholds t = rules();
+  t.rules.push_back({"wall_ms", MetricRule{compare::Direction::Lower, 0.10, 0}});
+  Comparison c = analyze(runs, t, {});
+  const auto* m = find(c, "wall_ms");
+  ASSERT_NE(m, nullptr);
+  EXPECT_NEAR(m->change, 0.4, 1e-9);
+  EXPECT_GT(m->noise_floor, 0.4);
+  EXPECT_EQ(m->verdict, compare::Verdict::Noisy);
+}
+
+}  // namespace
+}  // namespace mh
