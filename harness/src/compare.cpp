@@ -178,11 +178,22 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
       m.change = relative_change(m.baseline.median, m.candidate.median);
       m.ci = bootstrap_change_ci(bv, cv, 1 - s.alpha, s.resamples, s.seed);
       m.p = mann_whitney_p(bv, cv);
+      wc.metrics.push_back(std::move(m));
+    }
+    // A workload has several metrics that can regress; each alone would raise a
+    // false alarm in alpha of the comparisons where nothing changed, so their
+    // p-values are adjusted together (Holm). Informational metrics keep theirs.
+    std::vector<double> ps;
+    for (const auto& m : wc.metrics)
+      if (m.rule.direction != Direction::None) ps.push_back(m.p);
+    auto adjusted = holm_adjust(ps);
+    size_t next = 0;
+    for (auto& m : wc.metrics) {
+      m.p_adjusted = m.rule.direction != Direction::None ? adjusted[next++] : m.p;
       if (std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta)
         m.verdict = Verdict::NoChange;
       else
-        m.verdict = decide(m.change, m.rule.threshold, m.noise_floor, m.p, s.alpha, m.rule.direction);
-      wc.metrics.push_back(std::move(m));
+        m.verdict = decide(m.change, m.rule.threshold, m.noise_floor, m.p_adjusted, s.alpha, m.rule.direction);
     }
     c.workloads.push_back(std::move(wc));
   }

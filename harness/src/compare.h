@@ -39,7 +39,8 @@ struct MetricComparison {
   std::optional<compare::SideStats> baseline_again;
   double change = 0;  // relative change of the medians, candidate against baseline
   compare::Interval ci;
-  double p = 1;
+  double p = 1;           // two-sided Mann-Whitney U
+  double p_adjusted = 1;  // Holm-adjusted over the workload's metrics that have a direction
   double noise_floor = 0;  // max(|A against A'|, relative spread of the baseline's runs)
   compare::Verdict verdict = compare::Verdict::NoChange;
 };

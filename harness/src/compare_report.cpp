@@ -62,7 +62,7 @@ const Column kColumns[] = {
     {"change", [](const MetricComparison& m) { return pct(m.change); }},
     {"noise floor", [](const MetricComparison& m) { return m.baseline_again ? pct(m.noise_floor).substr(1) : std::string("-"); }},
     {"threshold", [](const MetricComparison& m) { return fmt::format("{:.0f}%", m.rule.threshold * 100); }},
-    {"p", [](const MetricComparison& m) { return fmt::format("{:.3f}", m.p); }},
+    {"p (Holm)", [](const MetricComparison& m) { return fmt::format("{:.3f}", m.p_adjusted); }},
     {"verdict", [](const MetricComparison& m) { return std::string(verdict_name(m.verdict)); }},
 };
 
@@ -90,6 +90,7 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
                              {"change", finite_or_null(m.change)},
                              {"ci", {finite_or_null(m.ci.lo), finite_or_null(m.ci.hi)}},
                              {"p", m.p},
+                             {"p_adjusted", m.p_adjusted},
                              {"noise_floor", finite_or_null(m.noise_floor)},
                              {"verdict", verdict_name(m.verdict)}});
     workloads.push_back(Json{{"workload", w.workload}, {"params", w.params}, {"metrics", metrics}});
@@ -162,7 +163,8 @@ std::string comparison_markdown(const Comparison& c) {
     out += "\n";
   }
   out += "Baseline and candidate: median (min-max) of the runs; change: candidate median against baseline median; "
-         "noise floor: baseline against baseline run again; p: two-sided Mann-Whitney U.\n";
+         "noise floor: the larger of baseline against baseline run again and the scatter of the baseline's runs; p: two-sided "
+         "Mann-Whitney U, Holm-adjusted over the workload's metrics.\n";
   return out;
 }
 

@@ -170,6 +170,20 @@ double noise_floor(const std::vector<double>& base, const std::vector<double>& b
   return std::fabs(relative_change(stats::median(base), stats::median(base_again)));
 }
 
+std::vector<double> holm_adjust(const std::vector<double>& p) {
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  for (size_t i = 0; i < m; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  std::vector<double> out(m);
+  double running = 0;
+  for (size_t k = 0; k < m; ++k) {
+    running = std::max(running, std::min(1.0, double(m - k) * p[order[k]]));
+    out[order[k]] = running;
+  }
+  return out;
+}
+
 double relative_spread(const std::vector<double>& values) {
   if (values.size() < 2) return 0;
   SideStats s = side_stats(values);

@@ -43,6 +43,10 @@ double noise_floor(const std::vector<double>& base, const std::vector<double>& b
 // 0 for fewer than 2 values or a zero median.
 double relative_spread(const std::vector<double>& values);
 
+// Holm-Bonferroni adjusted p-values, in the order given: a family of tests
+// (the metrics of one workload) keeps its chance of any false alarm at alpha.
+std::vector<double> holm_adjust(const std::vector<double>& p);
+
 enum class Direction { Lower, Higher, None };  // which way is better
 enum class Verdict { NoChange, Regression, Improvement, Noisy, Changed };
 const char* verdict_name(Verdict v);

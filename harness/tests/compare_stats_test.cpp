@@ -295,3 +295,16 @@ TEST(CompareStats, RelativeSpreadIsTheScaledMadOverTheMedian) {
   EXPECT_DOUBLE_EQ(mh::compare::relative_spread({7}), 0);
   EXPECT_DOUBLE_EQ(mh::compare::relative_spread({0, 0, 0}), 0);
 }
+
+TEST(CompareStats, HolmAdjustsInPlaceAndStaysMonotone) {
+  // sorted 0.01, 0.02, 0.04 -> 3*0.01=0.03, 2*0.02=0.04, 1*0.04=0.04
+  auto a = mh::compare::holm_adjust({0.04, 0.01, 0.02});
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_NEAR(a[0], 0.04, 1e-12);
+  EXPECT_NEAR(a[1], 0.03, 1e-12);
+  EXPECT_NEAR(a[2], 0.04, 1e-12);
+  auto b = mh::compare::holm_adjust({0.5, 0.9});  // capped at 1, never below an earlier one
+  EXPECT_NEAR(b[0], 1.0, 1e-12);
+  EXPECT_NEAR(b[1], 1.0, 1e-12);
+  EXPECT_TRUE(mh::compare::holm_adjust({}).empty());
+}
