@@ -46,11 +46,18 @@ bool take_side(const std::string& path, const char* role, std::vector<RunRecord>
   return true;
 }
 
-std::map<std::string, std::map<std::string, std::string>> declared_directions(const std::vector<Job>& jobs) {
+// Which way each workload metric is better, as the workloads declare it: from
+// the jobs that ran, or, for reports read back, from the workloads installed here.
+std::map<std::string, std::map<std::string, std::string>> declared_directions(const Layout& l,
+                                                                              const std::vector<RunRecord>& runs) {
   std::map<std::string, std::map<std::string, std::string>> out;
-  for (const auto& j : jobs)
-    for (const auto& m : j.workload.description.value("metrics", Json::array()))
-      out[j.workload.name][m.value("name", "")] = m.value("better", "");
+  for (const auto& r : runs) {
+    if (out.count(r.workload)) continue;
+    auto& metrics = out[r.workload];
+    if (auto w = find_workload(l.libexec, r.workload))
+      for (const auto& m : w->description.value("metrics", Json::array()))
+        metrics[m.value("name", "")] = m.value("better", "");
+  }
   return out;
 }
 
@@ -127,7 +134,7 @@ int compare_command(const Options& o) {
 
   CompareSettings settings;
   settings.alpha = o.alpha;
-  Comparison c = analyze(runs, *thresholds, settings, declared_directions(jobs));
+  Comparison c = analyze(runs, *thresholds, settings, declared_directions(l, runs));
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;
   context["thresholds"] = thresholds_path;
