@@ -396,6 +396,8 @@ bool heap_steal_wait(Heap* h, Page* pg) {
   return owner_still_has(h, pg);
 }
 
+namespace {
+
 // The scavenger marks a cache slot, then takes its page if the mark is still there
 // this much later (see cache_visit).
 uint64_t cache_recheck_ms() {
@@ -414,6 +416,8 @@ void cache_page_release(Page* pg, bool due_now) {
   pg->used = 0;
   page_release(pg, due_now);
 }
+
+}  // namespace
 
 void heap_free_last(Heap* h, Page* pg, Block* b) {
   SCAV_ASSERT(pg->used == 1 && !pg->thread_free.load(std::memory_order_relaxed));
@@ -436,9 +440,11 @@ void heap_free_last(Heap* h, Page* pg, Block* b) {
   // The first put after a visit schedules the next one, which marks the slot an eighth
   // of the delay before its page is due (see cache_visit). Read after the put: see the
   // put in free_fast.
+  uint64_t now = os::now_ms();
+  h->active_ms.store(now, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (h->purge_expire.load(std::memory_order_relaxed) == 0) {
-    purge_arm(h->purge_expire, os::now_ms() + cache_first_look_ms());
+    purge_arm(h->purge_expire, now + cache_first_look_ms());
     poll = true;
   }
   heap_check(h, c);
@@ -447,7 +453,9 @@ void heap_free_last(Heap* h, Page* pg, Block* b) {
 
 void heap_arm(Heap* h) {
   if (h->purge_expire.load(std::memory_order_relaxed) == 0) {
-    purge_arm(h->purge_expire, os::now_ms() + cache_first_look_ms());
+    uint64_t now = os::now_ms();
+    h->active_ms.store(now, std::memory_order_relaxed);
+    purge_arm(h->purge_expire, now + cache_first_look_ms());
     scavenger_poll();
   }
 }
@@ -518,12 +526,17 @@ void heap_collect_pages(Heap* h, bool due_now) {
 // again within that eighth of being marked is in use, and is looked at again a delay
 // later. So a thread that stops using its cache gets its pages back about the delay
 // after its last put, whether or not it calls the allocator again, and a thread that
-// keeps cycling a block costs two visits per delay. The caller either holds the heap
-// busy or runs inside an odd steal epoch after a fence. Returns when to look again,
-// or 0.
+// keeps cycling a block costs two visits per delay. The first put of an interval may
+// be long before the rest (a burst of frees that starts later): when the owner was in
+// a slow put less than the delay ago, a slot put since the last look is marked only
+// the delay (less the eighth) after that put, once per slot, so that a burst comes
+// back the delay after its end and an idle slot of a busy thread still goes back. The
+// caller either holds the heap busy or runs inside an odd steal epoch after a fence.
+// Returns when to look again, or 0.
 uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
   uint64_t recheck = cache_recheck_ms();
   bool quick = h->scav_mark_ms && now - h->scav_mark_ms <= 2 * recheck;
+  uint64_t busy_until = h->active_ms.load(std::memory_order_relaxed) + cache_first_look_ms();
   uint64_t next = 0;
   bool marked = false;
   auto want = [&](uint64_t t) {
@@ -533,13 +546,16 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
     std::atomic<uintptr_t>& slot = h->cache[c].block;
     uint64_t bit = uint64_t(1) << (c & 63);
     uint64_t& bits = h->scav_marked[c >> 6];
+    uint64_t& put_off = h->scav_deferred[c >> 6];
     uintptr_t v = slot.load(std::memory_order_acquire);
     if (slot_empty(v)) {
       bits &= ~bit;
+      put_off &= ~bit;
       continue;
     }
     if (take_all || (v & kCacheMarked)) {
       bits &= ~bit;
+      put_off &= ~bit;
       if (slot.compare_exchange_strong(v, g_asym_fence ? 0 : kCacheMarked, std::memory_order_acq_rel)) {
         Page* pg = arena_page_of(arena_of(reinterpret_cast<void*>(v)), reinterpret_cast<void*>(v));
         cache_page_release(pg, true);
@@ -549,6 +565,12 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
       }
       continue;
     }
+    if (busy_until > now && !(put_off & bit)) {
+      put_off |= bit;
+      want(busy_until);
+      continue;
+    }
+    put_off &= ~bit;
     if (slot.compare_exchange_strong(v, v | kCacheMarked, std::memory_order_acq_rel)) {
       want(now + (quick && (bits & bit) ? cache_first_look_ms() : recheck));
       bits |= bit;
@@ -570,6 +592,7 @@ void heap_collect(Heap* h, bool due_now) {
     heap_check(h, c);
   }
   h->scav_marked[0] = h->scav_marked[1] = 0;
+  h->scav_deferred[0] = h->scav_deferred[1] = 0;
 }
 
 void heap_collect_current_thread() {

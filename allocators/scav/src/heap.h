@@ -36,7 +36,7 @@ inline bool slot_empty(uintptr_t v) { return (v & ~kCacheMarked) == 0; }
 
 // One class's cache: the slot, shared with the scavenger, and the owner's notes.
 struct CacheSlot {
-  std::atomic<uintptr_t> block{0};  // 0, or a block's address | kCacheMarked
+  std::atomic<uintptr_t> block{0};  // a block's address [| kCacheMarked], or empty
   Page* page = nullptr;             // the page of `block`
   Page* floating = nullptr;         // the page of the block last taken from the slot
   uintptr_t pad_ = 0;
@@ -57,26 +57,33 @@ static_assert(sizeof(CacheSlot) == 32);
 //   exchange and CAS), else odd only during a steal.
 // The cache is the lane of a thread that frees the last block of a page and allocates
 // the same class again (one 128 KiB buffer per request): the block comes back with a
-// load and a store, the page is never relinked. The scavenger may take a cached page
-// (steal protocol in heap.cpp) when the slot sat untouched; that is how a thread that
-// frees and then sleeps without calling the allocator gets its pages back.
-// purge_expire follows the protocol of scavenger.h: armed by the first put after a
-// visit (put time + purge delay), by a remote free into an idle or abandoned heap, and
-// by the scavenger itself for slots it marked.
+// few plain loads and stores and no list is touched while one block cycles. The
+// scavenger may take a cached page (the cache protocol in heap.cpp) when the slot sat
+// untouched; that is how a thread that frees and then sleeps without calling the
+// allocator gets its pages back. purge_expire follows the protocol of scavenger.h:
+// armed by the first put after a visit (for the scavenger's marking look, the delay
+// less an eighth later), by a remote free into an idle or abandoned heap, and by the
+// scavenger itself for slots it marked.
 struct alignas(64) Heap {
   Page* current[kNumClasses];
   CacheSlot cache[kNumClasses];
   alignas(64) std::atomic<uint32_t> steal_epoch{0};  // odd while the scavenger takes slots
   std::atomic<uint64_t> purge_expire{0};
+  // When the owner last read the clock in a slow put (a page leaving its list or
+  // displacing another): the scavenger puts off marking the slots of a heap that was
+  // this busy less than a delay ago (see cache_visit).
+  std::atomic<uint64_t> active_ms{0};
   PageList queue[kNumClasses];
   PageList full[kNumClasses];
   std::atomic<uint64_t> full_remote[2];  // classes whose full list got a remote free
   std::atomic<uint32_t> state{kHeapOwned};
   std::atomic<uint32_t> remote_pending{0};  // a remote free arrived since last idle
   // The scavenger's notes, touched only in purge passes (under the purge guard): the
-  // slots it marked at its latest marking visit, and when that was.
+  // slots it marked at its latest marking visit and when that was, and the slots whose
+  // marking it put off once.
   uint64_t scav_marked[2] = {0, 0};
   uint64_t scav_mark_ms = 0;
+  uint64_t scav_deferred[2] = {0, 0};
   Heap* next_all = nullptr;
 
   constexpr Heap() : current{}, cache{}, queue{}, full{}, full_remote{} {
