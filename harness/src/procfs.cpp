@@ -60,6 +60,13 @@ std::optional<int64_t> parse_statm_resident_pages(std::string_view text) {
   return v;
 }
 
+std::optional<std::pair<int64_t, int64_t>> parse_statm_resident_shared_pages(std::string_view text) {
+  auto fields = split_ws(text);
+  int64_t resident = 0, shared = 0;
+  if (fields.size() < 3 || !to_num(fields[1], resident) || !to_num(fields[2], shared)) return std::nullopt;
+  return std::make_pair(resident, shared);
+}
+
 std::map<std::string, int64_t> parse_kv(std::string_view text) {
   std::map<std::string, int64_t> out;
   size_t pos = 0;
@@ -141,13 +148,17 @@ bool ProcReader::pread_all(int fd, std::string& buf) {
   return off > 0;
 }
 
-bool ProcReader::sample(Sample& out, bool with_smaps) {
+bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status) {
   if (statm_fd_ < 0 || stat_fd_ < 0 || status_fd_ < 0) return false;
   if (!pread_all(statm_fd_, buf_)) return false;
-  auto pages = parse_statm_resident_pages(buf_);
+  auto pages = parse_statm_resident_shared_pages(buf_);
   // A process whose memory is gone (exiting, zombie) reads as 0 resident pages.
-  if (!pages || *pages == 0) return false;
-  out.rss_kb = *pages * page_kb_;
+  if (!pages || pages->first == 0) return false;
+  out.rss_kb = pages->first * page_kb_;
+  // statm's shared is RssFile + RssShmem, from the same counters as status.
+  out.anon_kb = (pages->first - pages->second) * page_kb_;
+  out.shmem_kb = shmem_kb_;
+  out.file_kb = pages->second * page_kb_ - shmem_kb_;
 
   if (!pread_all(stat_fd_, buf_)) return false;
   auto st = parse_stat(buf_);
@@ -158,12 +169,14 @@ bool ProcReader::sample(Sample& out, bool with_smaps) {
   out.stime_ms = double(st->stime_ticks) * tick_ms_;
   out.threads = st->num_threads;
 
-  if (!pread_all(status_fd_, buf_)) return false;
-  auto status = parse_kv(buf_);
-  out.anon_kb = status["RssAnon"];
-  out.file_kb = status["RssFile"];
-  out.shmem_kb = status["RssShmem"];
-  ctxsw_ = {status["voluntary_ctxt_switches"], status["nonvoluntary_ctxt_switches"]};
+  if (with_status) {
+    if (!pread_all(status_fd_, buf_)) return false;
+    auto status = parse_kv(buf_);
+    out.anon_kb = status["RssAnon"];
+    out.file_kb = status["RssFile"];
+    out.shmem_kb = shmem_kb_ = status["RssShmem"];
+    ctxsw_ = {status["voluntary_ctxt_switches"], status["nonvoluntary_ctxt_switches"]};
+  }
 
   if (with_smaps && smaps_fd_ >= 0 && pread_all(smaps_fd_, buf_)) anon_huge_kb_ = parse_kv(buf_)["AnonHugePages"];
   out.anon_huge_kb = anon_huge_kb_;

@@ -27,6 +27,8 @@ struct StatFields {
 std::optional<StatFields> parse_stat(std::string_view text);
 // /proc/PID/statm: the resident field, in pages.
 std::optional<int64_t> parse_statm_resident_pages(std::string_view text);
+// /proc/PID/statm: resident and shared (file-backed + shmem) pages.
+std::optional<std::pair<int64_t, int64_t>> parse_statm_resident_shared_pages(std::string_view text);
 // "Key:   value kB" files (status, smaps_rollup): every key with its number.
 std::map<std::string, int64_t> parse_kv(std::string_view text);
 struct SchedStat {
@@ -51,7 +53,10 @@ class ProcReader {
   // smaps_rollup walks every page table of the process (milliseconds for a few
   // hundred MB), so AnonHugePages is read only when `with_smaps`; otherwise
   // the last value read is carried forward.
-  bool sample(Sample& out, bool with_smaps);
+  // statm gives RSS and its anonymous part (resident - shared); status, for the
+  // split of the shared part into file and shmem and for the context switches,
+  // is read only when `with_status` (the split is carried forward otherwise).
+  bool sample(Sample& out, bool with_smaps, bool with_status = true);
   // voluntary, involuntary context switches of the process so far (status).
   std::pair<int64_t, int64_t> last_ctxsw() const { return ctxsw_; }
   std::vector<ThreadStat> threads() const;
@@ -65,6 +70,7 @@ class ProcReader {
   std::string buf_;
   std::pair<int64_t, int64_t> ctxsw_{0, 0};
   int64_t anon_huge_kb_ = 0;
+  int64_t shmem_kb_ = 0;
 };
 
 }  // namespace mh::procfs

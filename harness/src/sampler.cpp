@@ -76,7 +76,8 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
   auto take = [&](Sample& s, bool at_mark) {
     auto a = Clock::now();
     const bool with_smaps = at_mark || a >= next_smaps;
-    bool ok = proc.sample(s, with_smaps);
+    // status only at marks: statm already gives RSS and its anonymous part.
+    bool ok = proc.sample(s, with_smaps, at_mark);
     auto b = Clock::now();
     s.t_ms = ms_since(cfg.t0, a);
     const double cost_us = std::chrono::duration<double, std::micro>(b - a).count();
