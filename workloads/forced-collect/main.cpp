@@ -36,12 +36,7 @@ int body(mhwl::Context& ctx) {
   const size_t min_block = static_cast<size_t>(p.integer("min-block"));
   const size_t max_block = std::max(min_block, static_cast<size_t>(p.integer("max-block")));
 
-  std::vector<size_t> sizes;
-  for (size_t sum = 0; sum < total;) {
-    size_t s = std::min(min_block + ctx.rng() % (max_block - min_block + 1), total - sum);
-    sizes.push_back(s);
-    sum += s;
-  }
+  const std::vector<size_t> sizes = mhwl::split_into_blocks(ctx.rng, total, min_block, max_block);
   std::vector<void*> blocks(sizes.size(), nullptr);
   mhwl::StatmReader statm;
 

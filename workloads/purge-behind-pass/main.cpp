@@ -46,12 +46,7 @@ int body(mhwl::Context& ctx) {
   const long final_drop_kb = static_cast<long>(total / 8 * 7 / 1024);
 
   // Block sizes and the pointer array exist before the start mark.
-  std::vector<size_t> sizes;
-  for (size_t sum = 0; sum < total;) {
-    size_t s = std::min(min_block + ctx.rng() % (max_block - min_block + 1), total - sum);
-    sizes.push_back(s);
-    sum += s;
-  }
+  const std::vector<size_t> sizes = mhwl::split_into_blocks(ctx.rng, total, min_block, max_block);
   std::vector<void*> blocks(sizes.size(), nullptr);
   mhwl::StatmReader statm;
 
