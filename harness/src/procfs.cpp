@@ -148,7 +148,7 @@ bool ProcReader::pread_all(int fd, std::string& buf) {
   return off > 0;
 }
 
-bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status) {
+bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status, bool with_stat) {
   if (statm_fd_ < 0 || stat_fd_ < 0 || status_fd_ < 0) return false;
   if (!pread_all(statm_fd_, buf_)) return false;
   auto pages = parse_statm_resident_shared_pages(buf_);
@@ -160,14 +160,21 @@ bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status) {
   out.shmem_kb = shmem_kb_;
   out.file_kb = pages->second * page_kb_ - shmem_kb_;
 
-  if (!pread_all(stat_fd_, buf_)) return false;
-  auto st = parse_stat(buf_);
-  if (!st) return false;
-  out.minflt = st->minflt;
-  out.majflt = st->majflt;
-  out.utime_ms = double(st->utime_ticks) * tick_ms_;
-  out.stime_ms = double(st->stime_ticks) * tick_ms_;
-  out.threads = st->num_threads;
+  if (with_stat) {
+    if (!pread_all(stat_fd_, buf_)) return false;
+    auto st = parse_stat(buf_);
+    if (!st) return false;
+    last_stat_.minflt = st->minflt;
+    last_stat_.majflt = st->majflt;
+    last_stat_.utime_ms = double(st->utime_ticks) * tick_ms_;
+    last_stat_.stime_ms = double(st->stime_ticks) * tick_ms_;
+    last_stat_.threads = st->num_threads;
+  }
+  out.minflt = last_stat_.minflt;
+  out.majflt = last_stat_.majflt;
+  out.utime_ms = last_stat_.utime_ms;
+  out.stime_ms = last_stat_.stime_ms;
+  out.threads = last_stat_.threads;
 
   if (with_status) {
     if (!pread_all(status_fd_, buf_)) return false;

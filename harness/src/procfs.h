@@ -56,7 +56,10 @@ class ProcReader {
   // statm gives RSS and its anonymous part (resident - shared); status, for the
   // split of the shared part into file and shmem and for the context switches,
   // is read only when `with_status` (the split is carried forward otherwise).
-  bool sample(Sample& out, bool with_smaps, bool with_status = true);
+  // stat (faults, CPU time, threads) sums over every thread and takes each
+  // thread's run-queue lock for its runtime, which a busy workload feels: it
+  // is read only when `with_stat`, carried forward otherwise.
+  bool sample(Sample& out, bool with_smaps, bool with_status = true, bool with_stat = true);
   // voluntary, involuntary context switches of the process so far (status).
   std::pair<int64_t, int64_t> last_ctxsw() const { return ctxsw_; }
   std::vector<ThreadStat> threads() const;
@@ -71,6 +74,7 @@ class ProcReader {
   std::pair<int64_t, int64_t> ctxsw_{0, 0};
   int64_t anon_huge_kb_ = 0;
   int64_t shmem_kb_ = 0;
+  Sample last_stat_;  // minflt, majflt, utime_ms, stime_ms, threads of the last stat read
 };
 
 }  // namespace mh::procfs

@@ -20,6 +20,9 @@ using Clock = std::chrono::steady_clock;
 // Share of the sampler's wall time that smaps_rollup reads may take: after a
 // read that cost c, the next periodic one waits c / kSmapsBudget.
 constexpr double kSmapsBudget = 0.005;
+// Shortest gap between two periodic reads of /proc/PID/stat (faults, CPU time,
+// threads): see ProcReader::sample. Marks always read it.
+constexpr auto kStatGap = std::chrono::milliseconds(50);
 
 double ms_since(Clock::time_point t0, Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(t - t0).count();
@@ -62,6 +65,7 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
   std::map<int, ThreadStat> threads;
   std::vector<double> costs_us, gaps_ms, smaps_costs_us;
   auto next_smaps = Clock::now();
+  auto next_stat = Clock::now();
   const auto interval = std::chrono::microseconds(static_cast<int64_t>(cfg.interval_ms * 1000));
   const auto deadline = cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(cfg.timeout_s * 1e6));
   auto next = Clock::now();
@@ -77,7 +81,9 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
     auto a = Clock::now();
     const bool with_smaps = at_mark || a >= next_smaps;
     // status only at marks: statm already gives RSS and its anonymous part.
-    bool ok = proc.sample(s, with_smaps, at_mark);
+    const bool with_stat = at_mark || a >= next_stat;
+    if (with_stat) next_stat = a + kStatGap;
+    bool ok = proc.sample(s, with_smaps, at_mark, with_stat);
     auto b = Clock::now();
     s.t_ms = ms_since(cfg.t0, a);
     const double cost_us = std::chrono::duration<double, std::micro>(b - a).count();
