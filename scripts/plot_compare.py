@@ -8,13 +8,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from memharness_plot import bootstrap  # noqa: E402  (stdlib only)
 
-bootstrap.ensure_matplotlib()
+bootstrap.ensure_matplotlib()  # also selects the headless Agg backend
 
 import argparse  # noqa: E402
-
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
 
 from memharness_plot.comparison import DEFAULT_METRICS, comparison_from_reports  # noqa: E402
 from memharness_plot.report import COMPARISON_SCHEMA, PlotError, load_any  # noqa: E402

@@ -61,9 +61,12 @@ def probe(interpreter):
 
 
 def ensure_matplotlib():
-    """Return if matplotlib imports here; else re-exec the script under a Python
-    that has it, or print what to install and exit 2."""
+    """Return, with matplotlib on its headless Agg backend, if it imports here;
+    else re-exec the script under a Python that has it, or print what to
+    install and exit 2."""
     if has_matplotlib():
+        import matplotlib
+        matplotlib.use("Agg")
         return
     prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "memharness plot"
     tried = []
