@@ -119,6 +119,7 @@ int compare_command(const Options& o) {
     if (auto err = check_writable(e.out); !err.empty()) return bad_input(err);
     e.timeout_s = o.timeout_s;
     e.sample_ms = o.sample_ms;
+    e.smaps_ms = o.smaps_ms;
     e.verbose = o.verbose;
     e.progress = !o.quiet && isatty(STDERR_FILENO);
     e.context = context;

@@ -46,7 +46,10 @@ Json make_context(const std::vector<std::string>& argv) {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   std::string command;
-  for (const auto& a : argv) command += (command.empty() ? "" : " ") + shell_quote(a);
+  for (const auto& a : argv) {
+    if (!command.empty()) command += ' ';
+    command += shell_quote(a);
+  }
   auto b = build_info();
   return Json{
       {"date", utc_now()},

@@ -18,6 +18,11 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--sample-ms", o.sample_ms, "sampling interval in milliseconds (at least 1)")
       ->check(CLI::Range(1.0, 60000.0))
       ->capture_default_str();
+  app.add_option("--smaps-ms", o.smaps_ms,
+                 "also read smaps_rollup (AnonHugePages) at most every this many ms; 0: at marks only. It walks "
+                 "every page table under the workload's mmap lock, which stalls the workload's mmap and munmap")
+      ->check(CLI::Range(0.0, 60000.0))
+      ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "no progress line");
   app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr");
 }

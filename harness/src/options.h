@@ -20,6 +20,7 @@ struct Options {
   int runs = 3;                            // compare: 5
   double timeout_s = 600;
   double sample_ms = 10;
+  double smaps_ms = 0;
   std::string out;  // run: the report; compare: the comparison JSON; merge: the merged report
   bool quiet = false;
   bool verbose = false;

@@ -69,13 +69,14 @@ struct ExitInfo {
 };
 
 struct SamplerStats {
-  double interval_ms = 0;          // asked
-  double achieved_ms = 0;          // median gap between periodic samples
+  double interval_ms = 0;              // asked
+  std::optional<double> achieved_ms;   // median gap between periodic samples (none: fewer than two)
   double cost_us_median = 0;       // harness time to take one sample
   double cost_us_max = 0;
   int64_t count = 0;
-  // smaps_rollup (AnonHugePages) is read at marks and whenever its duty cycle
-  // stays under kSmapsBudget; these say how often that was and what it cost.
+  // smaps_rollup (AnonHugePages) is read at marks and, when smaps_ms is not 0,
+  // at most every smaps_ms; these say how often that was and what it cost.
+  double smaps_ms = 0;
   int64_t smaps_reads = 0;
   double smaps_cost_us_median = 0;
 };

@@ -139,10 +139,11 @@ Json run_to_json(const RunRecord& r) {
       {"data", r.data},
       {"sampler",
        {{"interval_ms", r.sampler.interval_ms},
-        {"achieved_ms", std::round(r.sampler.achieved_ms * 1000) / 1000},
+        {"achieved_ms", r.sampler.achieved_ms ? Json(std::round(*r.sampler.achieved_ms * 1000) / 1000) : Json()},
         {"cost_us_median", std::round(r.sampler.cost_us_median * 10) / 10},
         {"cost_us_max", std::round(r.sampler.cost_us_max * 10) / 10},
         {"samples", r.sampler.count},
+        {"smaps_ms", r.sampler.smaps_ms},
         {"smaps_reads", r.sampler.smaps_reads},
         {"smaps_cost_us_median", std::round(r.sampler.smaps_cost_us_median * 10) / 10}}},
       {"output_tail", r.output_tail},
@@ -238,7 +239,8 @@ RunRecord run_from_json(const Json& j) {
   r.data = j.value("data", Json::object());
   const Json sp = j.value("sampler", Json::object());
   r.sampler.interval_ms = sp.value("interval_ms", 0.0);
-  r.sampler.achieved_ms = sp.value("achieved_ms", 0.0);
+  if (sp.contains("achieved_ms") && sp["achieved_ms"].is_number()) r.sampler.achieved_ms = sp["achieved_ms"].get<double>();
+  r.sampler.smaps_ms = sp.value("smaps_ms", 0.0);
   r.sampler.cost_us_median = sp.value("cost_us_median", 0.0);
   r.sampler.cost_us_max = sp.value("cost_us_max", 0.0);
   r.sampler.count = sp.value("samples", int64_t(0));

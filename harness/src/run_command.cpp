@@ -59,6 +59,7 @@ int run_command(const Options& o) {
   e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
   e.timeout_s = o.timeout_s;
   e.sample_ms = o.sample_ms;
+  e.smaps_ms = o.smaps_ms;
   e.verbose = o.verbose;
   e.progress = !o.quiet && isatty(STDERR_FILENO);
   e.context = make_context(o.argv);

@@ -119,7 +119,8 @@ RunRecord run_one(const RunRequest& req) {
     PerfCounters perf(child->pid());
     const auto t0 = Clock::now();
     if (child->resume(error)) {
-      SamplerConfig cfg{child->pid(), child->pidfd(), marks[0], acks[1], t0, req.sample_ms, req.timeout_s};
+      SamplerConfig cfg{child->pid(), child->pidfd(), marks[0], acks[1], t0,
+                        req.sample_ms, req.smaps_ms, req.timeout_s};
       timed_out = !sample_until_exit(cfg, rec);
       if (timed_out) {
         child->signal_group(SIGTERM);

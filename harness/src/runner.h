@@ -19,6 +19,7 @@ struct RunRequest {
   int repetition = 0;
   double timeout_s = 600;
   double sample_ms = 10;
+  double smaps_ms = 0;
   bool pass_output = false;  // the workload's output to our stderr as well
   std::vector<std::string> declared_metrics;  // a run that lacks one of these failed
 };

@@ -17,9 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Share of the sampler's wall time that smaps_rollup reads may take: after a
-// read that cost c, the next periodic one waits c / kSmapsBudget.
-constexpr double kSmapsBudget = 0.005;
 // Shortest gap between two periodic reads of /proc/PID/stat (faults, CPU time,
 // threads): see ProcReader::sample. Marks always read it.
 constexpr auto kStatGap = std::chrono::milliseconds(50);
@@ -64,6 +61,11 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
   procfs::ProcReader proc(cfg.pid);
   std::map<int, ThreadStat> threads;
   std::vector<double> costs_us, gaps_ms, smaps_costs_us;
+  // smaps_rollup walks every page table with the workload's mmap lock held
+  // (5 ms at 470 MB), stalling its mmap and munmap for that long: periodic
+  // reads only when asked for.
+  const bool periodic_smaps = cfg.smaps_ms > 0;
+  const auto smaps_interval = std::chrono::microseconds(static_cast<int64_t>(cfg.smaps_ms * 1000));
   auto next_smaps = Clock::now();
   auto next_stat = Clock::now();
   const auto interval = std::chrono::microseconds(static_cast<int64_t>(cfg.interval_ms * 1000));
@@ -79,7 +81,7 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
 
   auto take = [&](Sample& s, bool at_mark) {
     auto a = Clock::now();
-    const bool with_smaps = at_mark || a >= next_smaps;
+    const bool with_smaps = at_mark || (periodic_smaps && a >= next_smaps);
     // status only at marks: statm already gives RSS and its anonymous part.
     const bool with_stat = at_mark || a >= next_stat;
     if (with_stat) next_stat = a + kStatGap;
@@ -90,7 +92,7 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
     costs_us.push_back(cost_us);
     if (with_smaps) {
       smaps_costs_us.push_back(cost_us);
-      next_smaps = b + std::chrono::microseconds(static_cast<int64_t>(cost_us / kSmapsBudget));
+      next_smaps = a + smaps_interval;
     }
     if (ok) {
       last = s;
@@ -181,6 +183,7 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
 
   for (auto& [tid, t] : threads) rec.threads.push_back(t);
   rec.sampler.interval_ms = cfg.interval_ms;
+  rec.sampler.smaps_ms = cfg.smaps_ms;
   rec.sampler.count = static_cast<int64_t>(costs_us.size());
   if (!costs_us.empty()) {
     rec.sampler.cost_us_median = stats::median(costs_us);

@@ -18,6 +18,7 @@ struct SamplerConfig {
   int ack_fd = -1;   // write end: one byte per synchronous message
   std::chrono::steady_clock::time_point t0;
   double interval_ms = 10;
+  double smaps_ms = 0;  // 0: smaps_rollup at marks only
   double timeout_s = 600;
 };
 

@@ -89,7 +89,7 @@ bool execute(const Execution& e, std::vector<RunRecord>& runs, std::string& erro
     const Arm& arm = e.arms[p.arm];
     progress.starting(runs.size(), job.workload.name, arm.allocator.label, p.repetition);
     RunRequest req{job.workload.name, job.workload.binary, job.args, job.params, arm.allocator, p.repetition,
-                   e.timeout_s, e.sample_ms, e.verbose, declared_metrics(job.workload)};
+                   e.timeout_s, e.sample_ms, e.smaps_ms, e.verbose, declared_metrics(job.workload)};
     runs.push_back(run_one(req));
     runs.back().role = arm.role;
     progress.finished(runs.back());

@@ -31,7 +31,7 @@ struct Execution {
   std::vector<Job> jobs;
   std::vector<Arm> arms;
   std::vector<PlannedRun> plan;
-  double timeout_s = 600, sample_ms = 10;
+  double timeout_s = 600, sample_ms = 10, smaps_ms = 0;
   bool verbose = false, progress = false;
   std::string out;  // the report, rewritten after every run
   Json context;

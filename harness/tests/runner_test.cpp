@@ -109,5 +109,32 @@ TEST(Runner, MarksAreSampledWhereTheyHappen) {
   EXPECT_LT(r.marks[0].t_ms, r.marks[1].t_ms);
 }
 
+TEST(Runner, SmapsRollupIsReadAtMarksUnlessAPeriodAsksForMore) {
+  auto req = misbehave("hang", 0.5);
+  auto at_marks = run_one(req);
+  ASSERT_EQ(at_marks.status, Status::Timeout);
+  EXPECT_EQ(at_marks.sampler.smaps_ms, 0);
+  EXPECT_LE(at_marks.sampler.smaps_reads, static_cast<int64_t>(at_marks.marks.size()));
+  // 50 periodic samples in 0.5 s; the interval is met.
+  ASSERT_TRUE(at_marks.sampler.achieved_ms);
+  EXPECT_NEAR(*at_marks.sampler.achieved_ms, 10, 3);
+
+  req.smaps_ms = 50;
+  auto periodic = run_one(req);
+  ASSERT_EQ(periodic.status, Status::Timeout);
+  EXPECT_EQ(periodic.sampler.smaps_ms, 50);
+  const auto marks = static_cast<int64_t>(periodic.marks.size());
+  EXPECT_GE(periodic.sampler.smaps_reads, marks + 5);
+  EXPECT_LE(periodic.sampler.smaps_reads, marks + 11);
+}
+
+TEST(Runner, OnePeriodicSampleHasNoAchievedInterval) {
+  auto req = misbehave("crash");
+  req.sample_ms = 1000;  // the workload dies after 50 ms: one periodic sample
+  auto r = run_one(req);
+  EXPECT_EQ(r.status, Status::Crashed);
+  EXPECT_FALSE(r.sampler.achieved_ms);
+}
+
 }  // namespace
 }  // namespace mh
