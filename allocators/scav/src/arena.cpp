@@ -29,6 +29,7 @@ void arena_check(const Arena* a) {
   for (uint32_t w = 0; w < a->word_count; w++) {
     SCAV_ASSERT((a->pending_bits[w] & ~a->free_bits[w]) == 0);
     SCAV_ASSERT((a->pending_bits[w] & ~a->committed_bits[w]) == 0);
+    SCAV_ASSERT((a->purged_bits[w] & (a->committed_bits[w] | ~a->free_bits[w])) == 0);
   }
 }
 #else
@@ -51,7 +52,8 @@ Arena* arena_create() {
   a->size = size;
   a->slice_count = uint32_t(size >> kSliceShift);
   a->word_count = (a->slice_count + 63) / 64;
-  // Meta layout after the header: three bitmaps, the slice map, the descriptors.
+  // Meta layout after the header: the bitmaps and per-word times, the slice map, the
+  // descriptors.
   uintptr_t p = (base + sizeof(Arena) + 63) & ~uintptr_t(63);
   a->free_bits = reinterpret_cast<uint64_t*>(p);
   p += a->word_count * 8;
@@ -60,6 +62,10 @@ Arena* arena_create() {
   a->pending_bits = reinterpret_cast<uint64_t*>(p);
   p += a->word_count * 8;
   a->word_due = reinterpret_cast<uint64_t*>(p);
+  p += a->word_count * 8;
+  a->purged_bits = reinterpret_cast<uint64_t*>(p);
+  p += a->word_count * 8;
+  a->word_purged = reinterpret_cast<uint64_t*>(p);
   p += a->word_count * 8;
   p = (p + 63) & ~uintptr_t(63);
   a->slice_page = reinterpret_cast<uintptr_t*>(p);
@@ -103,6 +109,7 @@ bool arena_find(Arena* a, unsigned n, uint32_t* out) {
 
 Page* arena_take(Arena* a, unsigned n) {
   uint32_t s;
+  uint64_t purged_at = 0;
   {
     LockGuard g(a->lock);
     if (!arena_find(a, n, &s)) return nullptr;
@@ -110,13 +117,16 @@ Page* arena_take(Arena* a, unsigned n) {
     uint64_t m = run_mask(s % 64, n);
     int64_t fresh = __builtin_popcountll(m & ~a->committed_bits[w]);
     int64_t was_pending = __builtin_popcountll(m & a->pending_bits[w]);
+    if (a->purged_bits[w] & m) purged_at = a->word_purged[w];
     a->free_bits[w] &= ~m;
     a->pending_bits[w] &= ~m;
+    a->purged_bits[w] &= ~m;
     a->committed_bits[w] |= m;
     stat_add(g_stats.arena_committed, fresh * int64_t(kSliceSize));
     stat_add(g_stats.purge_pending, -was_pending * int64_t(kSliceSize));
     arena_check(a);
   }
+  if (purged_at) purge_note_reuse(os::now_ms(), purged_at);
   Page* pg = &a->pages[s];
   pg->first_slice = s;
   pg->slice_count = n;
@@ -221,6 +231,14 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
       int64_t bytes = int64_t(__builtin_popcountll(bits)) * int64_t(kSliceSize);
       a->pending_bits[w] &= ~bits;
       a->committed_bits[w] &= ~bits;
+      // A forced purge was asked for: taking its memory again is no sign that the
+      // delay is short.
+      if (force) {
+        a->purged_bits[w] &= ~bits;
+      } else {
+        a->purged_bits[w] |= bits;
+        a->word_purged[w] = now ? now : 1;
+      }
       stat_add(g_stats.arena_committed, -bytes);
       stat_add(g_stats.purge_pending, -bytes);
       stat_add(g_stats.purged, bytes);

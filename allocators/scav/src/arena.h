@@ -27,7 +27,12 @@ constexpr unsigned kMaxArenas = 1024;
 //   pending   - free and committed, waiting for its purge
 //   word_due  - per bitmap word (64 slices, 4 MiB): when its pending slices fall due,
 //               the time of the latest free into it plus the purge delay
-// Invariants: pending ⊆ free ∩ committed; the meta slices are never free.
+//   purged    - purged by a scheduled (not forced) pass and not taken since; with
+//               word_purged (per word: the time of its latest such purge) it tells
+//               a page taken soon after its purge, which lengthens the delay
+//               (purge_note_reuse)
+// Invariants: pending ⊆ free ∩ committed; purged ⊆ free \ committed; the meta
+// slices are never free.
 // purge_expire: 0, or a time at or before the earliest word_due of a word with
 // pending bits; set only from 0 by a free (arms the arena), reset to 0 by the pass
 // that visits it, which re-arms it with the earliest word it left pending.
@@ -44,6 +49,8 @@ struct Arena {
   uint64_t* committed_bits;
   uint64_t* pending_bits;
   uint64_t* word_due;
+  uint64_t* purged_bits;
+  uint64_t* word_purged;
   uintptr_t* slice_page;  // SliceRef of the page that covers each slice, or 0
   Page* pages;            // descriptor of a page, indexed by its first slice
 };

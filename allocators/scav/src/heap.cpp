@@ -401,11 +401,11 @@ namespace {
 // The scavenger marks a cache slot, then takes its page if the mark is still there
 // this much later (see cache_visit).
 uint64_t cache_recheck_ms() {
-  uint64_t d = uint64_t(option(Opt::kPurgeDelayMs));
+  uint64_t d = purge_delay_ms();
   return d / 8 ? d / 8 : 1;
 }
 uint64_t cache_first_look_ms() {
-  uint64_t d = uint64_t(option(Opt::kPurgeDelayMs)), r = cache_recheck_ms();
+  uint64_t d = purge_delay_ms(), r = cache_recheck_ms();
   return d > r ? d - r : 0;
 }
 
@@ -637,7 +637,7 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
     for (unsigned i = 0; i < n; i++) {
       Heap* b = batch[i];
       // Without the fence the slots cannot be taken safely: look again later.
-      rearm[i] = fenced ? cache_visit(b, force, now) : now + uint64_t(option(Opt::kPurgeDelayMs));
+      rearm[i] = fenced ? cache_visit(b, force, now) : now + purge_delay_ms();
       if (g_asym_fence) b->steal_epoch.fetch_add(1, std::memory_order_release);
     }
     for (unsigned i = 0; i < n; i++)

@@ -168,7 +168,7 @@ uint64_t huge_purge(bool force, uint64_t now) {
   uint64_t e = g_huge_expire.load(std::memory_order_seq_cst);
   if (!force && (e == 0 || e > now)) return 0;
   g_huge_expire.exchange(0, std::memory_order_seq_cst);
-  uint64_t delay = uint64_t(option(Opt::kPurgeDelayMs));
+  uint64_t delay = purge_delay_ms();
   CacheEntry out[kCacheSlots];
   unsigned n = 0;
   uint64_t next = 0;

@@ -8,6 +8,7 @@ namespace scav {
 
 enum class Opt : unsigned {
   kPurgeDelayMs,
+  kPurgeHoldMaxMs,
   kScavenger,
   kPurgeAdvice,
   kArenaReserve,

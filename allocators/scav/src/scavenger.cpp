@@ -36,6 +36,20 @@ std::atomic<uint32_t> g_scav_sleeping{0};
 std::atomic<uint32_t> g_scav_state{kNotStarted};
 Lock g_purge_guard;
 
+// The hold (see scavenger.h): its value when last raised, and when that was. Relaxed:
+// a heuristic that any thread may raise; a lost update costs one more refault.
+constexpr uint64_t kHoldHalfLifeMs = 10000;
+std::atomic<uint64_t> g_hold_ms{0};
+std::atomic<uint64_t> g_hold_raised_ms{0};
+
+uint64_t hold_at(uint64_t now) {
+  uint64_t h = g_hold_ms.load(std::memory_order_relaxed);
+  if (!h) return 0;
+  uint64_t raised = g_hold_raised_ms.load(std::memory_order_relaxed);
+  uint64_t halvings = now > raised ? (now - raised) / kHoldHalfLifeMs : 0;
+  return halvings >= 64 ? 0 : h >> halvings;
+}
+
 void scavenger_main(void*) {
   const int64_t safety = option(Opt::kSafetyTimeoutMs) > 0 ? option(Opt::kSafetyTimeoutMs) : 30000;
   for (;;) {
@@ -95,8 +109,35 @@ bool pass_locked(bool force, bool scan) {
 
 }  // namespace
 
+uint64_t purge_hold_ms() {
+  return g_hold_ms.load(std::memory_order_relaxed) ? hold_at(os::now_ms()) : 0;
+}
+
+uint64_t purge_delay_ms() { return uint64_t(option(Opt::kPurgeDelayMs)) + purge_hold_ms(); }
+
 uint64_t purge_deadline_from_now() {
-  return os::now_ms() + uint64_t(option(Opt::kPurgeDelayMs));
+  uint64_t now = os::now_ms();
+  return now + uint64_t(option(Opt::kPurgeDelayMs)) + hold_at(now);
+}
+
+void purge_note_reuse(uint64_t now, uint64_t purged_ms) {
+  const uint64_t cap = uint64_t(option(Opt::kPurgeHoldMaxMs));
+  if (!cap) return;
+  // Purged before the hold last grew: that purge is what made it grow.
+  if (purged_ms <= g_hold_raised_ms.load(std::memory_order_relaxed)) return;
+  uint64_t hold = hold_at(now);
+  uint64_t age_ms = now > purged_ms ? now - purged_ms : 0;
+  // The memory sat free for at least purge_delay_ms + hold + age: when even the
+  // longest hold would not have kept it that long, holding longer only keeps memory
+  // for nothing.
+  if (hold + age_ms > cap) return;
+  stat_add(g_stats.purge_refaults, 1);
+  // Straight to the longest hold: one refault episode instead of one per doubling
+  // (how often a page comes back depends on how many pages are kept, so a period
+  // measured under a shorter hold is no guide). Its cost is bounded: memory that
+  // is not reused is purged at most cap later than it would have been.
+  g_hold_raised_ms.store(now, std::memory_order_relaxed);
+  g_hold_ms.store(cap, std::memory_order_relaxed);
 }
 
 void purge_schedule(uint64_t e) {

@@ -17,7 +17,18 @@ void purge_arm(std::atomic<uint64_t>& source, uint64_t expire);
 // Same, but also lowers a source that is armed later than `expire`.
 void purge_arm_earlier(std::atomic<uint64_t>& source, uint64_t expire);
 void purge_schedule(uint64_t expire);
+// The delay between a free and its purge: purge_delay_ms plus the hold. The hold is
+// set to purge_hold_max_ms when purged memory is faulted back in so soon that a
+// delay that much longer would have kept it: a program that reuses memory at a
+// steady period longer than purge_delay_ms (a server between requests) stops paying
+// a purge and a refault per period. The hold halves every kHoldHalfLifeMs without
+// such a reuse; memory that is not reused is still purged, at most
+// purge_hold_max_ms later.
+uint64_t purge_delay_ms();
 uint64_t purge_deadline_from_now();
+// Memory purged at `purged_ms` is being faulted in again (arena slices taken fresh).
+void purge_note_reuse(uint64_t now, uint64_t purged_ms);
+uint64_t purge_hold_ms();
 
 // Run one pass. force: purge everything pending now, whatever its deadline. wait: if
 // another thread is in a pass, wait for it and then run ours (else return false).
