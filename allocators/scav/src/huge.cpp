@@ -142,7 +142,7 @@ void huge_free(void* p) {
     unmap_counted(evicted[i].base, evicted[i].len, true);
     stat_add(g_stats.huge_cached, -int64_t(evicted[i].len));
   }
-  purge_arm(g_huge_expire, purge_deadline_from_now());
+  purge_arm(g_huge_expire, os::now_ms() + uint64_t(option(Opt::kPurgeDelayMs)));
 }
 
 void* huge_realloc(void* p, size_t size) {
@@ -168,7 +168,10 @@ uint64_t huge_purge(bool force, uint64_t now) {
   uint64_t e = g_huge_expire.load(std::memory_order_seq_cst);
   if (!force && (e == 0 || e > now)) return 0;
   g_huge_expire.exchange(0, std::memory_order_seq_cst);
-  uint64_t delay = purge_delay_ms();
+  // The fixed delay, without the hold: the hold is learnt from arena slices, and
+  // reuse of the huge cache is not watched (a churn of large buffers would otherwise
+  // keep the whole cache a hold longer after it stops).
+  uint64_t delay = uint64_t(option(Opt::kPurgeDelayMs));
   CacheEntry out[kCacheSlots];
   unsigned n = 0;
   uint64_t next = 0;

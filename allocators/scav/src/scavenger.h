@@ -23,7 +23,8 @@ void purge_schedule(uint64_t expire);
 // steady period longer than purge_delay_ms (a server between requests) stops paying
 // a purge and a refault per period. The hold halves every kHoldHalfLifeMs without
 // such a reuse; memory that is not reused is still purged, at most
-// purge_hold_max_ms later.
+// purge_hold_max_ms later. Arena pages and heap caches only: the huge cache keeps
+// the fixed delay.
 uint64_t purge_delay_ms();
 uint64_t purge_deadline_from_now();
 // Memory purged at `purged_ms` is being faulted in again (arena slices taken fresh).
