@@ -34,6 +34,7 @@ TEST(Cli, OutOfRangeParameterNamesTheValueAndTheRange) {
 TEST(Cli, HarnessOptionOutOfRange) {
   expect_bad_input({"--workload", "burst-writefile", "--runs", "0"}, {"--runs", "0"});
   expect_bad_input({"--workload", "burst-writefile", "--sample-ms", "0.5"}, {"--sample-ms"});
+  expect_bad_input({"--workload", "burst-writefile", "--smaps-ms", "-5"}, {"--smaps-ms", "-5"});
 }
 
 TEST(Cli, NotASharedLibrary) {
