@@ -11,11 +11,14 @@ rounds; the control's interval shows how finely the machine can resolve it.
 
 Standard library only: runs under any python3.
   scripts/sampler-overhead [--rounds N] [--seed S] [--limit PCT] [-- harness options]
+  scripts/sampler-overhead --analyse DIR...   (runs kept with --keep, pooled)
 """
 import argparse
 import json
 import os
 import random
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -101,8 +104,13 @@ def analyse(rounds, seed, figures=("wall_ms", "burst_ms", "cpu_ms")):
 
 
 def render(summary, limit=None):
-    lines = ["%d rounds (%d complete), arms in a random order per round, seed %d"
-             % (summary["rounds"], summary["complete_rounds"], summary["seed"])]
+    if "pooled_from" in summary:
+        lines = ["%d rounds (%d complete) pooled from %s; bootstrap seed %d"
+                 % (summary["rounds"], summary["complete_rounds"], ", ".join(summary["pooled_from"]),
+                    summary["seed"])]
+    else:
+        lines = ["%d rounds (%d complete), arms in a random order per round, seed %d"
+                 % (summary["rounds"], summary["complete_rounds"], summary["seed"])]
     for what, fig in summary["figures"].items():
         arms = "   ".join("%s %.1f (%.1f-%.1f)" % (name, a["median"], a["min"], a["max"])
                           for name, a in fig["arms"].items())
@@ -122,6 +130,19 @@ def render(summary, limit=None):
     return "\n".join(lines)
 
 
+def read_run(path):
+    """The one run of a report written by an arm: (record, None) when it is ok,
+    else (None, why)."""
+    try:
+        with open(path) as f:
+            run = json.load(f)["runs"][0]
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        return None, "no report in %s: %s" % (path, e)
+    if run["status"] != "ok":
+        return None, "run %s ended %s: %s" % (path, run["status"], run.get("exit", {}).get("error"))
+    return run, None
+
+
 def run_arm(harness, run_args, ms, path):
     """One harness run; the run record, or None (with the reason on stderr)."""
     cmd = [harness] + run_args + ["--runs", "1", "--quiet", "--sample-ms", str(ms), "--out", path]
@@ -129,16 +150,30 @@ def run_arm(harness, run_args, ms, path):
     if proc.returncode == 2:
         sys.stderr.write(proc.stderr)
         sys.exit(2)
-    try:
-        with open(path) as f:
-            run = json.load(f)["runs"][0]
-    except (OSError, ValueError, KeyError, IndexError) as e:
-        sys.stderr.write("no report from %s: %s\n%s" % (" ".join(cmd), e, proc.stderr))
-        return None
-    if run["status"] != "ok":
-        sys.stderr.write("run %s ended %s: %s\n" % (path, run["status"], run.get("exit", {}).get("error")))
-        return None
+    run, why = read_run(path)
+    if why:
+        sys.stderr.write("%s\n%s" % (why, proc.stderr))
     return run
+
+
+def arm_file(index, name):
+    return "%03d-%s.json" % (index, name.replace(" ", "_"))
+
+
+def load_kept(folders):
+    """Rounds from folders that --keep filled, pooled: one round per folder and index."""
+    names = {name.replace(" ", "_"): name for name, _ in ARMS}
+    rounds = {}
+    for folder in folders:
+        for entry in sorted(os.listdir(folder)):
+            m = re.match(r"^(\d+)-(.+)\.json$", entry)
+            if not m or m.group(2) not in names:
+                continue
+            run, why = read_run(os.path.join(folder, entry))
+            if why:
+                sys.stderr.write(why + "\n")
+            rounds.setdefault((folder, int(m.group(1))), {})[names[m.group(2)]] = run
+    return [rounds[k] for k in sorted(rounds)]
 
 
 def main(argv=None):
@@ -149,6 +184,8 @@ def main(argv=None):
     p.add_argument("--harness", default=None, help="harness binary (default build/bin/harness)")
     p.add_argument("--keep", default=None, help="keep the run reports in this folder")
     p.add_argument("--json", default=None, help="also write the summary as JSON to this file")
+    p.add_argument("--analyse", nargs="+", metavar="DIR", default=None,
+                   help="run nothing: analyse again the runs that --keep left in these folders, pooled")
     p.add_argument("run_args", nargs="*", help="harness run options (default: %s)" % " ".join(DEFAULT_RUN))
     args = p.parse_args(argv)
     if args.rounds < 2:
@@ -157,34 +194,53 @@ def main(argv=None):
     harness = args.harness or os.path.join(root, "build", "bin", "harness")
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     run_args = args.run_args or DEFAULT_RUN
+    if args.analyse:
+        for folder in args.analyse:
+            if not os.path.isdir(folder):
+                p.error("--analyse: %r is not a folder" % folder)
+        return report(load_kept(args.analyse), args, seed, pooled_from=args.analyse)
     folder = args.keep or tempfile.mkdtemp(prefix="sampler-overhead-")
     os.makedirs(folder, exist_ok=True)
+    try:
+        return measure(args, harness, run_args, seed, folder)
+    finally:
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure(args, harness, run_args, seed, folder):
+    """Runs the rounds into `folder`, prints the summary; the exit status."""
     interval = dict(ARMS)
     rounds = []
     for i, order in enumerate(schedule(args.rounds, seed)):
         got = {}
         for name in order:
-            path = os.path.join(folder, "%03d-%s.json" % (i, name.replace(" ", "_")))
+            path = os.path.join(folder, arm_file(i, name))
             got[name] = run_arm(harness, run_args, interval[name], path)
         rounds.append(got)
         if sys.stderr.isatty():
             sys.stderr.write("\rround %d/%d" % (i + 1, args.rounds))
     if sys.stderr.isatty():
         sys.stderr.write("\n")
+    return report(rounds, args, seed, command=[harness] + run_args)
+
+
+def report(rounds, args, seed, command=None, pooled_from=None):
+    """Prints (and with --json writes) the summary of `rounds`; the exit status."""
     summary = analyse(rounds, seed)
-    summary["command"] = [harness] + run_args
+    if command:
+        summary["command"] = command
+    if pooled_from:
+        summary["pooled_from"] = pooled_from
     if summary["complete_rounds"] < 2:
         sys.stderr.write("fewer than 2 rounds had every arm ok: nothing to compare\n")
         return 1
-    print("sampling cost of: %s" % " ".join(run_args))
+    if command:
+        print("sampling cost of: %s" % " ".join(command[1:]))
     print(render(summary, args.limit))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=1)
-    if not args.keep:
-        for name in os.listdir(folder):
-            os.unlink(os.path.join(folder, name))
-        os.rmdir(folder)
     return 0
 
 

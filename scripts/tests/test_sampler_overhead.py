@@ -155,3 +155,29 @@ def test_driver_rejects_too_few_rounds(capsys):
         so.main(["--rounds", "1"])
     assert e.value.code == 2
     assert "--rounds must be at least 2, got 1" in capsys.readouterr().err
+
+
+def test_analyse_pools_kept_folders_without_running_anything(fake_harness, tmp_path, capsys):
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert so.main(["--rounds", "3", "--seed", "1", "--harness", str(fake_harness), "--keep", str(first)]) == 0
+    assert so.main(["--rounds", "3", "--seed", "2", "--harness", str(fake_harness), "--keep", str(second)]) == 0
+    (second / "notes.txt").write_text("not a run")
+    capsys.readouterr()
+    calls_before = int(open(os.environ["FAKE_COUNT"]).read())
+    summary_file = tmp_path / "pooled.json"
+    assert so.main(["--analyse", str(first), str(second), "--seed", "3", "--json", str(summary_file)]) == 0
+    out = capsys.readouterr().out
+    assert int(open(os.environ["FAKE_COUNT"]).read()) == calls_before  # nothing ran
+    # The 5th run of the first folder crashed: 6 rounds, 5 complete.
+    assert "6 rounds (5 complete) pooled from" in out
+    assert "sampling at 10 ms +3.00% paired median" in out
+    summary = json.loads(summary_file.read_text())
+    assert summary["pooled_from"] == [str(first), str(second)]
+    assert "command" not in summary
+
+
+def test_analyse_names_a_missing_folder(capsys):
+    with pytest.raises(SystemExit) as e:
+        so.main(["--analyse", "/nonexistent/runs"])
+    assert e.value.code == 2
+    assert "'/nonexistent/runs' is not a folder" in capsys.readouterr().err
