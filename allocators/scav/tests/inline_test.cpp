@@ -65,4 +65,26 @@ TEST(NoScavenger, SlowPathPurgesWhenDue) {
   EXPECT_GE(stat("purged") - purged0, 28 * kMiB);
 }
 
+TEST(NoScavenger, ForcedPurgeDoesNotRaiseTheHold) {
+  // Without a scavenger nothing is purged by schedule between the free and the
+  // collect, so the purge is the forced one for certain.
+  constexpr size_t kSize = 256 * 1024;  // blocks of 4 MiB pages
+  static void* blocks[8];
+  auto fill = [] {
+    for (auto& b : blocks) {
+      b = malloc(kSize);
+      memset(b, 0x6b, kSize);
+    }
+  };
+  fill();
+  for (auto& b : blocks) free(b);
+  int64_t purged0 = stat("purged");
+  scav_collect(true);
+  ASSERT_GE(stat("purged") - purged0, 2 * kMiB);
+  fill();  // on the slices just purged
+  EXPECT_EQ(stat("purge_refaults"), 0);
+  EXPECT_EQ(stat("purge_hold_ms"), 0);
+  for (auto& b : blocks) free(b);
+}
+
 }  // namespace
