@@ -126,7 +126,7 @@ Page* arena_take(Arena* a, unsigned n) {
     stat_add(g_stats.purge_pending, -was_pending * int64_t(kSliceSize));
     arena_check(a);
   }
-  if (purged_at) purge_note_reuse(os::now_ms(), purged_at);
+  if (purged_at) purge_note_reuse(HoldKind::kArena, os::now_ms(), purged_at);
   Page* pg = &a->pages[s];
   pg->first_slice = s;
   pg->slice_count = n;

@@ -33,11 +33,24 @@ struct CacheEntry {
   uint64_t freed_ms;
 };
 
+// Mappings the cache dropped on their deadline (not evictions, not forced): a later
+// mapping one of them would have served is a reuse the huge hold learns from.
+struct Dropped {
+  size_t len;  // 0: none, or already counted
+  uint64_t ms;
+};
+
 Lock g_huge_lock;
 CacheEntry g_cache[kCacheSlots];
 unsigned g_cache_count = 0;
 size_t g_cache_bytes = 0;
+Dropped g_dropped[kCacheSlots];
+unsigned g_dropped_next = 0;
 std::atomic<uint64_t> g_huge_expire{0};
+
+// The cache serves a request of len bytes from a mapping of l bytes: at most a
+// quarter wasted.
+bool fits(size_t l, size_t len) { return l >= len && l - len <= len / 4; }
 
 size_t round_page(size_t n) { return (n + os::kPageSize - 1) & ~(os::kPageSize - 1); }
 
@@ -51,15 +64,23 @@ HugeHeader* header_of(const void* p) {
   return h;
 }
 
-// Take a cached mapping of at least len bytes that wastes at most a quarter.
-bool cache_take(size_t len, uintptr_t* base, size_t* got) {
+// Take a cached mapping that fits len. On a miss, *dropped_ms is when the cache
+// dropped, on its deadline, the latest mapping that would have fitted (0: none).
+bool cache_take(size_t len, uintptr_t* base, size_t* got, uint64_t* dropped_ms) {
   LockGuard g(g_huge_lock);
   int best = -1;
   for (unsigned i = 0; i < g_cache_count; i++) {
     size_t l = g_cache[i].len;
-    if (l >= len && l - len <= len / 4 && (best < 0 || l < g_cache[best].len)) best = int(i);
+    if (fits(l, len) && (best < 0 || l < g_cache[best].len)) best = int(i);
   }
-  if (best < 0) return false;
+  if (best < 0) {
+    int latest = -1;
+    for (unsigned i = 0; i < kCacheSlots; i++)
+      if (fits(g_dropped[i].len, len) && (latest < 0 || g_dropped[i].ms > g_dropped[latest].ms)) latest = int(i);
+    *dropped_ms = latest < 0 ? 0 : g_dropped[latest].ms;
+    if (latest >= 0) g_dropped[latest].len = 0;
+    return false;
+  }
   *base = g_cache[best].base;
   *got = g_cache[best].len;
   g_cache_bytes -= *got;
@@ -85,7 +106,9 @@ void* huge_alloc(size_t size, size_t align, bool* zeroed) {
   uintptr_t base;
   size_t got = len;
   bool zero = false;
-  if (!(align <= os::kPageSize && cache_take(len, &base, &got))) {
+  uint64_t dropped_ms = 0;
+  if (!(align <= os::kPageSize && cache_take(len, &base, &got, &dropped_ms))) {
+    if (dropped_ms) purge_note_reuse(HoldKind::kHuge, os::now_ms(), dropped_ms);
     void* mem;
     if (os::map_fresh(len, &mem)) return nullptr;
     stat_add(g_stats.os_mmaps, 1);
@@ -142,7 +165,7 @@ void huge_free(void* p) {
     unmap_counted(evicted[i].base, evicted[i].len, true);
     stat_add(g_stats.huge_cached, -int64_t(evicted[i].len));
   }
-  purge_arm(g_huge_expire, os::now_ms() + uint64_t(option(Opt::kPurgeDelayMs)));
+  purge_arm(g_huge_expire, os::now_ms() + purge_delay_ms(HoldKind::kHuge));
 }
 
 void* huge_realloc(void* p, size_t size) {
@@ -168,10 +191,9 @@ uint64_t huge_purge(bool force, uint64_t now) {
   uint64_t e = g_huge_expire.load(std::memory_order_seq_cst);
   if (!force && (e == 0 || e > now)) return 0;
   g_huge_expire.exchange(0, std::memory_order_seq_cst);
-  // The fixed delay, without the hold: the hold is learnt from arena slices, and
-  // reuse of the huge cache is not watched (a churn of large buffers would otherwise
-  // keep the whole cache a hold longer after it stops).
-  uint64_t delay = uint64_t(option(Opt::kPurgeDelayMs));
+  // The huge cache's own hold: the arena's would keep a churn of large buffers'
+  // whole cache a hold longer after it stops, for nothing.
+  uint64_t delay = purge_delay_ms(HoldKind::kHuge);
   CacheEntry out[kCacheSlots];
   unsigned n = 0;
   uint64_t next = 0;
@@ -179,6 +201,10 @@ uint64_t huge_purge(bool force, uint64_t now) {
     LockGuard g(g_huge_lock);
     for (unsigned i = 0; i < g_cache_count;) {
       if (force || g_cache[i].freed_ms + delay <= now) {
+        if (!force) {
+          g_dropped[g_dropped_next] = Dropped{g_cache[i].len, now ? now : 1};
+          g_dropped_next = (g_dropped_next + 1) % kCacheSlots;
+        }
         out[n++] = g_cache[i];
         g_cache_bytes -= g_cache[i].len;
         g_cache[i] = g_cache[--g_cache_count];

@@ -36,18 +36,23 @@ std::atomic<uint32_t> g_scav_sleeping{0};
 std::atomic<uint32_t> g_scav_state{kNotStarted};
 Lock g_purge_guard;
 
-// The hold (see scavenger.h): its value when last raised, and when that was. Relaxed:
+// A hold (see scavenger.h): its value when last raised, and when that was. Relaxed:
 // a heuristic that any thread may raise; a lost update costs one more refault.
 constexpr uint64_t kHoldHalfLifeMs = 10000;
-std::atomic<uint64_t> g_hold_ms{0};
-std::atomic<uint64_t> g_hold_raised_ms{0};
+struct Hold {
+  std::atomic<uint64_t> ms{0};
+  std::atomic<uint64_t> raised_ms{0};
+};
+Hold g_holds[2];  // by HoldKind
 
-uint64_t hold_at(uint64_t now) {
-  uint64_t h = g_hold_ms.load(std::memory_order_relaxed);
-  if (!h) return 0;
-  uint64_t raised = g_hold_raised_ms.load(std::memory_order_relaxed);
+Hold& hold_of(HoldKind k) { return g_holds[unsigned(k)]; }
+
+uint64_t hold_at(const Hold& h, uint64_t now) {
+  uint64_t ms = h.ms.load(std::memory_order_relaxed);
+  if (!ms) return 0;
+  uint64_t raised = h.raised_ms.load(std::memory_order_relaxed);
   uint64_t halvings = now > raised ? (now - raised) / kHoldHalfLifeMs : 0;
-  return halvings >= 64 ? 0 : h >> halvings;
+  return halvings >= 64 ? 0 : ms >> halvings;
 }
 
 void scavenger_main(void*) {
@@ -109,23 +114,25 @@ bool pass_locked(bool force, bool scan) {
 
 }  // namespace
 
-uint64_t purge_hold_ms() {
-  return g_hold_ms.load(std::memory_order_relaxed) ? hold_at(os::now_ms()) : 0;
+uint64_t purge_hold_ms(HoldKind k) {
+  const Hold& h = hold_of(k);
+  return h.ms.load(std::memory_order_relaxed) ? hold_at(h, os::now_ms()) : 0;
 }
 
-uint64_t purge_delay_ms() { return uint64_t(option(Opt::kPurgeDelayMs)) + purge_hold_ms(); }
+uint64_t purge_delay_ms(HoldKind k) { return uint64_t(option(Opt::kPurgeDelayMs)) + purge_hold_ms(k); }
 
 uint64_t purge_deadline_from_now() {
   uint64_t now = os::now_ms();
-  return now + uint64_t(option(Opt::kPurgeDelayMs)) + hold_at(now);
+  return now + uint64_t(option(Opt::kPurgeDelayMs)) + hold_at(hold_of(HoldKind::kArena), now);
 }
 
-void purge_note_reuse(uint64_t now, uint64_t purged_ms) {
+void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms) {
   const uint64_t cap = uint64_t(option(Opt::kPurgeHoldMaxMs));
   if (!cap) return;
+  Hold& h = hold_of(k);
   // Purged before the hold last grew: that purge is what made it grow.
-  if (purged_ms <= g_hold_raised_ms.load(std::memory_order_relaxed)) return;
-  uint64_t hold = hold_at(now);
+  if (purged_ms <= h.raised_ms.load(std::memory_order_relaxed)) return;
+  uint64_t hold = hold_at(h, now);
   uint64_t age_ms = now > purged_ms ? now - purged_ms : 0;
   // The memory sat free for at least purge_delay_ms + hold + age: when even the
   // longest hold would not have kept it that long, holding longer only keeps memory
@@ -136,8 +143,8 @@ void purge_note_reuse(uint64_t now, uint64_t purged_ms) {
   // (how often a page comes back depends on how many pages are kept, so a period
   // measured under a shorter hold is no guide). Its cost is bounded: memory that
   // is not reused is purged at most cap later than it would have been.
-  g_hold_raised_ms.store(now, std::memory_order_relaxed);
-  g_hold_ms.store(cap, std::memory_order_relaxed);
+  h.raised_ms.store(now, std::memory_order_relaxed);
+  h.ms.store(cap, std::memory_order_relaxed);
 }
 
 void purge_schedule(uint64_t e) {

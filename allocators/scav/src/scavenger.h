@@ -23,13 +23,16 @@ void purge_schedule(uint64_t expire);
 // steady period longer than purge_delay_ms (a server between requests) stops paying
 // a purge and a refault per period. The hold halves every kHoldHalfLifeMs without
 // such a reuse; memory that is not reused is still purged, at most
-// purge_hold_max_ms later. Arena pages and heap caches only: the huge cache keeps
-// the fixed delay.
-uint64_t purge_delay_ms();
+// purge_hold_max_ms later. Two holds, each learnt from the reuse of the memory it
+// applies to: arena pages (with the heaps' cached pages), and the huge cache.
+enum class HoldKind : unsigned { kArena = 0, kHuge = 1 };
+uint64_t purge_delay_ms(HoldKind k = HoldKind::kArena);
+// Now plus the arena delay.
 uint64_t purge_deadline_from_now();
-// Memory purged at `purged_ms` is being faulted in again (arena slices taken fresh).
-void purge_note_reuse(uint64_t now, uint64_t purged_ms);
-uint64_t purge_hold_ms();
+// Memory purged at `purged_ms` is being faulted in again (arena slices taken fresh,
+// or a mapping made where one the huge cache dropped on its deadline would have done).
+void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms);
+uint64_t purge_hold_ms(HoldKind k = HoldKind::kArena);
 
 // Run one pass. force: purge everything pending now, whatever its deadline. wait: if
 // another thread is in a pass, wait for it and then run ours (else return false).

@@ -1,7 +1,7 @@
 // hold_test.cpp - the hold (README, "The hold"): a page taken again soon after its
 // scheduled purge lengthens the delay to purge_delay_ms + purge_hold_max_ms; a reuse
-// later than the longest hold would cover leaves it alone; and held memory is still
-// purged. (A forced purge does not count either: inline_test, where no scavenger can
+// later than the longest hold would cover leaves it alone; held memory is still
+// purged; and the huge cache learns a hold of its own. (A forced purge does not count either: inline_test, where no scavenger can
 // purge by schedule in between.) ctest runs it with SCAV_PURGE_HOLD_MAX_MS=1500, so
 // that the plain delay (100 ms) and the held one (1600 ms) are far apart on a loaded
 // machine.
@@ -77,6 +77,29 @@ TEST(Hold, ReuseLaterThanTheLongestHoldDoesNotCount) {
   EXPECT_EQ(stat("purge_refaults"), 0);
   EXPECT_EQ(stat("purge_hold_ms"), 0);
   free_all();
+}
+
+// The huge cache learns its own hold: a mapping made where one it dropped on its
+// deadline would have served.
+TEST(Hold, HugeCacheHasItsOwnHold) {
+  constexpr size_t kHuge = 2 * kMiB;  // above 512 KiB: a direct mapping
+  auto make = [&] {
+    void* p = malloc(kHuge);
+    memset(p, 0x6b, kHuge);
+    return p;
+  };
+  void* p = make();
+  free(p);
+  ASSERT_GT(stat("huge_cached"), 0);
+  ASSERT_TRUE(wait_for([] { return stat("huge_cached") == 0; }, 3000)) << "the cache kept it";
+  EXPECT_EQ(stat("huge_hold_ms"), 0);
+  p = make();  // a fresh mapping where the dropped one would have done
+  EXPECT_EQ(stat("huge_hold_ms"), kHoldMs);
+  EXPECT_EQ(stat("purge_hold_ms"), 0);  // the arena's is apart
+  free(p);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * kDelayMs));
+  EXPECT_GT(stat("huge_cached"), 0) << "dropped at twice the plain delay";
+  EXPECT_TRUE(wait_for([] { return stat("huge_cached") == 0; }, 4 * (kDelayMs + kHoldMs)));
 }
 
 }  // namespace
