@@ -95,6 +95,7 @@ size_t stats_json(char* buf, size_t len) {
   w.field("purge_hold_ms", int64_t(purge_hold_ms(HoldKind::kArena)));
   w.field("huge_hold_ms", int64_t(purge_hold_ms(HoldKind::kHuge)));
   w.field("purge_refaults", ld(s.purge_refaults));
+  w.field("interiors_purged", ld(s.interiors_purged));
   return w.finish();
 }
 

@@ -30,6 +30,7 @@ struct Stats {
   std::atomic<uint64_t> idle_handoffs{0};
   std::atomic<uint64_t> cache_steals{0};   // cached pages the scavenger took from heaps
   std::atomic<uint64_t> purge_refaults{0}; // purged slices taken again within the delay
+  std::atomic<uint64_t> interiors_purged{0};  // bytes purged inside free blocks of idle heaps
 };
 
 extern Stats g_stats;

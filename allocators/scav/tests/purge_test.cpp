@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -201,6 +202,68 @@ TEST(Idle, ScavengerTakesAnIdleThreadsEmptyPages) {
   EXPECT_TRUE(ok) << "allocated " << stat("allocated") << " pending " << stat("purge_pending");
   phase = 2;
   worker.join();
+}
+
+// Resident bytes of this process (statm), without allocating.
+int64_t resident_bytes() {
+  char buf[128];
+  FILE* f = fopen("/proc/self/statm", "r");
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f) fclose(f);
+  buf[n] = 0;
+  long size = 0, resident = 0;
+  if (sscanf(buf, "%ld %ld", &size, &resident) != 2) return -1;
+  return int64_t(resident) * sysconf(_SC_PAGESIZE);
+}
+
+// Seed 000's pool: a worker reads buffers of 256 KiB, keeps 1 in 12, parks with a
+// hand-off; another thread frees the rest. Every 4 MiB page keeps a live block, so no
+// page can go back whole: the scavenger purges inside the free blocks of the parked
+// worker's pages, and the kept blocks are untouched.
+TEST(Idle, ScavengerPurgesFreeBlocksInsideAnIdleThreadsPages) {
+  constexpr int kBlocks = 192;  // 48 MiB, 12 pages of 16 blocks
+  constexpr size_t kSize = 256 * 1024;
+  static void* v[kBlocks];
+  std::atomic<int> phase{0};
+  std::thread worker([&] {
+    for (int i = 0; i < kBlocks; i++) {
+      v[i] = malloc(kSize);
+      memset(v[i], i & 0xff, kSize);
+    }
+    phase = 1;
+    scav_thread_idle_start();
+    while (phase.load() != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    scav_thread_idle_end();
+    // The purged blocks are usable again.
+    std::vector<void*> again;
+    for (int i = 0; i < 16; i++) {
+      again.push_back(malloc(kSize));
+      memset(again.back(), 0x5a, kSize);
+    }
+    for (void* p : again) free(p);
+  });
+  while (phase.load() != 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  int64_t interiors0 = stat("interiors_purged");
+  int64_t rss0 = resident_bytes();
+  int freed = 0;
+  for (int i = 0; i < kBlocks; i++)
+    if (i % 12 != 0) {
+      free(v[i]);  // a remote free into the parked worker's pages
+      freed++;
+    }
+  const int64_t want = int64_t(freed) * int64_t(kSize - 4096) * 9 / 10;
+  bool ok = wait_for([&] { return stat("interiors_purged") - interiors0 >= want; }, 3000);
+  EXPECT_TRUE(ok) << "purged inside free blocks: " << stat("interiors_purged") - interiors0 << " of " << want;
+  EXPECT_GE(rss0 - resident_bytes(), want * 9 / 10) << "RSS " << rss0 << " -> " << resident_bytes();
+  for (int i = 0; i < kBlocks; i += 12) {
+    auto* b = static_cast<unsigned char*>(v[i]);
+    EXPECT_EQ(b[0], i & 0xff);
+    EXPECT_EQ(b[kSize / 2], i & 0xff);
+    EXPECT_EQ(b[kSize - 1], i & 0xff);
+  }
+  phase = 2;
+  worker.join();
+  for (int i = 0; i < kBlocks; i += 12) free(v[i]);
 }
 
 // A thread that frees its last 128 KiB buffer parks it in its cache and then sleeps
