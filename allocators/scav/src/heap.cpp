@@ -308,14 +308,20 @@ Heap* heap_thread_init() {
 }
 
 void page_free_remote(Page* pg, Block* b) {
+  // Read the owner and the class while our block keeps the page from being released:
+  // once the block is pushed, the owner (or a pass) may collect it, find the page
+  // empty and give it back, so after the push the page's owner fields may be gone.
+  // Heaps are never unmapped, so touching h afterwards is safe; a flag set on a heap
+  // whose page left in the meantime only costs its owner a look.
+  Heap* h = page_heap(pg);
+  SCAV_ASSERT(h != nullptr);
+  const unsigned c = pg->cls;
   Block* old = pg->thread_free.load(std::memory_order_relaxed);
   do {
     b->next = old;
   } while (!pg->thread_free.compare_exchange_weak(old, b, std::memory_order_seq_cst,
                                                   std::memory_order_relaxed));
-  Heap* h = page_heap(pg);
   if (pg->in_full.load(std::memory_order_seq_cst)) {
-    unsigned c = pg->cls;
     uint64_t bit = uint64_t(1) << (c & 63);
     std::atomic<uint64_t>& fr = h->full_remote[c >> 6];
     if (!(fr.load(std::memory_order_relaxed) & bit)) fr.fetch_or(bit, std::memory_order_seq_cst);
