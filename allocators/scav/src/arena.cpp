@@ -55,18 +55,17 @@ Arena* arena_create() {
   // Meta layout after the header: the bitmaps and per-word times, the slice map, the
   // descriptors.
   uintptr_t p = (base + sizeof(Arena) + 63) & ~uintptr_t(63);
-  a->free_bits = reinterpret_cast<uint64_t*>(p);
-  p += a->word_count * 8;
-  a->committed_bits = reinterpret_cast<uint64_t*>(p);
-  p += a->word_count * 8;
-  a->pending_bits = reinterpret_cast<uint64_t*>(p);
-  p += a->word_count * 8;
-  a->word_due = reinterpret_cast<uint64_t*>(p);
-  p += a->word_count * 8;
-  a->purged_bits = reinterpret_cast<uint64_t*>(p);
-  p += a->word_count * 8;
-  a->word_purged = reinterpret_cast<uint64_t*>(p);
-  p += a->word_count * 8;
+  auto per_word = [&] {  // one uint64_t per bitmap word
+    auto* w = reinterpret_cast<uint64_t*>(p);
+    p += a->word_count * sizeof(uint64_t);
+    return w;
+  };
+  a->free_bits = per_word();
+  a->committed_bits = per_word();
+  a->pending_bits = per_word();
+  a->word_due = per_word();
+  a->purged_bits = per_word();
+  a->word_purged = per_word();
   p = (p + 63) & ~uintptr_t(63);
   a->slice_page = reinterpret_cast<uintptr_t*>(p);
   p += size_t(a->slice_count) * sizeof(uintptr_t);

@@ -404,15 +404,17 @@ bool heap_steal_wait(Heap* h, Page* pg) {
 
 namespace {
 
-// The scavenger marks a cache slot, then takes its page if the mark is still there
-// this much later (see cache_visit).
-uint64_t cache_recheck_ms() {
-  uint64_t d = purge_delay_ms();
-  return d / 8 ? d / 8 : 1;
-}
-uint64_t cache_first_look_ms() {
-  uint64_t d = purge_delay_ms(), r = cache_recheck_ms();
-  return d > r ? d - r : 0;
+// The scavenger marks a cache slot a delay less an eighth after the put (first_look),
+// then takes its page if the mark is still there an eighth later (recheck); see
+// cache_visit. Both from one reading of the delay.
+struct CacheTimes {
+  uint64_t recheck;
+  uint64_t first_look;
+};
+CacheTimes cache_times(uint64_t now) {
+  uint64_t d = purge_delay_ms(HoldKind::kArena, now);
+  uint64_t r = d / 8 ? d / 8 : 1;
+  return {r, d > r ? d - r : 0};
 }
 
 // The cached page a put displaced, or one a collect takes: its one used block is
@@ -450,7 +452,7 @@ void heap_free_last(Heap* h, Page* pg, Block* b) {
   h->active_ms.store(now, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (h->purge_expire.load(std::memory_order_relaxed) == 0) {
-    purge_arm(h->purge_expire, now + cache_first_look_ms());
+    purge_arm(h->purge_expire, now + cache_times(now).first_look);
     poll = true;
   }
   heap_check(h, c);
@@ -461,7 +463,7 @@ void heap_arm(Heap* h) {
   if (h->purge_expire.load(std::memory_order_relaxed) == 0) {
     uint64_t now = os::now_ms();
     h->active_ms.store(now, std::memory_order_relaxed);
-    purge_arm(h->purge_expire, now + cache_first_look_ms());
+    purge_arm(h->purge_expire, now + cache_times(now).first_look);
     scavenger_poll();
   }
 }
@@ -568,9 +570,10 @@ void heap_collect_pages(Heap* h, bool due_now, bool interiors = false) {
 // caller either holds the heap busy or runs inside an odd steal epoch after a fence.
 // Returns when to look again, or 0.
 uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
-  uint64_t recheck = cache_recheck_ms();
+  const CacheTimes times = cache_times(now);
+  const uint64_t recheck = times.recheck;
   bool quick = h->scav_mark_ms && now - h->scav_mark_ms <= 2 * recheck;
-  uint64_t busy_until = h->active_ms.load(std::memory_order_relaxed) + cache_first_look_ms();
+  uint64_t busy_until = h->active_ms.load(std::memory_order_relaxed) + times.first_look;
   uint64_t next = 0;
   bool marked = false;
   auto want = [&](uint64_t t) {
@@ -606,7 +609,7 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
     }
     put_off &= ~bit;
     if (slot.compare_exchange_strong(v, v | kCacheMarked, std::memory_order_acq_rel)) {
-      want(now + (quick && (bits & bit) ? cache_first_look_ms() : recheck));
+      want(now + (quick && (bits & bit) ? times.first_look : recheck));
       bits |= bit;
       marked = true;
     } else {
@@ -671,7 +674,7 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
     for (unsigned i = 0; i < n; i++) {
       Heap* b = batch[i];
       // Without the fence the slots cannot be taken safely: look again later.
-      rearm[i] = fenced ? cache_visit(b, force, now) : now + purge_delay_ms();
+      rearm[i] = fenced ? cache_visit(b, force, now) : now + purge_delay_ms(HoldKind::kArena, now);
       if (g_asym_fence) b->steal_epoch.fetch_add(1, std::memory_order_release);
     }
     for (unsigned i = 0; i < n; i++)

@@ -165,7 +165,7 @@ void huge_free(void* p) {
     unmap_counted(evicted[i].base, evicted[i].len, true);
     stat_add(g_stats.huge_cached, -int64_t(evicted[i].len));
   }
-  purge_arm(g_huge_expire, os::now_ms() + purge_delay_ms(HoldKind::kHuge));
+  purge_arm(g_huge_expire, purge_deadline_from_now(HoldKind::kHuge));
 }
 
 void* huge_realloc(void* p, size_t size) {
@@ -193,7 +193,7 @@ uint64_t huge_purge(bool force, uint64_t now) {
   g_huge_expire.exchange(0, std::memory_order_seq_cst);
   // The huge cache's own hold: the arena's would keep a churn of large buffers'
   // whole cache a hold longer after it stops, for nothing.
-  uint64_t delay = purge_delay_ms(HoldKind::kHuge);
+  uint64_t delay = purge_delay_ms(HoldKind::kHuge, now);
   CacheEntry out[kCacheSlots];
   unsigned n = 0;
   uint64_t next = 0;

@@ -114,16 +114,15 @@ bool pass_locked(bool force, bool scan) {
 
 }  // namespace
 
-uint64_t purge_hold_ms(HoldKind k) {
-  const Hold& h = hold_of(k);
-  return h.ms.load(std::memory_order_relaxed) ? hold_at(h, os::now_ms()) : 0;
+uint64_t purge_hold_ms(HoldKind k) { return hold_at(hold_of(k), os::now_ms()); }
+
+uint64_t purge_delay_ms(HoldKind k, uint64_t now) {
+  return uint64_t(option(Opt::kPurgeDelayMs)) + hold_at(hold_of(k), now);
 }
 
-uint64_t purge_delay_ms(HoldKind k) { return uint64_t(option(Opt::kPurgeDelayMs)) + purge_hold_ms(k); }
-
-uint64_t purge_deadline_from_now() {
+uint64_t purge_deadline_from_now(HoldKind k) {
   uint64_t now = os::now_ms();
-  return now + uint64_t(option(Opt::kPurgeDelayMs)) + hold_at(hold_of(HoldKind::kArena), now);
+  return now + purge_delay_ms(k, now);
 }
 
 void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms) {

@@ -26,9 +26,9 @@ void purge_schedule(uint64_t expire);
 // purge_hold_max_ms later. Two holds, each learnt from the reuse of the memory it
 // applies to: arena pages (with the heaps' cached pages), and the huge cache.
 enum class HoldKind : unsigned { kArena = 0, kHuge = 1 };
-uint64_t purge_delay_ms(HoldKind k = HoldKind::kArena);
-// Now plus the arena delay.
-uint64_t purge_deadline_from_now();
+uint64_t purge_delay_ms(HoldKind k, uint64_t now);
+// Now plus that delay.
+uint64_t purge_deadline_from_now(HoldKind k = HoldKind::kArena);
 // Memory purged at `purged_ms` is being faulted in again (arena slices taken fresh,
 // or a mapping made where one the huge cache dropped on its deadline would have done).
 void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms);
