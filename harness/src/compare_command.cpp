@@ -71,8 +71,22 @@ int compare_command(const Options& o) {
   if (!thresholds) return bad_input(error);
 
   const std::string stamp = utc_now(true);
-  const std::string out = o.out.empty() ? "results/compare-" + stamp + ".json" : o.out;
+  // Resuming RUNS.json (a comparison's -runs.json) writes the comparison it
+  // would have written: the same name without -runs.
+  std::string out = o.out;
+  if (out.empty() && !o.resume.empty() && o.resume.ends_with("-runs.json"))
+    out = o.resume.substr(0, o.resume.size() - 10) + ".json";
+  if (out.empty()) out = "results/compare-" + stamp + ".json";
   if (auto e = check_writable(out); !e.empty()) return bad_input(e);
+  const std::string runs_path =
+      !o.resume.empty() ? o.resume
+      : o.report.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
+                         : o.report;
+  if (!o.markdown.empty() && o.markdown != "-")
+    if (auto e = check_writable(o.markdown); !e.empty()) return bad_input("--markdown: " + e);
+  ExecutionOutcome outcome;
+  outcome.complete = true;  // reports read back are taken as they are
+  size_t planned = 0;
 
   std::vector<RunRecord> runs;
   std::vector<Job> jobs;
@@ -112,25 +126,40 @@ int compare_command(const Options& o) {
     Execution e;
     e.jobs = jobs;
     e.arms = {{*base, kRoleBaseline}, {*cand, kRoleCandidate}, {*base, kRoleBaselineAgain}};
-    const uint64_t seed = o.seed.value_or(std::random_device{}());
-    e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, seed);
-    e.out = o.report.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
-                             : o.report;
+    if (!apply_run_options(o, e, error)) return bad_input(error);
+    // Resuming: the seed of the report's plan, unless one is given (which must then agree).
+    std::optional<uint64_t> seed = o.seed;
+    if (!o.resume.empty() && !seed) {
+      ReportData earlier;
+      if (auto r = read_report(o.resume, error)) earlier = std::move(*r);
+      else return bad_input(error);
+      const Json plan = earlier.context.value("plan", Json());
+      if (plan.contains("shuffle_seed") && plan["shuffle_seed"].is_number_unsigned())
+        seed = plan["shuffle_seed"].get<uint64_t>();
+    }
+    if (!seed) seed = std::random_device{}();
+    e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, *seed);
+    e.out = runs_path;
     if (auto err = check_writable(e.out); !err.empty()) return bad_input(err);
-    e.timeout_s = o.timeout_s;
-    e.sample_ms = o.sample_ms;
-    e.smaps_ms = o.smaps_ms;
-    e.verbose = o.verbose;
-    e.progress = !o.quiet && isatty(STDERR_FILENO);
     e.context = context;
-    e.context["plan"] = Json{{"rounds", o.runs}, {"shuffle_seed", seed}, {"suite", o.suite}, {"shard", o.shard},
-                             {"baseline", o.baseline}, {"candidate", o.candidate}};
-    if (!execute(e, runs, error)) {
-      fmt::print(stderr, "harness compare: {}\n", error);
+    e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"shuffle_seed", *seed}, {"suite", o.suite},
+                                          {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
+                                          {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit}});
+    if (!o.resume.empty()) {
+      auto kept = runs_to_resume(o.resume, e.context["plan"], error);
+      if (!kept) return bad_input(error);
+      e.kept = std::move(*kept);
+    }
+    outcome = execute(e, runs);
+    if (!outcome.error.empty()) {
+      fmt::print(stderr, "harness compare: {}\n", outcome.error);
+      if (!outcome.rescue.empty())
+        fmt::print(stderr, "harness compare: the {} runs done are in {}\n", runs.size(), outcome.rescue);
       return 1;
     }
     context = e.context;
     context["runs_report"] = e.out;
+    planned = e.plan.size();
   }
 
   CompareSettings settings;
@@ -139,7 +168,9 @@ int compare_command(const Options& o) {
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;
   context["thresholds"] = thresholds_path;
-  if (auto e = write_atomic(out, dump_canonical(comparison_to_json(c, context))); !e.empty()) {
+  Json comparison = comparison_to_json(c, context);
+  comparison["complete"] = outcome.complete;
+  if (auto e = write_atomic(out, dump_canonical(comparison)); !e.empty()) {
     fmt::print(stderr, "harness compare: {}\n", e);
     return 1;
   }
@@ -152,6 +183,13 @@ int compare_command(const Options& o) {
       fmt::print(stderr, "harness compare: {}\n", e);
       return 1;
     }
+  }
+  if (outcome.stop_signal) {
+    fmt::print(stderr,
+               "harness compare: stopped by a signal after {} of {} runs: the comparison covers those only; to "
+               "finish, run the same command with --resume {}\n",
+               runs.size(), planned, runs_path);
+    return 128 + outcome.stop_signal;
   }
   return c.regressed() || c.failed_runs > 0 ? 1 : 0;
 }

@@ -37,8 +37,15 @@ std::string cell(const stats::Summary* s, const Column& c) {
 void Progress::starting(size_t index, const std::string& workload, const std::string& allocator, int repetition) {
   index_ = index;
   if (!enabled_) return;
-  fmt::print(stderr, "\r\033[K[{}/{}] {} under {}, repetition {} ...", index + 1, total_, workload, allocator,
-             repetition);
+  current_ = fmt::format("[{}/{}] {} under {}, repetition {}", index + 1, total_, workload, allocator, repetition);
+  fmt::print(stderr, "\r\033[K{} ...", current_);
+  std::fflush(stderr);
+}
+
+void Progress::running(double elapsed_ms, const std::string& last_mark) {
+  if (!enabled_) return;
+  fmt::print(stderr, "\r\033[K{}: {:.1f} s{}", current_, elapsed_ms / 1000,
+             last_mark.empty() ? "" : ", past mark " + last_mark);
   std::fflush(stderr);
 }
 

@@ -15,6 +15,9 @@ class Progress {
   // Draws only when enabled (a terminal, not --quiet).
   Progress(bool enabled, size_t total) : enabled_(enabled), total_(total) {}
   void starting(size_t index, const std::string& workload, const std::string& allocator, int repetition);
+  // While a run goes: its elapsed time and the last mark it passed; redrawn
+  // at most every half second.
+  void running(double elapsed_ms, const std::string& last_mark);
   void finished(const RunRecord& r);
   void clear();
 
@@ -22,6 +25,7 @@ class Progress {
   bool enabled_;
   size_t total_;
   size_t index_ = 0;
+  std::string current_;  // "[i/n] workload under allocator, repetition r"
 };
 
 // Per allocator: median (min-max) of peak RSS, final RSS, minor faults, wall

@@ -51,13 +51,16 @@ Json make_context(const std::vector<std::string>& argv) {
     command += shell_quote(a);
   }
   auto b = build_info();
-  return Json{
+  std::optional<int64_t> memory;
+  if (auto kv = procfs::parse_kv(procfs::read_text("/proc/meminfo").value_or("")); kv.count("MemTotal"))
+    memory = kv["MemTotal"];
+  Json context = Json{
       {"date", utc_now()},
       {"host", host},
       {"kernel", std::string(u.sysname) + " " + u.release + " " + u.version},
       {"machine", u.machine},
       {"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
-      {"memory_kb", procfs::parse_kv(procfs::read_text("/proc/meminfo").value_or(""))["MemTotal"]},
+      {"memory_kb", memory ? Json(*memory) : Json(nullptr)},
       {"thp", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/enabled")))},
       {"thp_defrag", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/defrag")))},
       {"harness_version", b.version},
@@ -66,6 +69,8 @@ Json make_context(const std::vector<std::string>& argv) {
       {"command", command},
       {"argv", argv},
   };
+  if (!memory) context["memory_kb_reason"] = "MemTotal could not be read from /proc/meminfo";
+  return context;
 }
 
 }  // namespace mh

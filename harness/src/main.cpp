@@ -1,8 +1,10 @@
 // harness: parse the command line, then hand the Options to the command.
 #include "commands.h"
+#include "interrupt.h"
 #include "options.h"
 
 int main(int argc, char** argv) {
+  mh::interrupt::install();
   auto parsed = mh::parse_options(argc, argv);
   if (!parsed.options) return parsed.exit_code;
   const mh::Options& o = *parsed.options;

@@ -23,6 +23,12 @@ void add_what_to_run(CLI::App& app, Options& o) {
                  "every page table under the workload's mmap lock, which stalls the workload's mmap and munmap")
       ->check(CLI::Range(0.0, 60000.0))
       ->capture_default_str();
+  app.add_option("--memory-limit", o.memory_limit,
+                 "limit each run's memory to SIZE (K, M, G suffixes): a memory cgroup of its own where the machine "
+                 "allows one, else RLIMIT_AS (the report says which); a run the kernel kills for it is 'oom'");
+  app.add_option("--resume", o.resume,
+                 "finish REPORT, a report left incomplete by an interruption: the same command again, the runs it "
+                 "holds kept and only the missing ones run, into the same file");
   app.add_flag("-q,--quiet", o.quiet, "no progress line");
   app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr");
 }

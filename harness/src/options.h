@@ -21,6 +21,8 @@ struct Options {
   double timeout_s = 600;
   double sample_ms = 10;
   double smaps_ms = 0;
+  std::string memory_limit;  // as given: "512M"; "" none
+  std::string resume;        // a report to finish
   std::string out;  // run: the report; compare: the comparison JSON; merge: the merged report
   bool quiet = false;
   bool verbose = false;

@@ -27,7 +27,12 @@ bool is_scav_revision(const std::string& spec) { return spec.rfind("scav@", 0) =
 
 std::optional<std::string> build_scav_at(const std::string& source, const std::string& rev, std::string& error) {
   auto tail = [](std::string s) { return s.size() > 2000 ? s.substr(s.size() - 2000) : s; };
-  auto git = run_capture({"/usr/bin/git", "-C", source, "rev-parse", "--verify", "--quiet", rev + "^{commit}"});
+  auto git = run_capture({"/usr/bin/git", "-C", source, "rev-parse", "--verify", "--quiet", rev + "^{commit}"},
+                         kGitTimeoutS);
+  if (git.timed_out) {
+    error = "git rev-parse in " + source + " did not finish within " + std::to_string(int(kGitTimeoutS)) + " s";
+    return std::nullopt;
+  }
   if (git.exit_code != 0) {
     error = "unknown revision '" + rev + "' in " + source + " (scav@REV takes a commit, branch or tag of this repository)";
     return std::nullopt;
@@ -42,8 +47,8 @@ std::optional<std::string> build_scav_at(const std::string& source, const std::s
   fs::remove_all(cache / "src", ec);
   fs::create_directories(cache / "src", ec);
   std::string tar = (cache / "src.tar").string();
-  auto archive = run_capture({"/usr/bin/git", "-C", source, "archive", "--format=tar", "-o", tar, sha});
-  auto untar = archive.exit_code == 0 ? run_capture({"/bin/tar", "-xf", tar, "-C", (cache / "src").string()}) : archive;
+  auto archive = run_capture({"/usr/bin/git", "-C", source, "archive", "--format=tar", "-o", tar, sha}, kGitTimeoutS);
+  auto untar = archive.exit_code == 0 ? run_capture({"/bin/tar", "-xf", tar, "-C", (cache / "src").string()}, kGitTimeoutS) : archive;
   fs::remove(tar, ec);
   if (untar.exit_code != 0) {
     error = "cannot extract revision " + sha + ": " + tail(untar.err);
@@ -57,12 +62,18 @@ std::optional<std::string> build_scav_at(const std::string& source, const std::s
   std::string jobs = std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   auto configure = run_capture({"/usr/bin/cmake", "-S", scav_src.string(), "-B", (cache / "build").string(),
                                 "-DCMAKE_BUILD_TYPE=Release", "-DBUILD_TESTING=OFF",
-                                "-DMEMHARNESS_BUILD_LIBDIR=" + (cache / "lib").string()});
+                                "-DMEMHARNESS_BUILD_LIBDIR=" + (cache / "lib").string()},
+                               kConfigureTimeoutS);
   auto build = configure.exit_code == 0
-                   ? run_capture({"/usr/bin/cmake", "--build", (cache / "build").string(), "--target", "scav", "-j", jobs})
+                   ? run_capture({"/usr/bin/cmake", "--build", (cache / "build").string(), "--target", "scav", "-j", jobs},
+                                 kBuildTimeoutS)
                    : configure;
   if (build.exit_code != 0 || !fs::exists(lib)) {
-    error = "building scav at " + sha.substr(0, 12) + " failed: " + tail(build.out + build.err);
+    error = "building scav at " + sha.substr(0, 12) + " failed: " +
+            (build.timed_out ? "it did not finish within " + std::to_string(int(configure.timed_out ? kConfigureTimeoutS
+                                                                                                   : kBuildTimeoutS)) +
+                                   " s"
+                             : tail(build.out + build.err));
     return std::nullopt;
   }
   return lib.string();

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 
 namespace mh::procfs {
 
@@ -113,16 +114,22 @@ std::optional<std::string> read_text(const std::string& path) {
   return out;
 }
 
-ProcReader::ProcReader(int pid)
-    : pid_(pid), page_kb_(sysconf(_SC_PAGESIZE) / 1024), tick_ms_(1000.0 / sysconf(_SC_CLK_TCK)) {
-  auto open_proc = [&](const char* name) {
-    std::string path = "/proc/" + std::to_string(pid) + "/" + name;
-    return ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+ProcReader::ProcReader(int pid, const std::string& root)
+    : pid_(pid), root_(root), page_kb_(sysconf(_SC_PAGESIZE) / 1024), tick_ms_(1000.0 / sysconf(_SC_CLK_TCK)) {
+  auto open_proc = [&](const char* name, std::string& why) {
+    std::string path = root + "/" + std::to_string(pid) + "/" + name;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && why.empty()) why = "cannot open " + path + ": " + std::strerror(errno);
+    return fd;
   };
-  statm_fd_ = open_proc("statm");
-  stat_fd_ = open_proc("stat");
-  status_fd_ = open_proc("status");
-  smaps_fd_ = open_proc("smaps_rollup");
+  statm_fd_ = open_proc("statm", error_);
+  stat_fd_ = open_proc("stat", error_);
+  status_fd_ = open_proc("status", error_);
+  // Without smaps_rollup (older kernels, a restricted /proc) only
+  // AnonHugePages is missing: that column is null with the reason.
+  std::string smaps_error;
+  smaps_fd_ = open_proc("smaps_rollup", smaps_error);
+  if (smaps_fd_ < 0) unreadable_["anon_huge_kb"] = smaps_error;
   buf_.reserve(8192);
 }
 
@@ -150,7 +157,10 @@ bool ProcReader::pread_all(int fd, std::string& buf) {
 
 bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status, bool with_stat) {
   if (statm_fd_ < 0 || stat_fd_ < 0 || status_fd_ < 0) return false;
-  if (!pread_all(statm_fd_, buf_)) return false;
+  if (!pread_all(statm_fd_, buf_)) {
+    if (error_.empty()) error_ = "cannot read " + root_ + "/" + std::to_string(pid_) + "/statm: " + std::strerror(errno);
+    return false;
+  }
   auto pages = parse_statm_resident_shared_pages(buf_);
   // A process whose memory is gone (exiting, zombie) reads as 0 resident pages.
   if (!pages || pages->first == 0) return false;

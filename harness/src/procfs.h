@@ -43,7 +43,8 @@ std::optional<std::string> read_text(const std::string& path);
 
 class ProcReader {
  public:
-  explicit ProcReader(int pid);
+  // Reads root/PID/... (root is /proc but for tests).
+  explicit ProcReader(int pid, const std::string& root = "/proc");
   ~ProcReader();
   ProcReader(const ProcReader&) = delete;
   ProcReader& operator=(const ProcReader&) = delete;
@@ -63,10 +64,17 @@ class ProcReader {
   // voluntary, involuntary context switches of the process so far (status).
   std::pair<int64_t, int64_t> last_ctxsw() const { return ctxsw_; }
   std::vector<ThreadStat> threads() const;
+  // Why no sample could be taken ("" when the files opened and read).
+  const std::string& error() const { return error_; }
+  // Columns that cannot be sampled at all, with the reason (see Sample).
+  const std::map<std::string, std::string>& unreadable() const { return unreadable_; }
 
  private:
   bool pread_all(int fd, std::string& buf);
   int pid_;
+  std::string root_;
+  std::string error_;
+  std::map<std::string, std::string> unreadable_;
   int statm_fd_ = -1, stat_fd_ = -1, status_fd_ = -1, smaps_fd_ = -1;
   long page_kb_;
   double tick_ms_;

@@ -26,6 +26,8 @@ const char* status_name(Status s) {
     case Status::Failed: return "failed";
     case Status::Crashed: return "crashed";
     case Status::Timeout: return "timeout";
+    case Status::Interrupted: return "interrupted";
+    case Status::Oom: return "oom";
   }
   return "failed";
 }

@@ -59,7 +59,11 @@ struct AllocatorRecord {
   std::string served_by;   // the library that served malloc, as the workload found it
 };
 
-enum class Status { Ok, Failed, Crashed, Timeout };
+// interrupted: stopped because the harness was asked to stop (SIGINT, SIGTERM,
+// SIGHUP); oom: killed by the kernel for passing --memory-limit.
+enum class Status { Ok, Failed, Crashed, Timeout, Interrupted, Oom };
+inline constexpr Status kAllStatuses[] = {Status::Ok,      Status::Failed,      Status::Crashed,
+                                          Status::Timeout, Status::Interrupted, Status::Oom};
 const char* status_name(Status s);
 
 struct ExitInfo {
@@ -79,6 +83,9 @@ struct SamplerStats {
   double smaps_ms = 0;
   int64_t smaps_reads = 0;
   double smaps_cost_us_median = 0;
+  // Sampled columns that could not be read at all, with the reason: written as
+  // null, never 0.
+  std::map<std::string, std::string> unreadable;
 };
 
 struct RunRecord {
@@ -106,6 +113,10 @@ struct RunRecord {
   std::vector<ThreadStat> threads;
   SamplerStats sampler;
   std::string output_tail;  // last lines of the workload's stdout+stderr
+  // What went wrong in the mark protocol (a mark out of step, one the harness
+  // never acknowledged in time): a run with any is not ok.
+  std::vector<std::string> protocol_errors;
+  Json memory_limit;  // null without --memory-limit; else bytes, mechanism and any note
 };
 
 }  // namespace mh

@@ -21,9 +21,9 @@ Json maybe_json(const Maybe& m) {
   return Json{{"value", nullptr}, {"reason", m.reason}};
 }
 
-Json sample_json(const Sample& s) {
+Json sample_json(const Sample& s, const std::map<std::string, std::string>& unreadable) {
   Json j = Json::object();
-  for (const auto& c : sample_columns()) j[c.name] = c.get(s);
+  for (const auto& c : sample_columns()) j[c.name] = unreadable.count(c.name) ? Json(nullptr) : Json(c.get(s));
   return j;
 }
 
@@ -72,6 +72,10 @@ void dump_into(const Json& j, std::string& out, int indent) {
 Json run_to_json(const RunRecord& r) {
   Json samples = Json::object();
   for (const auto& c : sample_columns()) {
+    if (r.sampler.unreadable.count(c.name)) {
+      samples[c.name] = nullptr;  // the reason is in sampler.unreadable
+      continue;
+    }
     Json col = Json::array();
     for (const auto& s : r.samples) {
       double v = c.get(s);
@@ -84,11 +88,19 @@ Json run_to_json(const RunRecord& r) {
   }
   Json marks = Json::array();
   for (const auto& m : r.marks)
-    marks.push_back(Json{{"t_ms", std::round(m.t_ms * 100) / 100}, {"name", m.name}, {"sample", sample_json(m.sample)}});
+    marks.push_back(Json{{"t_ms", std::round(m.t_ms * 100) / 100}, {"name", m.name}, {"sample", sample_json(m.sample, r.sampler.unreadable)}});
 
   Json metrics = Json::object();
-  metrics["peak_rss_kb"] = r.peak_rss_kb;
-  metrics["final_rss_kb"] = r.final_rss_kb;
+  if (r.samples.empty()) {
+    // Nothing was sampled: no figure rather than an invented 0.
+    for (const char* k : {"peak_rss_kb", "final_rss_kb"}) {
+      metrics[k] = nullptr;
+      metrics[std::string(k) + "_reason"] = "no sample of the process could be read";
+    }
+  } else {
+    metrics["peak_rss_kb"] = r.peak_rss_kb;
+    metrics["final_rss_kb"] = r.final_rss_kb;
+  }
   metrics["hwm_kb"] = r.hwm_kb.value ? Json(*r.hwm_kb.value) : Json(nullptr);
   if (!r.hwm_kb.value) metrics["hwm_kb_reason"] = r.hwm_kb.reason;
   metrics["maxrss_kb"] = r.maxrss_kb;
@@ -145,8 +157,11 @@ Json run_to_json(const RunRecord& r) {
         {"samples", r.sampler.count},
         {"smaps_ms", r.sampler.smaps_ms},
         {"smaps_reads", r.sampler.smaps_reads},
-        {"smaps_cost_us_median", std::round(r.sampler.smaps_cost_us_median * 10) / 10}}},
+        {"smaps_cost_us_median", std::round(r.sampler.smaps_cost_us_median * 10) / 10},
+        {"unreadable", r.sampler.unreadable}}},
       {"output_tail", r.output_tail},
+      {"memory_limit", r.memory_limit},
+      {"protocol_errors", r.protocol_errors},
   };
 }
 
@@ -177,7 +192,7 @@ Sample sample_from(const Json& s) {
 }
 
 Status status_from(const std::string& s) {
-  for (Status st : {Status::Ok, Status::Failed, Status::Crashed, Status::Timeout})
+  for (Status st : kAllStatuses)
     if (s == status_name(st)) return st;
   return Status::Failed;
 }
@@ -217,8 +232,9 @@ RunRecord run_from_json(const Json& j) {
   for (const auto& m : j.value("marks", Json::array()))
     r.marks.push_back(Mark{m.value("t_ms", 0.0), m.value("name", ""), sample_from(m.value("sample", Json::object()))});
   const Json m = j.value("metrics", Json::object());
-  r.peak_rss_kb = m.value("peak_rss_kb", int64_t(0));
-  r.final_rss_kb = m.value("final_rss_kb", int64_t(0));
+  auto count = [&](const char* k) { return m.contains(k) && m[k].is_number() ? m[k].get<int64_t>() : int64_t(0); };
+  r.peak_rss_kb = count("peak_rss_kb");
+  r.final_rss_kb = count("final_rss_kb");
   if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) r.hwm_kb.value = m["hwm_kb"].get<double>();
   else r.hwm_kb.reason = m.value("hwm_kb_reason", "");
   r.maxrss_kb = m.value("maxrss_kb", int64_t(0));
@@ -246,7 +262,13 @@ RunRecord run_from_json(const Json& j) {
   r.sampler.count = sp.value("samples", int64_t(0));
   r.sampler.smaps_reads = sp.value("smaps_reads", int64_t(0));
   r.sampler.smaps_cost_us_median = sp.value("smaps_cost_us_median", 0.0);
+  if (sp.contains("unreadable") && sp["unreadable"].is_object())
+    for (const auto& [k, v] : sp["unreadable"].items())
+      if (v.is_string()) r.sampler.unreadable[k] = v.get<std::string>();
   r.output_tail = j.value("output_tail", "");
+  r.memory_limit = j.value("memory_limit", Json());
+  for (const auto& e : j.value("protocol_errors", Json::array()))
+    if (e.is_string()) r.protocol_errors.push_back(e.get<std::string>());
   return r;
 }
 
@@ -275,9 +297,9 @@ std::optional<ReportData> read_report(const std::string& path, std::string& erro
   return d;
 }
 
-Json make_report(const Json& context, const std::vector<RunRecord>& runs) {
-  Json jruns = Json::array();
-  for (const auto& r : runs) jruns.push_back(run_to_json(r));
+namespace {
+
+Json summary_json(const std::vector<RunRecord>& runs) {
   Json summary = Json::array();
   for (const auto& row : summarize_runs(runs)) {
     Json metrics = Json::object();
@@ -289,7 +311,48 @@ Json make_report(const Json& context, const std::vector<RunRecord>& runs) {
                            {"runs_total", row.runs_total},
                            {"metrics", metrics}});
   }
-  return Json{{"schema", kReportSchema}, {"context", context}, {"runs", jruns}, {"summary", summary}};
+  return summary;
+}
+
+}  // namespace
+
+Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool complete) {
+  Json jruns = Json::array();
+  for (const auto& r : runs) jruns.push_back(run_to_json(r));
+  return Json{{"schema", kReportSchema},
+              {"context", context},
+              {"complete", complete},
+              {"runs", jruns},
+              {"summary", summary_json(runs)}};
+}
+
+void ReportWriter::add(const RunRecord& r) {
+  std::string text;
+  dump_into(run_to_json(r), text, 2);
+  run_texts_.push_back(std::move(text));
+}
+
+std::string ReportWriter::text(const std::vector<RunRecord>& runs, bool complete) const {
+  // The same text as dump_canonical(make_report(...)), with the runs' part
+  // taken from what add() serialised.
+  std::string out = "{\n  \"schema\": " + Json(kReportSchema).dump() + ",\n  \"context\": ";
+  dump_into(context_, out, 1);
+  out += ",\n  \"complete\": ";
+  out += complete ? "true" : "false";
+  out += ",\n  \"runs\": ";
+  if (run_texts_.empty()) {
+    out += "[]";
+  } else {
+    out += "[\n";
+    for (size_t i = 0; i < run_texts_.size(); ++i) {
+      out += "    " + run_texts_[i];
+      out += i + 1 < run_texts_.size() ? ",\n" : "\n";
+    }
+    out += "  ]";
+  }
+  out += ",\n  \"summary\": ";
+  dump_into(summary_json(runs), out, 1);
+  return out + "\n}\n";
 }
 
 std::string dump_canonical(const Json& j) {

@@ -15,7 +15,25 @@ inline constexpr const char* kReportSchema = "memharness.report/1";
 Json run_to_json(const RunRecord& r);
 // The inverse of run_to_json, for reports read back (compare, merge).
 RunRecord run_from_json(const Json& j);
-Json make_report(const Json& context, const std::vector<RunRecord>& runs);
+// complete: false while runs of the plan are still to come (or never came:
+// the harness was interrupted).
+Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool complete = true);
+
+// The report of a plan in progress. Each run is serialised once, when added,
+// so writing the report after every run costs what that run adds to it, not
+// everything again (a report of 100 runs used to be serialised 100 times).
+class ReportWriter {
+ public:
+  explicit ReportWriter(Json context) : context_(std::move(context)) {}
+  void add(const RunRecord& r);
+  // The report over `runs` (the records add() saw, in the same order):
+  // the same text as dump_canonical(make_report(context, runs, complete)).
+  std::string text(const std::vector<RunRecord>& runs, bool complete) const;
+
+ private:
+  Json context_;
+  std::vector<std::string> run_texts_;
+};
 
 struct ReportData {
   Json context;

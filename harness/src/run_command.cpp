@@ -1,9 +1,10 @@
 // The run and list commands: validate everything, then run each allocator
 // --runs times, interleaved, rewriting the report after every run, and print
-// the summary table.
+// the summary table (also of what was done when interrupted).
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <set>
 
 #include "commands.h"
@@ -19,6 +20,30 @@ namespace {
 int bad_input(const std::string& message) {
   fmt::print(stderr, "harness: {}\n", message);
   return 2;
+}
+
+// Runs the plan, prints the table of what was done, and says how it ended:
+// the exit code (128 + the signal when the harness was asked to stop).
+int finish_execution(const Execution& e, const char* who) {
+  std::vector<RunRecord> runs;
+  auto outcome = execute(e, runs);
+  fmt::print("{}", summary_table(runs));
+  if (!outcome.error.empty()) {
+    fmt::print(stderr, "{}: {}\n", who, outcome.error);
+    if (!outcome.rescue.empty()) fmt::print(stderr, "{}: the {} runs done are in {}\n", who, runs.size(), outcome.rescue);
+    return 1;
+  }
+  fmt::print("report: {}{}\n", e.out, outcome.complete ? "" : " (incomplete)");
+  if (outcome.runs_kept) fmt::print("{} runs kept from the report, {} run now\n", outcome.runs_kept, runs.size() - outcome.runs_kept);
+  if (outcome.stop_signal) {
+    fmt::print(stderr, "{}: stopped by {} after {} of {} runs; to finish, run the same command with --resume {}\n", who,
+               sigabbrev_np(outcome.stop_signal) ? std::string("SIG") + sigabbrev_np(outcome.stop_signal) : "a signal",
+               runs.size(), e.plan.size(), e.out);
+    return 128 + outcome.stop_signal;
+  }
+  for (const auto& r : runs)
+    if (r.status != Status::Ok) return 1;
+  return 0;
 }
 
 }  // namespace
@@ -53,27 +78,20 @@ int run_command(const Options& o) {
   }
 
   const std::string name = o.suite.empty() ? o.workload : "suite-" + o.suite;
-  e.out = o.out.empty() ? "results/" + name + "-" + utc_now(true) + ".json" : o.out;
+  e.out = !o.out.empty() ? o.out : !o.resume.empty() ? o.resume : "results/" + name + "-" + utc_now(true) + ".json";
   if (auto err = check_writable(e.out); !err.empty()) return bad_input(err);
+  if (!apply_run_options(o, e, error)) return bad_input(error);
 
   e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
-  e.timeout_s = o.timeout_s;
-  e.sample_ms = o.sample_ms;
-  e.smaps_ms = o.smaps_ms;
-  e.verbose = o.verbose;
-  e.progress = !o.quiet && isatty(STDERR_FILENO);
   e.context = make_context(o.argv);
-  e.context["plan"] = Json{{"rounds", o.runs}, {"suite", o.suite}, {"shard", o.shard}};
-
-  std::vector<RunRecord> runs;
-  if (!execute(e, runs, error)) {
-    fmt::print(stderr, "harness: {}\n", error);
-    return 1;
+  e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"suite", o.suite}, {"shard", o.shard},
+                                        {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit}});
+  if (!o.resume.empty()) {
+    auto kept = runs_to_resume(o.resume, e.context["plan"], error);
+    if (!kept) return bad_input(error);
+    e.kept = std::move(*kept);
   }
-  fmt::print("{}report: {}\n", summary_table(runs), e.out);
-  for (const auto& r : runs)
-    if (r.status != Status::Ok) return 1;
-  return 0;
+  return finish_execution(e, "harness");
 }
 
 }  // namespace mh

@@ -10,9 +10,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <filesystem>
 
+#include "interrupt.h"
+#include "memory_limit.h"
 #include "perf.h"
 #include "sampler.h"
 #include "spawn.h"
@@ -44,27 +48,41 @@ std::string canonical(const std::string& path) {
 
 }  // namespace
 
-void judge(RunRecord& rec, bool timed_out, int wait_status, const std::string& spawn_error,
-           const std::vector<std::string>& declared_metrics) {
+void judge(RunRecord& rec, const RunEnd& end, const std::vector<std::string>& declared_metrics) {
   std::string missing;
   for (const auto& m : declared_metrics)
     if (!rec.workload_metrics.count(m)) missing += (missing.empty() ? "" : ", ") + m;
   auto& a = rec.allocator;
   a.verified = !a.identified.empty() && a.identified == (a.family == "custom" ? a.identified : a.family);
   if (a.verified && !a.library.empty()) a.verified = canonical(a.served_by) == canonical(a.library);
+  const int ws = end.wait_status;
+  const std::string under_limit = end.limit_note.empty() ? "" : " (" + end.limit_note + ")";
 
-  if (!spawn_error.empty()) {
+  if (!end.error.empty()) {
     rec.status = Status::Failed;
-    rec.exit.error = spawn_error;
-  } else if (timed_out) {
+    rec.exit.error = end.error;
+  } else if (end.how == SamplerEnd::Interrupted) {
+    rec.status = Status::Interrupted;
+    rec.exit.error = "stopped because the harness was asked to stop; the process group was killed";
+  } else if (end.oom) {
+    rec.status = Status::Oom;
+    rec.exit.error = "killed by the kernel's OOM killer at the memory limit" + under_limit;
+  } else if (end.how == SamplerEnd::TimedOut) {
     rec.status = Status::Timeout;
     rec.exit.error = "still running after the timeout; the process group was killed";
-  } else if (WIFSIGNALED(wait_status)) {
+  } else if (WIFSIGNALED(ws)) {
     rec.status = Status::Crashed;
-    rec.exit.error = std::string("killed by signal ") + strsignal(WTERMSIG(wait_status));
+    rec.exit.error = std::string("killed by signal ") + strsignal(WTERMSIG(ws)) + under_limit;
   } else if (rec.exit.code.value_or(-1) != 0) {
     rec.status = Status::Failed;
-    rec.exit.error = "exited with status " + std::to_string(rec.exit.code.value_or(-1));
+    rec.exit.error = "exited with status " + std::to_string(rec.exit.code.value_or(-1)) + under_limit;
+  } else if (rec.samples.empty()) {
+    rec.status = Status::Failed;
+    rec.exit.error = "no sample of the process could be read" +
+                     (rec.sampler.unreadable.count("rss_kb") ? ": " + rec.sampler.unreadable.at("rss_kb") : "");
+  } else if (!rec.protocol_errors.empty()) {
+    rec.status = Status::Failed;
+    rec.exit.error = "marks out of step: " + rec.protocol_errors.front();
   } else if (!a.verified) {
     rec.status = Status::Failed;
     rec.exit.error = a.identified.empty()
@@ -78,6 +96,35 @@ void judge(RunRecord& rec, bool timed_out, int wait_status, const std::string& s
   }
 }
 
+namespace {
+
+// The run's own temporary directory, given to the workload as TMPDIR and
+// removed with everything in it when the run is over, however it ended.
+class RunTempDir {
+ public:
+  explicit RunTempDir(const std::string& parent) {
+    std::string base = parent;
+    if (base.empty()) {
+      const char* t = std::getenv("TMPDIR");
+      base = (t && *t) ? t : "/tmp";
+    }
+    std::string templ = base + "/memharness-run-XXXXXX";
+    if (mkdtemp(templ.data())) path_ = templ;
+    else error_ = "cannot make a temporary directory in " + base + ": " + std::strerror(errno);
+  }
+  ~RunTempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_, error_;
+};
+
+}  // namespace
+
 RunRecord run_one(const RunRequest& req) {
   RunRecord rec;
   rec.workload = req.workload;
@@ -88,9 +135,17 @@ RunRecord run_one(const RunRequest& req) {
   rec.allocator.library = req.allocator.library;
   rec.allocator.env = req.allocator.env;
 
+  RunEnd end;
+  RunTempDir tmp(req.tmp_parent);
+  if (!tmp.error().empty()) {
+    end.error = tmp.error();
+    judge(rec, end);
+    return rec;
+  }
   int marks[2], acks[2];
   if (pipe2(marks, O_CLOEXEC) < 0 || pipe2(acks, O_CLOEXEC) < 0) {
-    judge(rec, false, 0, std::string("pipe: ") + std::strerror(errno));
+    end.error = std::string("pipe: ") + std::strerror(errno);
+    judge(rec, end);
     return rec;
   }
   fcntl(marks[0], F_SETFL, O_NONBLOCK);
@@ -105,24 +160,52 @@ RunRecord run_one(const RunRequest& req) {
   if (!req.allocator.library.empty()) spec.env["LD_PRELOAD"] = req.allocator.library;
   spec.env["MEMHARNESS_MARK_FD"] = std::to_string(marks[1]);
   spec.env["MEMHARNESS_ACK_FD"] = std::to_string(acks[0]);
+  spec.env["TMPDIR"] = tmp.path();
   spec.inherit_fds = {marks[1], acks[0]};
   spec.output_fd = output;
 
-  std::string error;
-  bool timed_out = false;
+  // The memory limit: a cgroup of the run's own, else RLIMIT_AS.
+  std::optional<MemoryCgroup> cgroup;
+  if (req.memory_limit > 0) {
+    cgroup.emplace(req.memory_limit, std::filesystem::path(tmp.path()).filename().string());
+    std::string note;
+    if (!cgroup->ok()) {
+      spec.rlimit_as = req.memory_limit;
+      note = "no memory cgroup could be made (" + cgroup->why() +
+             "): RLIMIT_AS limits address space, not resident memory, and an allocation past it fails "
+             "instead of being killed";
+    }
+    rec.memory_limit = memory_limit_json(req.memory_limit, cgroup->ok() ? cgroup->mechanism() : "RLIMIT_AS", note);
+    end.limit_note = "--memory-limit " + std::to_string(req.memory_limit) + " bytes by " +
+                     (cgroup->ok() ? cgroup->mechanism() : std::string("RLIMIT_AS"));
+  }
+
   int status = 0;
   rusage ru{};
-  auto child = Child::start_paused(spec, error);
+  auto child = Child::start_paused(spec, end.error);
   close(marks[1]);
   close(acks[0]);
   if (child) {
+    interrupt::set_child_group(child->pid());
+    if (cgroup && cgroup->ok() && !cgroup->add(child->pid(), end.error)) child->signal_group(SIGKILL);
     PerfCounters perf(child->pid());
     const auto t0 = Clock::now();
-    if (child->resume(error)) {
-      SamplerConfig cfg{child->pid(), child->pidfd(), marks[0], acks[1], t0,
-                        req.sample_ms, req.smaps_ms, req.timeout_s};
-      timed_out = !sample_until_exit(cfg, rec);
-      if (timed_out) {
+    if (end.error.empty() && child->resume(end.error)) {
+      SamplerConfig cfg;
+      cfg.pid = child->pid();
+      cfg.pidfd = child->pidfd();
+      cfg.mark_fd = marks[0];
+      cfg.ack_fd = acks[1];
+      cfg.t0 = t0;
+      cfg.interval_ms = req.sample_ms;
+      cfg.smaps_ms = req.smaps_ms;
+      cfg.timeout_s = req.timeout_s;
+      cfg.stop_fd = interrupt::wake_fd();
+      cfg.on_progress = req.on_progress;
+      std::string sampler_error;
+      end.how = sample_until_exit(cfg, rec, sampler_error);
+      if (end.how == SamplerEnd::Error) end.error = sampler_error;
+      if (end.how != SamplerEnd::Exited) {
         child->signal_group(SIGTERM);
         pollfd p{child->pidfd(), POLLIN, 0};
         if (poll(&p, 1, kTermGraceMs) <= 0) child->signal_group(SIGKILL);
@@ -131,12 +214,15 @@ RunRecord run_one(const RunRequest& req) {
     child->wait(status, ru);
     rec.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     child->signal_group(SIGKILL);  // whatever the workload left running in its group
+    interrupt::set_child_group(0);
     rec.perf = perf.read();
+    end.oom = cgroup && cgroup->oom_kills() > 0;
   }
   close(marks[0]);
   close(acks[1]);
+  end.wait_status = status;
 
-  if (WIFEXITED(status) && error.empty()) rec.exit.code = WEXITSTATUS(status);
+  if (WIFEXITED(status) && end.error.empty()) rec.exit.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) rec.exit.signal = WTERMSIG(status);
   rec.maxrss_kb = ru.ru_maxrss;
   rec.minflt = ru.ru_minflt;
@@ -158,7 +244,7 @@ RunRecord run_one(const RunRequest& req) {
     ssize_t w = write(STDERR_FILENO, rec.output_tail.data(), rec.output_tail.size());
     (void)w;
   }
-  judge(rec, timed_out, status, error, req.declared_metrics);
+  judge(rec, end, req.declared_metrics);
   return rec;
 }
 

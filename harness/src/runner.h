@@ -2,11 +2,13 @@
 // finished RunRecord. Called from the main thread, one run at a time.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "allocators.h"
 #include "record.h"
+#include "sampler.h"
 
 namespace mh {
 
@@ -22,12 +24,25 @@ struct RunRequest {
   double smaps_ms = 0;
   bool pass_output = false;  // the workload's output to our stderr as well
   std::vector<std::string> declared_metrics;  // a run that lacks one of these failed
+  uint64_t memory_limit = 0;  // bytes; 0: none (see limits.h)
+  // Where the run's own temporary directory is made ("": $TMPDIR, else /tmp).
+  // The workload gets it as TMPDIR; it is removed after the run, however it ended.
+  std::string tmp_parent;
+  ProgressFn on_progress;  // called about once a second and at each mark
 };
 
 RunRecord run_one(const RunRequest& req);
 
+// How a run ended, as the runner saw it.
+struct RunEnd {
+  SamplerEnd how = SamplerEnd::Exited;
+  int wait_status = 0;
+  bool oom = false;         // the memory cgroup's OOM killer ended it
+  std::string error;        // the spawn or the sampler failed
+  std::string limit_note;   // said with a failure under a memory limit
+};
+
 // Decides verified and status from what the run produced (pure; tested).
-void judge(RunRecord& rec, bool timed_out, int wait_status, const std::string& spawn_error,
-           const std::vector<std::string>& declared_metrics = {});
+void judge(RunRecord& rec, const RunEnd& end, const std::vector<std::string>& declared_metrics = {});
 
 }  // namespace mh

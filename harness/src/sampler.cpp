@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <map>
 
 #include "procfs.h"
@@ -32,6 +33,13 @@ void merge_threads(std::map<int, ThreadStat>& seen, std::vector<ThreadStat> now)
 
 }  // namespace
 
+bool write_ack(int fd, uint32_t seq) {
+  ssize_t w;
+  do w = write(fd, &seq, sizeof seq);
+  while (w < 0 && errno == EINTR);
+  return w == sizeof seq;
+}
+
 Json apply_message(const std::string& line, RunRecord& rec) {
   Json m = Json::parse(line, nullptr, false);
   if (m.is_discarded() || !m.is_object()) return Json(Json::value_t::discarded);
@@ -49,6 +57,8 @@ Json apply_message(const std::string& line, RunRecord& rec) {
     rec.allocator_stats = m["allocator_stats"];
   } else if (m.contains("data") && m["data"].is_object() && m["data"].contains("key") && m["data"]["key"].is_string()) {
     rec.data[m["data"]["key"].get<std::string>()] = m["data"].value("value", Json());
+  } else if (m.contains("error") && m["error"].is_string()) {
+    rec.protocol_errors.push_back(m["error"].get<std::string>());
   } else if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) {
     double kb = m["hwm_kb"].get<double>();
     if (kb >= 0) rec.hwm_kb.value = kb;
@@ -57,8 +67,10 @@ Json apply_message(const std::string& line, RunRecord& rec) {
   return m;
 }
 
-bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
-  procfs::ProcReader proc(cfg.pid);
+SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::string& error) {
+  procfs::ProcReader proc(cfg.pid, cfg.proc_root);
+  rec.sampler.unreadable = proc.unreadable();
+  uint32_t last_seq = 0;
   std::map<int, ThreadStat> threads;
   std::vector<double> costs_us, gaps_ms, smaps_costs_us;
   // smaps_rollup walks every page table with the workload's mmap lock held
@@ -72,6 +84,7 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
   const auto deadline = cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(cfg.timeout_s * 1e6));
   auto next = Clock::now();
   auto next_threads = next;
+  auto next_progress = next;
   double last_periodic_ms = -1;
   Sample last{};
   bool have_last = false;
@@ -110,6 +123,15 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
       auto received = Clock::now();
       Json m = apply_message(line, rec);
       if (m.is_discarded()) continue;
+      // Synchronous messages count 1, 2, 3...: a gap or a repeat means the
+      // workload went on past a message (a mark) the harness had not answered.
+      const uint32_t seq = m.contains("seq") && m["seq"].is_number_unsigned() ? m["seq"].get<uint32_t>() : 0;
+      if (seq != 0) {
+        if (seq != last_seq + 1)
+          rec.protocol_errors.push_back("message " + m.value("mark", std::string("")) + " has sequence number " +
+                                        std::to_string(seq) + ", expected " + std::to_string(last_seq + 1));
+        last_seq = seq;
+      }
       if (m.contains("mark") && m["mark"].is_string()) {
         Mark mk;
         mk.name = m["mark"].get<std::string>();
@@ -121,13 +143,10 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
           mk.sample = last;
         }
         mk.t_ms = ms_since(cfg.t0, received);
+        if (cfg.on_progress) cfg.on_progress(mk.t_ms, mk.name);
         rec.marks.push_back(std::move(mk));
       }
-      if (m.value("sync", false) && cfg.ack_fd >= 0) {
-        char byte = 1;
-        ssize_t w = write(cfg.ack_fd, &byte, 1);
-        (void)w;
-      }
+      if (m.value("sync", false) && cfg.ack_fd >= 0) write_ack(cfg.ack_fd, seq);
     }
   };
 
@@ -145,7 +164,7 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
     }
   };
 
-  bool timed_out = false;
+  SamplerEnd end = SamplerEnd::Exited;
   while (!exited) {
     auto now = Clock::now();
     if (now >= next) {
@@ -160,17 +179,29 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
         merge_threads(threads, proc.threads());
         next_threads = now + std::chrono::milliseconds(500);
       }
+      if (cfg.on_progress && now >= next_progress) {
+        cfg.on_progress(ms_since(cfg.t0, now), rec.marks.empty() ? std::string() : rec.marks.back().name);
+        next_progress = now + std::chrono::milliseconds(500);
+      }
     }
     if (now >= deadline) {
-      timed_out = true;
+      end = SamplerEnd::TimedOut;
       break;
     }
     auto wake = std::min(next, deadline);
     auto wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now()).count());
     timespec ts{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
-    pollfd fds[2] = {{cfg.pidfd, POLLIN, 0}, {mark_open ? cfg.mark_fd : -1, POLLIN, 0}};
-    int r = ppoll(fds, 2, &ts, nullptr);
-    if (r < 0 && errno != EINTR) break;
+    pollfd fds[3] = {{cfg.pidfd, POLLIN, 0}, {mark_open ? cfg.mark_fd : -1, POLLIN, 0}, {cfg.stop_fd, POLLIN, 0}};
+    int r = ppoll(fds, 3, &ts, nullptr);
+    if (r < 0 && errno != EINTR) {
+      error = std::string("ppoll: ") + std::strerror(errno);
+      end = SamplerEnd::Error;
+      break;
+    }
+    if (r > 0 && (fds[2].revents & POLLIN)) {
+      end = SamplerEnd::Interrupted;
+      break;
+    }
     if (r > 0 && (fds[1].revents & (POLLIN | POLLHUP))) {
       read_marks();
       handle_lines(true);
@@ -192,7 +223,7 @@ bool sample_until_exit(const SamplerConfig& cfg, RunRecord& rec) {
   if (!gaps_ms.empty()) rec.sampler.achieved_ms = stats::median(gaps_ms);
   rec.sampler.smaps_reads = static_cast<int64_t>(smaps_costs_us.size());
   if (!smaps_costs_us.empty()) rec.sampler.smaps_cost_us_median = stats::median(smaps_costs_us);
-  return !timed_out;
+  return end;
 }
 
 }  // namespace mh

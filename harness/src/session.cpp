@@ -1,9 +1,15 @@
 // Layout, input resolution and plan execution (see session.h).
 #include "session.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "console.h"
+#include "interrupt.h"
+#include "memory_limit.h"
 #include "pins.h"
 #include "report_json.h"
 #include "runner.h"
@@ -82,25 +88,134 @@ std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::strin
   return out;
 }
 
-bool execute(const Execution& e, std::vector<RunRecord>& runs, std::string& error) {
-  Progress progress(e.progress, e.plan.size());
-  for (const auto& p : e.plan) {
-    const Job& job = e.jobs[p.job];
-    const Arm& arm = e.arms[p.arm];
-    progress.starting(runs.size(), job.workload.name, arm.allocator.label, p.repetition);
-    RunRequest req{job.workload.name, job.workload.binary, job.args, job.params, arm.allocator, p.repetition,
-                   e.timeout_s, e.sample_ms, e.smaps_ms, e.verbose, declared_metrics(job.workload)};
-    runs.push_back(run_one(req));
-    runs.back().role = arm.role;
-    progress.finished(runs.back());
-    if (auto err = write_atomic(e.out, dump_canonical(make_report(e.context, runs))); !err.empty()) {
-      progress.clear();
-      error = err;
+bool apply_run_options(const Options& o, Execution& e, std::string& error) {
+  e.timeout_s = o.timeout_s;
+  e.sample_ms = o.sample_ms;
+  e.smaps_ms = o.smaps_ms;
+  e.verbose = o.verbose;
+  e.progress = !o.quiet && isatty(STDERR_FILENO);
+  if (!o.memory_limit.empty()) {
+    auto bytes = parse_size(o.memory_limit);
+    if (!bytes) {
+      error = "--memory-limit " + o.memory_limit + " is not a size: give bytes or a number with K, M or G, e.g. 512M";
       return false;
     }
+    e.memory_limit = *bytes;
   }
-  progress.clear();
   return true;
+}
+
+std::string run_key(const RunRecord& r) {
+  return Json{r.workload, r.params, r.allocator.name, r.role, r.repetition}.dump();
+}
+
+Json plan_json(const Execution& e, const Json& extra) {
+  Json jobs = Json::array();
+  for (const auto& j : e.jobs) jobs.push_back(Json{{"workload", j.workload.name}, {"args", j.args}});
+  Json arms = Json::array();
+  for (const auto& a : e.arms) arms.push_back(Json{{"allocator", a.allocator.label}, {"role", a.role}});
+  Json order = Json::array();
+  for (const auto& p : e.plan) order.push_back(Json{p.job, p.arm, p.repetition});
+  Json plan = extra;
+  plan["jobs"] = jobs;
+  plan["arms"] = arms;
+  plan["order"] = order;
+  return plan;
+}
+
+std::string plan_difference(const Json& stored, const Json& asked) {
+  if (!stored.is_object()) return "the report has no plan";
+  for (const auto& [key, value] : asked.items()) {
+    if (!stored.contains(key)) return "the report's plan has no " + key;
+    if (stored[key] != value) {
+      if (key == "order") return "the order of runs differs (another seed or number of runs)";
+      return key + ": the report has " + stored[key].dump() + ", the command asks for " + value.dump();
+    }
+  }
+  return "";
+}
+
+std::optional<std::vector<RunRecord>> runs_to_resume(const std::string& path, const Json& asked, std::string& error) {
+  auto report = read_report(path, error);
+  if (!report) return std::nullopt;
+  if (auto diff = plan_difference(report->context.value("plan", Json()), asked); !diff.empty()) {
+    error = "cannot resume " + path + ": it was made by another command (" + diff + ")";
+    return std::nullopt;
+  }
+  std::vector<RunRecord> kept;
+  for (auto& r : report->runs)
+    if (r.status != Status::Interrupted) kept.push_back(std::move(r));
+  return kept;
+}
+
+namespace {
+
+// Where the runs go when the report cannot be written any more: beside the
+// system's temporary files, named so it cannot collide.
+std::string rescue_path(const std::string& out) {
+  const char* t = std::getenv("TMPDIR");
+  std::string dir = (t && *t) ? t : "/tmp";
+  return dir + "/memharness-rescued-" + std::to_string(getpid()) + "-" +
+         std::filesystem::path(out).filename().string();
+}
+
+}  // namespace
+
+ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
+  ExecutionOutcome outcome;
+  Progress progress(e.progress, e.plan.size());
+  ReportWriter writer(e.context);
+  std::map<std::string, const RunRecord*> kept;
+  for (const auto& r : e.kept) kept[run_key(r)] = &r;
+
+  auto write = [&](bool complete) {
+    std::string text = writer.text(runs, complete);
+    outcome.error = write_atomic(e.out, text);
+    if (!outcome.error.empty() && write_atomic(rescue_path(e.out), text).empty()) outcome.rescue = rescue_path(e.out);
+    return outcome.error.empty();
+  };
+
+  for (const auto& p : e.plan) {
+    if ((outcome.stop_signal = interrupt::requested())) break;
+    const Job& job = e.jobs[p.job];
+    const Arm& arm = e.arms[p.arm];
+    RunRecord probe;
+    probe.workload = job.workload.name;
+    probe.params = job.params;
+    probe.allocator.name = arm.allocator.label;
+    probe.role = arm.role;
+    probe.repetition = p.repetition;
+    if (auto k = kept.find(run_key(probe)); k != kept.end()) {
+      runs.push_back(*k->second);
+      ++outcome.runs_kept;
+    } else {
+      progress.starting(runs.size(), job.workload.name, arm.allocator.label, p.repetition);
+      RunRequest req;
+      req.workload = job.workload.name;
+      req.binary = job.workload.binary;
+      req.args = job.args;
+      req.params = job.params;
+      req.allocator = arm.allocator;
+      req.repetition = p.repetition;
+      req.timeout_s = e.timeout_s;
+      req.sample_ms = e.sample_ms;
+      req.smaps_ms = e.smaps_ms;
+      req.pass_output = e.verbose;
+      req.declared_metrics = declared_metrics(job.workload);
+      req.memory_limit = e.memory_limit;
+      req.on_progress = [&](double ms, const std::string& mark) { progress.running(ms, mark); };
+      runs.push_back(run_one(req));
+      runs.back().role = arm.role;
+      progress.finished(runs.back());
+    }
+    writer.add(runs.back());
+    if (!write(false)) break;
+  }
+  outcome.stop_signal = interrupt::requested();
+  outcome.complete = outcome.error.empty() && !outcome.stop_signal && runs.size() == e.plan.size();
+  if (outcome.error.empty()) write(outcome.complete);
+  progress.clear();
+  return outcome;
 }
 
 }  // namespace mh

@@ -4,10 +4,12 @@
 // Main thread only.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "options.h"
 #include "plan.h"
 
 namespace mh {
@@ -32,12 +34,44 @@ struct Execution {
   std::vector<Arm> arms;
   std::vector<PlannedRun> plan;
   double timeout_s = 600, sample_ms = 10, smaps_ms = 0;
+  uint64_t memory_limit = 0;  // bytes, 0: none
   bool verbose = false, progress = false;
   std::string out;  // the report, rewritten after every run
   Json context;
+  // --resume: runs of an earlier, interrupted execution of the same plan. A
+  // planned run that one of them matches is kept, not run again.
+  std::vector<RunRecord> kept;
 };
-// Runs the plan. Returns false (with the error) only when the report cannot be
-// written; failed runs are in the records.
-bool execute(const Execution& e, std::vector<RunRecord>& runs, std::string& error);
+
+// The settings every execution takes from the command line (timeout,
+// sampling, memory limit, output); false with the error on bad input.
+bool apply_run_options(const Options& o, Execution& e, std::string& error);
+
+struct ExecutionOutcome {
+  bool complete = false;   // every planned run is in the report
+  int stop_signal = 0;     // the signal that stopped the plan (0: none)
+  std::string error;       // the report could not be written (see rescue)
+  std::string rescue;      // where the runs went instead, when the report could not be written
+  size_t runs_kept = 0;    // taken over from `kept`
+};
+// Runs the plan, writing the report after every run; stops early when the
+// harness is asked to stop (the run in flight recorded as interrupted) or
+// when the report cannot be written. Failed runs are in the records.
+ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs);
+
+// The identity of a planned run in a report: the same workload, parameters,
+// allocator, role and repetition. Used to match the runs of a report to a plan.
+std::string run_key(const RunRecord& r);
+
+// The description of a plan stored in a report's context ("plan"), and the
+// difference between a stored one and the one a command asks for ("" when
+// they agree): what --resume checks.
+Json plan_json(const Execution& e, const Json& extra);
+std::string plan_difference(const Json& stored, const Json& asked);
+
+// --resume REPORT: reads it, checks its plan is `asked`, and returns the runs
+// worth keeping (all but the interrupted ones). Errors name the file and the
+// difference.
+std::optional<std::vector<RunRecord>> runs_to_resume(const std::string& path, const Json& asked, std::string& error);
 
 }  // namespace mh

@@ -8,8 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+
+#include "interrupt.h"
 
 extern char** environ;
 
@@ -67,6 +71,10 @@ std::optional<Child> Child::start_paused(const ChildSpec& spec, std::string& err
   if (pid == 0) {
     setpgid(0, 0);
     signal(SIGPIPE, SIG_DFL);
+    if (spec.rlimit_as > 0) {
+      rlimit lim{spec.rlimit_as, spec.rlimit_as};
+      setrlimit(RLIMIT_AS, &lim);
+    }
     if (spec.output_fd >= 0) {
       dup2(spec.output_fd, STDOUT_FILENO);
       dup2(spec.output_fd, STDERR_FILENO);
@@ -148,7 +156,7 @@ bool Child::wait(int& status, rusage& usage) {
   return reaped_;
 }
 
-Captured run_capture(const std::vector<std::string>& argv) {
+Captured run_capture(const std::vector<std::string>& argv, double timeout_s) {
   Captured out;
   int o[2], e[2];
   if (pipe2(o, O_CLOEXEC) < 0) return out;
@@ -168,6 +176,10 @@ Captured run_capture(const std::vector<std::string>& argv) {
   envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
+    // Its own group, so that a timeout or a stop ends everything it started
+    // (cmake's compilers, git's helpers).
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
     dup2(o[1], STDOUT_FILENO);
     dup2(e[1], STDERR_FILENO);
     execve(cargv[0], cargv.data(), envp.data());
@@ -180,11 +192,19 @@ Captured run_capture(const std::vector<std::string>& argv) {
     close(e[0]);
     return out;
   }
-  pollfd fds[2] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}};
+  setpgid(pid, pid);
+  interrupt::set_child_group(pid);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(int64_t(timeout_s * 1e6));
+  pollfd fds[3] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}, {interrupt::wake_fd(), POLLIN, 0}};
   int open_count = 2;
   char buf[4096];
   while (open_count > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || interrupt::requested()) {
+      out.timed_out = !interrupt::requested();
+      break;
+    }
+    if (poll(fds, 3, int(std::min<int64_t>(left.count(), 1000))) < 0) {
       if (errno == EINTR) continue;
       break;
     }
@@ -200,10 +220,14 @@ Captured run_capture(const std::vector<std::string>& argv) {
       }
     }
   }
+  for (int i = 0; i < 2; ++i)
+    if (fds[i].fd >= 0) close(fds[i].fd);
+  if (open_count > 0) kill(-pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
+  interrupt::set_child_group(0);
+  if (WIFEXITED(status) && open_count == 0) out.exit_code = WEXITSTATUS(status);
   return out;
 }
 

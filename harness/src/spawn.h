@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@ struct ChildSpec {
   std::map<std::string, std::string> env;  // the complete environment
   std::vector<int> inherit_fds;            // stay open (same numbers) in the child
   int output_fd = -1;                      // stdout and stderr go here; -1 keeps ours
+  uint64_t rlimit_as = 0;                  // RLIMIT_AS of the child in bytes; 0 leaves it
 };
 
 class Child {
@@ -50,11 +52,22 @@ class Child {
 // allocator behind the registry's back (LD_PRELOAD, MALLOC_CONF, MIMALLOC_*, ...).
 std::map<std::string, std::string> clean_environment();
 
+// Time limits of the helper processes the harness runs, each stated in the
+// README: a workload's --describe and --check, git, and the configure and build
+// of a pin.
+inline constexpr double kDescribeTimeoutS = 30;
+inline constexpr double kGitTimeoutS = 120;
+inline constexpr double kConfigureTimeoutS = 300;
+inline constexpr double kBuildTimeoutS = 1800;
+
 struct Captured {
   int exit_code = -1;  // -1 when it did not exit normally
   std::string out, err;
+  bool timed_out = false;  // killed (its whole process group) after timeout_s
 };
-// Runs argv to completion without an allocator preloaded, capturing its output.
-Captured run_capture(const std::vector<std::string>& argv);
+// Runs argv to completion without an allocator preloaded, capturing its
+// output; a helper still running after timeout_s is killed with its group,
+// and so is one running when the harness is asked to stop.
+Captured run_capture(const std::vector<std::string>& argv, double timeout_s = 60);
 
 }  // namespace mh

@@ -14,7 +14,7 @@ namespace mh {
 namespace {
 
 std::optional<WorkloadInfo> describe(const std::filesystem::path& binary) {
-  auto c = run_capture({binary.string(), "--describe"});
+  auto c = run_capture({binary.string(), "--describe"}, kDescribeTimeoutS);
   if (c.exit_code != 0) return std::nullopt;
   Json d = Json::parse(c.out, nullptr, false);
   if (d.is_discarded() || !d.contains("name")) return std::nullopt;
@@ -43,7 +43,11 @@ std::optional<WorkloadInfo> find_workload(const std::string& dir, const std::str
 std::optional<Json> check_params(const WorkloadInfo& w, const std::vector<std::string>& args, std::string& error) {
   std::vector<std::string> argv = {w.binary, "--check"};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto c = run_capture(argv);
+  auto c = run_capture(argv, kDescribeTimeoutS);
+  if (c.timed_out) {
+    error = "workload " + w.name + " did not answer --check within " + fmt::format("{:g}", kDescribeTimeoutS) + " s";
+    return std::nullopt;
+  }
   if (c.exit_code != 0) {
     error = c.err.empty() ? "workload " + w.name + " rejected its parameters" : c.err;
     while (!error.empty() && error.back() == '\n') error.pop_back();

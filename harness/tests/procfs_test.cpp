@@ -1,6 +1,8 @@
 // /proc parsers on fixture files taken from a real process.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "procfs.h"
 #include "test_util.h"
 
@@ -77,6 +79,27 @@ TEST(Procfs, ReaderSamplesThisProcess) {
   auto threads = r.threads();
   ASSERT_FALSE(threads.empty());
   EXPECT_EQ(threads.front().tid, getpid());
+}
+
+TEST(Procfs, AFileThatCannotBeReadIsNamedNotZero) {
+  // A /proc where smaps_rollup is missing (older kernels, restricted mounts).
+  namespace fs = std::filesystem;
+  fs::path root = test::scratch("fake-proc");
+  fs::create_directories(root / "4242");
+  for (const char* f : {"statm", "stat", "status"}) fs::copy_file(fs::path(FIXTURE_DIR) / (std::string(f) + ".txt"), root / "4242" / f);
+  ProcReader r(4242, root.string());
+  ASSERT_TRUE(r.unreadable().count("anon_huge_kb"));
+  EXPECT_NE(r.unreadable().at("anon_huge_kb").find("smaps_rollup"), std::string::npos);
+  Sample s;
+  EXPECT_TRUE(r.sample(s, true));  // the rest is still sampled
+  EXPECT_GT(s.rss_kb, 0);
+  EXPECT_TRUE(r.error().empty());
+
+  // Without statm nothing can be sampled, and the reader says which file.
+  fs::remove(root / "4242" / "statm");
+  ProcReader gone(4242, root.string());
+  EXPECT_FALSE(gone.sample(s, false));
+  EXPECT_NE(gone.error().find("statm"), std::string::npos) << gone.error();
 }
 
 }  // namespace

@@ -101,5 +101,34 @@ TEST(Report, UnwritablePathIsReportedBeforeAnythingRuns) {
   EXPECT_EQ(check_writable(test::scratch("ok.json")), "");
 }
 
+TEST(Report, TheWriterGivesTheCanonicalTextRunByRun) {
+  Json context{{"command", "harness -w burst-writefile"}};
+  ReportWriter w(context);
+  std::vector<RunRecord> runs;
+  EXPECT_EQ(w.text(runs, false), dump_canonical(make_report(context, runs, false)));
+  for (int rep = 1; rep <= 3; ++rep) {
+    runs.push_back(fake_run(rep));
+    w.add(runs.back());
+    EXPECT_EQ(w.text(runs, rep == 3), dump_canonical(make_report(context, runs, rep == 3)));
+  }
+  EXPECT_EQ(Json::parse(w.text(runs, false))["complete"], false);
+}
+
+TEST(Report, UnreadableColumnsAndAnEmptyRunAreNullWithTheReason) {
+  RunRecord r = fake_run(1);
+  r.sampler.unreadable["anon_huge_kb"] = "cannot open /proc/1/smaps_rollup: No such file or directory";
+  Json j = run_to_json(r);
+  EXPECT_TRUE(j["samples"]["anon_huge_kb"].is_null());
+  EXPECT_TRUE(j["marks"][0]["sample"]["anon_huge_kb"].is_null());
+  EXPECT_EQ(j["sampler"]["unreadable"]["anon_huge_kb"], r.sampler.unreadable["anon_huge_kb"]);
+  EXPECT_EQ(j["samples"]["rss_kb"].size(), 4u);
+
+  RunRecord empty = fake_run(2);
+  empty.samples.clear();
+  Json e = run_to_json(empty);
+  EXPECT_TRUE(e["metrics"]["peak_rss_kb"].is_null());
+  EXPECT_FALSE(e["metrics"]["peak_rss_kb_reason"].get<std::string>().empty());
+}
+
 }  // namespace
 }  // namespace mh

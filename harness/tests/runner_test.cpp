@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
+#include <filesystem>
+
 #include "runner.h"
 #include "test_util.h"
 
@@ -18,21 +21,29 @@ RunRecord asked(const std::string& family, const std::string& identified, const 
   r.allocator.library = library;
   r.allocator.served_by = served_by;
   r.exit.code = 0;
+  r.samples.push_back(Sample{});  // it was sampled
   return r;
+}
+
+RunEnd ended(int wait_status, SamplerEnd how = SamplerEnd::Exited) {
+  RunEnd e;
+  e.wait_status = wait_status;
+  e.how = how;
+  return e;
 }
 
 constexpr int kExit0 = 0;  // wait status of a clean exit
 
 TEST(Judge, VerifiedRunIsOk) {
   auto r = asked("glibc", "glibc");
-  judge(r, false, kExit0, "");
+  judge(r, ended(kExit0));
   EXPECT_TRUE(r.allocator.verified);
   EXPECT_EQ(r.status, Status::Ok);
 }
 
 TEST(Judge, WrongAllocatorIsAFailedRun) {
   auto r = asked("jemalloc", "glibc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/lib/x86_64-linux-gnu/libc.so.6");
-  judge(r, false, kExit0, "");
+  judge(r, ended(kExit0));
   EXPECT_FALSE(r.allocator.verified);
   EXPECT_EQ(r.status, Status::Failed);
   EXPECT_NE(r.exit.error.find("served by glibc"), std::string::npos) << r.exit.error;
@@ -40,23 +51,23 @@ TEST(Judge, WrongAllocatorIsAFailedRun) {
 
 TEST(Judge, SameFamilyFromAnotherFileIsNotVerified) {
   auto r = asked("jemalloc", "jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/opt/other/libjemalloc.so.2");
-  judge(r, false, kExit0, "");
+  judge(r, ended(kExit0));
   EXPECT_FALSE(r.allocator.verified);
 }
 
 TEST(Judge, SignalIsACrashAndTimeoutWins) {
   auto r = asked("glibc", "glibc");
-  judge(r, false, SIGSEGV, "");  // WIFSIGNALED for a raw signal number
+  judge(r, ended(SIGSEGV));  // WIFSIGNALED for a raw signal number
   EXPECT_EQ(r.status, Status::Crashed);
   auto t = asked("glibc", "glibc");
-  judge(t, true, SIGKILL, "");
+  judge(t, ended(SIGKILL, SamplerEnd::TimedOut));
   EXPECT_EQ(t.status, Status::Timeout);
 }
 
 TEST(Judge, NonZeroExitFails) {
   auto r = asked("glibc", "glibc");
   r.exit.code = 3;
-  judge(r, false, 3 << 8, "");
+  judge(r, ended(3 << 8));
   EXPECT_EQ(r.status, Status::Failed);
   EXPECT_NE(r.exit.error.find("status 3"), std::string::npos);
 }
@@ -65,10 +76,38 @@ TEST(Judge, AMissingDeclaredMetricFailsTheRun) {
   auto r = asked("glibc", "glibc");
   r.workload_metrics["calls"].value = 3;
   r.workload_metrics["ms_to_baseline"].reason = "never";  // null with a reason counts as reported
-  judge(r, false, kExit0, "", {"calls", "ms_to_baseline", "bytes"});
+  judge(r, ended(kExit0), {"calls", "ms_to_baseline", "bytes"});
   EXPECT_EQ(r.status, Status::Failed);
   EXPECT_NE(r.exit.error.find("bytes"), std::string::npos) << r.exit.error;
   EXPECT_EQ(r.exit.error.find("calls"), std::string::npos) << r.exit.error;
+}
+
+TEST(Judge, ARunWithoutSamplesIsFailedNotZero) {
+  auto r = asked("glibc", "glibc");
+  r.samples.clear();
+  judge(r, ended(kExit0));
+  EXPECT_EQ(r.status, Status::Failed);
+  EXPECT_NE(r.exit.error.find("no sample"), std::string::npos) << r.exit.error;
+}
+
+TEST(Judge, InterruptedAndOomAreTheirOwnStatuses) {
+  auto r = asked("glibc", "glibc");
+  judge(r, ended(SIGKILL, SamplerEnd::Interrupted));
+  EXPECT_EQ(r.status, Status::Interrupted);
+  auto o = asked("glibc", "glibc");
+  RunEnd e = ended(SIGKILL);
+  e.oom = true;
+  judge(o, e);
+  EXPECT_EQ(o.status, Status::Oom);
+  EXPECT_STREQ(status_name(o.status), "oom");
+}
+
+TEST(Judge, AMarkOutOfStepFailsTheRun) {
+  auto r = asked("glibc", "glibc");
+  r.protocol_errors.push_back("message x has sequence number 7, expected 1");
+  judge(r, ended(kExit0));
+  EXPECT_EQ(r.status, Status::Failed);
+  EXPECT_NE(r.exit.error.find("out of step"), std::string::npos) << r.exit.error;
 }
 
 RunRequest misbehave(const std::string& mode, double timeout_s = 10) {
@@ -134,6 +173,58 @@ TEST(Runner, OnePeriodicSampleHasNoAchievedInterval) {
   auto r = run_one(req);
   EXPECT_EQ(r.status, Status::Crashed);
   EXPECT_FALSE(r.sampler.achieved_ms);
+}
+
+TEST(Runner, AWorkloadThatIgnoresSigtermIsKilledAfterTheGrace) {
+  auto r = run_one(misbehave("stubborn", 0.5));
+  EXPECT_EQ(r.status, Status::Timeout);
+  ASSERT_TRUE(r.exit.signal);
+  EXPECT_EQ(*r.exit.signal, SIGKILL);
+  EXPECT_GE(r.wall_ms, 2400);  // the timeout, then the 2 s grace SIGTERM got
+  EXPECT_LT(r.wall_ms, 6000);
+}
+
+TEST(Runner, PastTheMemoryLimitIsOomWhereACgroupCanBeMade) {
+  auto req = misbehave("hog", 30);
+  req.memory_limit = 96u << 20;
+  auto r = run_one(req);
+  ASSERT_TRUE(r.memory_limit.is_object());
+  EXPECT_EQ(r.memory_limit["bytes"], 96u << 20);
+  const std::string mechanism = r.memory_limit["mechanism"];
+  if (mechanism.rfind("cgroup", 0) == 0) {
+    EXPECT_EQ(r.status, Status::Oom) << r.exit.error << r.output_tail;
+    EXPECT_LE(r.peak_rss_kb, 100 * 1024);
+  } else {
+    // RLIMIT_AS: malloc fails and the workload exits 4; said, never a result.
+    EXPECT_EQ(mechanism, "RLIMIT_AS");
+    EXPECT_EQ(r.status, Status::Failed) << r.exit.error;
+    EXPECT_FALSE(r.memory_limit.value("note", "").empty());
+  }
+}
+
+TEST(Runner, AMarkWithTheWrongSequenceNumberFailsTheRun) {
+  auto r = run_one(misbehave("skip-seq"));
+  EXPECT_EQ(r.status, Status::Failed);
+  EXPECT_NE(r.exit.error.find("sequence number 7, expected 1"), std::string::npos) << r.exit.error;
+}
+
+TEST(Runner, TheWorkloadGetsItsOwnTemporaryDirectoryRemovedAfterwards) {
+  const std::string parent = test::scratch("tmp-parent");
+  std::filesystem::create_directories(parent);
+  auto req = misbehave("hang", 0.3);
+  req.tmp_parent = parent;
+  auto r = run_one(req);
+  EXPECT_EQ(r.status, Status::Timeout);
+  EXPECT_TRUE(std::filesystem::is_empty(parent));
+}
+
+TEST(RunCapture, AHelperPastItsLimitIsKilled) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto c = run_capture({"/bin/sleep", "30"}, 0.3);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(c.timed_out);
+  EXPECT_EQ(c.exit_code, -1);
+  EXPECT_LT(s, 5);
 }
 
 }  // namespace

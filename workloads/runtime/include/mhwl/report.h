@@ -5,6 +5,7 @@
 // Thread-safe: a message is written whole under a lock, acks are serialised.
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,10 +33,17 @@ class Reporter {
 
  private:
   Reporter();
-  // Writes one message line; with wait_ack, waits for the harness's ack. Caller holds mu_.
+  // Writes one message line; with wait_ack, waits for the harness's ack of
+  // message number seq_. Caller holds mu_.
   void write_line(const char* line, size_t len, bool wait_ack);
+  // Waits for the ack that echoes seq_, dropping late acks of earlier
+  // messages; false when none came in time. Caller holds mu_.
+  bool wait_for_ack();
   int mark_fd_ = -1;
   int ack_fd_ = -1;
+  // Synchronous messages are numbered 1, 2, 3...; the harness echoes the
+  // number in its ack, so a late ack can never stand for a later message.
+  uint32_t seq_ = 0;
   std::mutex mu_;
 };
 

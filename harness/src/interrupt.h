@@ -1,0 +1,28 @@
+// Interruption: SIGINT, SIGTERM and SIGHUP to the harness ask it to stop. The
+// first one is recorded and wakes whoever waits on wake_fd(); the runs in
+// flight are then stopped, recorded as interrupted and the report written by
+// the ordinary code paths. A second SIGINT kills the workload's process group
+// at once and exits with 130, leaving the report as it was last written.
+// The handler's state is the one process-wide state of the harness: a signal
+// handler has nowhere else to put it. Main thread only, except the handler.
+#pragma once
+
+#include <sys/types.h>
+
+namespace mh::interrupt {
+
+// Installs the handlers (idempotent). Children must not inherit them: spawn
+// resets every signal to its default before exec.
+void install();
+// 0, or the first signal that asked the harness to stop.
+int requested();
+// The exit code for that signal: 128 + its number (130 for SIGINT).
+int exit_code();
+// Readable once a stop was asked for (never drained): poll it beside the child.
+int wake_fd();
+// The process group a second SIGINT kills (0: none).
+void set_child_group(pid_t pgid);
+// For tests: forget an earlier request.
+void reset();
+
+}  // namespace mh::interrupt

@@ -1,0 +1,259 @@
+// Interruption, resume and a report that cannot be written, through the
+// harness binary: SIGINT in the middle of a suite and of a comparison, a second
+// SIGINT, --resume, and what is left behind (reports, processes, directories).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "test_util.h"
+
+namespace mh {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// A harness started in the background, its output in files, with its own
+// TMPDIR (where every run makes its temporary directory) and the test
+// workloads (misbehave) on its workload path.
+class Background {
+ public:
+  Background(const std::string& name, std::vector<std::string> args, bool test_workloads = true)
+      : dir_(test::scratch(name)) {
+    fs::create_directories(dir_ + "/tmp");
+    args.insert(args.begin(), HARNESS_BIN);
+    pid_ = fork();
+    if (pid_ == 0) {
+      setenv("TMPDIR", (dir_ + "/tmp").c_str(), 1);
+      if (test_workloads) setenv("MEMHARNESS_WORKLOAD_DIR", TEST_WORKLOAD_DIR, 1);
+      int out = open((dir_ + "/stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int err = open((dir_ + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(out, 1);
+      dup2(err, 2);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  ~Background() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  void signal(int sig) const { kill(pid_, sig); }
+  // The exit code, or 128 + the signal that killed it; -1 if still running after `limit`.
+  int wait(std::chrono::seconds limit = 120s) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < end) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string err() const { return test::slurp(path("stderr")); }
+  std::string out() const { return test::slurp(path("stdout")); }
+  // Processes that a run of this harness started, still alive.
+  int survivors() const {
+    const std::string needle = "TMPDIR=" + dir_ + "/tmp/memharness-run-";
+    int n = 0;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      const std::string pid = e.path().filename();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::string env = test::slurp(e.path().string() + "/environ");
+      for (char& c : env)
+        if (c == '\0') c = '\n';
+      if (env.find(needle) != std::string::npos) ++n;
+    }
+    return n;
+  }
+  // Temporary directories of runs left behind.
+  int leftover_dirs() const {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir_ + "/tmp"))
+      if (e.path().filename().string().rfind("memharness-run-", 0) == 0) ++n;
+    return n;
+  }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+};
+
+// Waits until the report at `path` holds at least `runs` runs.
+bool wait_for_runs(const std::string& path, size_t runs, std::chrono::seconds limit = 90s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (fs::exists(path)) {
+      Json j = Json::parse(test::slurp(path), nullptr, false);
+      if (!j.is_discarded() && j["runs"].size() >= runs) return true;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+std::vector<std::string> sleep_plan(const std::string& out) {
+  return {"--workload", "misbehave", "--mode", "sleep", "--ms", "400", "-a", "glibc", "-a", "jemalloc",
+          "--runs", "3", "--quiet", "--out", out};
+}
+
+TEST(Interrupt, SigintInTheMiddleOfASuiteLeavesAValidPartialReportAndNothingRunning) {
+  const std::string report = test::scratch("suite-int.json");
+  Background s("suite-int", {"--suite", "quick", "-a", "glibc", "--runs", "1", "--quiet", "--out", report},
+               /*test_workloads=*/false);
+  ASSERT_TRUE(wait_for_runs(report, 1));
+  s.signal(SIGINT);
+  EXPECT_EQ(s.wait(), 130) << s.err();
+  Json j = test::load_json(report);
+  EXPECT_EQ(j["complete"], false);
+  EXPECT_GE(j["runs"].size(), 1u);
+  EXPECT_NE(s.out().find("report: " + report + " (incomplete)"), std::string::npos) << s.out();
+  EXPECT_NE(s.out().find("runs ok"), std::string::npos);  // the table of what was done
+  EXPECT_NE(s.err().find("--resume " + report), std::string::npos) << s.err();
+  EXPECT_EQ(s.survivors(), 0);
+  EXPECT_EQ(s.leftover_dirs(), 0);
+  EXPECT_FALSE(fs::exists(report + ".tmp." + std::to_string(getpid())));
+}
+
+TEST(Interrupt, ResumeKeepsTheRunsDoneAndEndsLikeAnUninterruptedRun) {
+  const std::string report = test::scratch("resume.json");
+  {
+    Background h("resume-a", sleep_plan(report));
+    ASSERT_TRUE(wait_for_runs(report, 2));
+    h.signal(SIGINT);
+    ASSERT_EQ(h.wait(), 130) << h.err();
+    EXPECT_EQ(h.survivors(), 0);
+    EXPECT_EQ(h.leftover_dirs(), 0);
+  }
+  Json partial = test::load_json(report);
+  ASSERT_EQ(partial["complete"], false);
+  const size_t done = partial["runs"].size();
+  ASSERT_LT(done, 6u);
+
+  // Another plan is refused, naming the difference, and the report is untouched.
+  auto other = sleep_plan(report);
+  other[11] = "4";  // --runs 4
+  other.insert(other.end(), {"--resume", report});
+  Background refused("resume-b", other);
+  EXPECT_EQ(refused.wait(), 2);
+  EXPECT_NE(refused.err().find("rounds"), std::string::npos) << refused.err();
+  EXPECT_EQ(test::load_json(report), partial);
+
+  auto again = sleep_plan(report);
+  again.insert(again.end(), {"--resume", report});
+  Background resumed("resume-c", again);
+  EXPECT_EQ(resumed.wait(), 0) << resumed.err();
+  Json full = test::load_json(report);
+  EXPECT_EQ(full["complete"], true);
+  ASSERT_EQ(full["runs"].size(), 6u);
+  size_t kept = 0;
+  for (size_t i = 0; i < done; ++i)
+    if (partial["runs"][i]["status"] != "interrupted") {
+      EXPECT_EQ(full["runs"][i], partial["runs"][i]) << "run " << i << " was not kept as it was";
+      ++kept;
+    }
+  EXPECT_NE(resumed.out().find(std::to_string(kept) + " runs kept"), std::string::npos) << resumed.out();
+
+  // The same summary as a run that was never interrupted: every run ok, and
+  // the figure that does not vary has the same median.
+  const std::string straight = test::scratch("straight.json");
+  Background u("resume-d", sleep_plan(straight));
+  ASSERT_EQ(u.wait(), 0) << u.err();
+  Json plain = test::load_json(straight);
+  ASSERT_EQ(full["summary"].size(), plain["summary"].size());
+  for (size_t i = 0; i < plain["summary"].size(); ++i) {
+    EXPECT_EQ(full["summary"][i]["allocator"], plain["summary"][i]["allocator"]);
+    EXPECT_EQ(full["summary"][i]["runs_ok"], 3);
+    EXPECT_EQ(full["summary"][i]["metrics"]["slept_ms"], plain["summary"][i]["metrics"]["slept_ms"]);
+  }
+}
+
+TEST(Interrupt, CompareStoppedAndResumedSaysWhetherItIsComplete) {
+  const std::string out = test::scratch("cmp-int.json");
+  const std::string runs = out.substr(0, out.size() - 5) + "-runs.json";
+  std::vector<std::string> cmd = {"compare", "--baseline", "glibc", "--candidate", "jemalloc", "--workload",
+                                  "misbehave", "--mode", "sleep", "--ms", "300", "--runs", "3", "--seed", "11",
+                                  "--quiet", "--out", out};
+  {
+    Background h("cmp-a", cmd);
+    ASSERT_TRUE(wait_for_runs(runs, 2));
+    h.signal(SIGINT);
+    ASSERT_EQ(h.wait(), 130) << h.err();
+    EXPECT_EQ(h.survivors(), 0);
+    EXPECT_EQ(h.leftover_dirs(), 0);
+  }
+  EXPECT_EQ(test::load_json(runs)["complete"], false);
+  EXPECT_EQ(test::load_json(out)["complete"], false);
+  const size_t done = test::load_json(runs)["runs"].size();
+  EXPECT_LT(done, 9u);
+
+  cmd.insert(cmd.end(), {"--resume", runs});
+  Background r("cmp-b", cmd);
+  const int rc = r.wait();
+  EXPECT_TRUE(rc == 0 || rc == 1) << rc << r.err();  // a verdict either way
+  Json full = test::load_json(runs);
+  EXPECT_EQ(full["complete"], true);
+  EXPECT_EQ(full["runs"].size(), 9u);
+  EXPECT_EQ(full["context"]["plan"]["shuffle_seed"], 11);
+  EXPECT_EQ(test::load_json(out)["complete"], true);
+}
+
+TEST(Interrupt, ASecondSigintKillsAtOnceAndKeepsTheLastReport) {
+  const std::string report = test::scratch("twice.json");
+  Background h("twice", {"--workload", "misbehave", "--mode", "stubborn", "-a", "glibc", "--runs", "2", "--timeout",
+                         "0.3", "--quiet", "--out", report});
+  ASSERT_TRUE(wait_for_runs(report, 1, 30s));  // the first run timed out (SIGTERM ignored, then SIGKILL)
+  std::this_thread::sleep_for(200ms);          // the second is running
+  const auto t0 = std::chrono::steady_clock::now();
+  h.signal(SIGINT);
+  std::this_thread::sleep_for(100ms);
+  h.signal(SIGINT);
+  EXPECT_EQ(h.wait(10s), 130);
+  // Without the second SIGINT the stubborn workload would have had 2 s of grace.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(h.survivors(), 0);
+  Json j = test::load_json(report);
+  EXPECT_EQ(j["complete"], false);
+  ASSERT_EQ(j["runs"].size(), 1u);
+  EXPECT_EQ(j["runs"][0]["status"], "timeout");
+}
+
+TEST(Interrupt, AReportThatCannotBeWrittenMidPlanKeepsTheRunsElsewhere) {
+  const std::string dir = test::scratch("vanishing");
+  const std::string report = dir + "/report.json";
+  Background h("vanish", {"--workload", "misbehave", "--mode", "sleep", "--ms", "300", "-a", "glibc", "--runs", "4",
+                          "--quiet", "--out", report});
+  ASSERT_TRUE(wait_for_runs(report, 1));
+  // The directory becomes a file: no report can be written there any more.
+  fs::rename(dir, dir + ".gone");
+  { std::ofstream(dir) << "not a directory"; }
+  EXPECT_EQ(h.wait(), 1);
+  const std::string err = h.err();
+  auto at = err.find("runs done are in ");
+  ASSERT_NE(at, std::string::npos) << err;
+  std::string rescue = err.substr(at + 17);
+  rescue = rescue.substr(0, rescue.find('\n'));
+  Json j = test::load_json(rescue);
+  EXPECT_GE(j["runs"].size(), 2u);
+  EXPECT_EQ(j["complete"], false);
+  fs::remove(rescue);
+}
+
+}  // namespace
+}  // namespace mh
