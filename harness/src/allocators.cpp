@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "elf_symbols.h"
+
 namespace mh {
 
 namespace {
@@ -219,6 +221,10 @@ std::optional<AllocatorSpec> parse_allocator(const std::string& text, const Allo
     std::string why;
     if (!is_shared_library(path, why)) {
       error = "bad allocator '" + text + "': " + path + " is not a shared library (" + why + ")";
+      return std::nullopt;
+    }
+    if (!defines_dynamic_symbol(path, "malloc", why)) {
+      error = "bad allocator '" + text + "': " + path + " is not an allocator (" + why + ")";
       return std::nullopt;
     }
     spec.library = std::filesystem::absolute(path).lexically_normal().string();

@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 
 #include "commands.h"
 #include "compare_report.h"
@@ -109,6 +111,13 @@ int compare_command(const Options& o) {
                        "(harness compare OLD.json NEW.json), or the runs report of a comparison");
     if (!take_side(o.inputs[0], kRoleBaseline, runs, error) || !take_side(o.inputs[1], kRoleCandidate, runs, error))
       return bad_input(error);
+    // Both sides must have run the same workloads with the same parameters.
+    std::map<std::string, std::set<std::string>> sides;
+    for (const auto& r : runs) sides[r.role].insert(r.workload + " " + r.params.dump());
+    if (sides[kRoleBaseline] != sides[kRoleCandidate])
+      return bad_input(o.inputs[0] + " and " + o.inputs[1] + " are runs of different workloads or parameters (" +
+                       *sides[kRoleBaseline].begin() + " against " + *sides[kRoleCandidate].begin() +
+                       "); compare takes two reports of the same plan");
     // Without a second baseline, the baseline's even repetitions stand in for it.
     for (auto& r : runs)
       if (r.role == kRoleBaseline && r.repetition % 2 == 0) r.role = kRoleBaselineAgain;

@@ -30,7 +30,7 @@ void add_what_to_run(CLI::App& app, Options& o) {
                  "finish REPORT, a report left incomplete by an interruption: the same command again, the runs it "
                  "holds kept and only the missing ones run, into the same file");
   app.add_flag("-q,--quiet", o.quiet, "no progress line");
-  app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr");
+  app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr, and say what writing the report cost");
 }
 
 }  // namespace

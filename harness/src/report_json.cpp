@@ -280,11 +280,15 @@ std::optional<ReportData> read_report(const std::string& path, std::string& erro
   }
   Json j = Json::parse(in, nullptr, false);
   if (j.is_discarded()) {
-    error = path + " is not JSON";
+    error = path + " is not JSON (truncated, or not a report)";
     return std::nullopt;
   }
-  if (!j.is_object() || j.value("schema", "") != kReportSchema) {
-    error = path + " is not a memharness report (its \"schema\" is not \"" + std::string(kReportSchema) + "\")";
+  if (!j.is_object() || !j.contains("schema")) {
+    error = path + " is not a memharness report (it has no \"schema\")";
+    return std::nullopt;
+  }
+  if (j["schema"] != kReportSchema) {
+    error = path + " is a report of schema " + j["schema"].dump() + "; this harness reads " + kReportSchema;
     return std::nullopt;
   }
   if (!j.contains("runs") || !j["runs"].is_array()) {
@@ -293,6 +297,7 @@ std::optional<ReportData> read_report(const std::string& path, std::string& erro
   }
   ReportData d;
   d.context = j.value("context", Json::object());
+  d.complete = j.value("complete", true);
   for (const auto& r : j["runs"]) d.runs.push_back(run_from_json(r));
   return d;
 }

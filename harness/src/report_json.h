@@ -37,6 +37,7 @@ class ReportWriter {
 
 struct ReportData {
   Json context;
+  bool complete = true;  // reports from before "complete" existed were complete
   std::vector<RunRecord> runs;
 };
 // Reads a memharness.report/1 file; nullopt with a message naming the file and

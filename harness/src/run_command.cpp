@@ -27,6 +27,9 @@ int bad_input(const std::string& message) {
 int finish_execution(const Execution& e, const char* who) {
   std::vector<RunRecord> runs;
   auto outcome = execute(e, runs);
+  if (e.verbose)
+    fmt::print(stderr, "{}: writing the report took {:.1f} ms in all ({} runs, {} bytes at the end)\n", who,
+               outcome.write_ms, runs.size(), outcome.report_bytes);
   fmt::print("{}", summary_table(runs));
   if (!outcome.error.empty()) {
     fmt::print(stderr, "{}: {}\n", who, outcome.error);

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -169,8 +170,11 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
   for (const auto& r : e.kept) kept[run_key(r)] = &r;
 
   auto write = [&](bool complete) {
+    const auto t0 = std::chrono::steady_clock::now();
     std::string text = writer.text(runs, complete);
     outcome.error = write_atomic(e.out, text);
+    outcome.write_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    outcome.report_bytes = text.size();
     if (!outcome.error.empty() && write_atomic(rescue_path(e.out), text).empty()) outcome.rescue = rescue_path(e.out);
     return outcome.error.empty();
   };

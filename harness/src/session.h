@@ -53,6 +53,8 @@ struct ExecutionOutcome {
   std::string error;       // the report could not be written (see rescue)
   std::string rescue;      // where the runs went instead, when the report could not be written
   size_t runs_kept = 0;    // taken over from `kept`
+  double write_ms = 0;     // spent building and writing the report, all writes together
+  size_t report_bytes = 0; // the last report's size
 };
 // Runs the plan, writing the report after every run; stops early when the
 // harness is asked to stop (the run in flight recorded as interrupted) or
