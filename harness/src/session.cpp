@@ -24,6 +24,8 @@ Layout find_layout() {
   Layout l{(prefix / "libexec" / "memharness").string(), (prefix / "lib").string(),
            (prefix / "share" / "memharness").string(), MEMHARNESS_SOURCE_DIR};
   if (const char* dir = std::getenv("MEMHARNESS_WORKLOAD_DIR")) l.libexec = dir;
+  // scav@REV builds from another clone (with its own build/pins/ cache).
+  if (const char* dir = std::getenv("MEMHARNESS_SOURCE_DIR")) l.source = dir;
   return l;
 }
 

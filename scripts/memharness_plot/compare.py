@@ -55,7 +55,8 @@ def _detail(entry):
     lines = []
     ci = entry.get("ci")
     if ci:
-        lines.append(f"CI {text.percent(ci[0])} \u2026 {text.percent(ci[1])}")
+        low, high = (text.percent(v) if v is not None else "n/a" for v in ci)
+        lines.append(f"CI {low} \u2026 {high}")
     parts = []
     if entry.get("p") is not None:
         parts.append(f"p={entry['p']:.2g}")

@@ -33,7 +33,7 @@ from matplotlib.image import imread  # noqa: E402
 from memharness_plot import bootstrap, rss, style, text  # noqa: E402
 from memharness_plot.compare import compare_figure  # noqa: E402
 from memharness_plot.comparison import comparison_from_reports  # noqa: E402
-from memharness_plot.report import PlotError, ReportError, load_comparison, load_report  # noqa: E402
+from memharness_plot.report import PlotError, ReportError, check_comparison, load_comparison, load_report  # noqa: E402
 from memharness_plot.rss import rss_figure  # noqa: E402
 from memharness_plot.style import save_figure  # noqa: E402
 
@@ -278,6 +278,15 @@ def test_compare_metric_choice():
     with pytest.raises(PlotError) as error:
         compare_figure(data, metrics=["rss_kbb"])
     assert "rss_kbb" in str(error.value) and "peak_rss_kb" in str(error.value)
+
+
+def test_compare_unbounded_interval_is_drawn():
+    # The harness writes a bound that is not finite as null (a baseline median of 0).
+    data = json.loads(COMPARISON.read_text())
+    data["workloads"][0]["metrics"][0]["ci"] = [0.041, None]
+    fig = compare_figure(check_comparison(data, "cmp.json"))
+    detail = gids(next(ax for ax in fig.axes if ax.get_gid() == "panel:0:peak_rss_kb").texts, "detail")[0]
+    assert "CI +4.1% \u2026 n/a" in detail.get_text()
 
 
 def test_compare_two_reports_same_allocators(smoke):
