@@ -173,6 +173,44 @@ def test_rss_title_and_machine(smoke_figure):
     assert any("All 6 runs ok." in t for t in figure_texts)
 
 
+def test_rss_phases_are_named(smoke, smoke_figure):
+    lanes = smoke_figure.axes[1]
+    smoke_figure.canvas.draw()
+    renderer = smoke_figure.canvas.get_renderer()
+    labels = gids(lanes.texts, "phase-label:")
+    # Each phase is named by the mark that opens it, inside its own segment.
+    for allocator in ("glibc", "jemalloc"):
+        marks = median_peak_kb(smoke, allocator)[2]["marks"]
+        for opening, closing in zip(marks, marks[1:]):
+            start, stop = opening["t_ms"] / 1000, closing["t_ms"] / 1000
+            inside = [t for t in labels if start < t.get_position()[0] < stop
+                      and t.get_gid() == f"phase-label:{opening['name']}"]
+            assert inside, (allocator, opening["name"])
+            shown = inside[0].get_text()
+            assert shown == opening["name"] or (shown.endswith("\u2026") and opening["name"].startswith(shown[:-1]))
+            box = inside[0].get_window_extent(renderer)
+            left, right = (lanes.transData.transform((x, 0))[0] for x in (start, stop))
+            assert left <= box.x0 and box.x1 <= right
+    assert {t.get_text() for t in labels} >= {"start", "all-started", "all-done"}
+    assert "named by the mark that opens it" in "".join(t.get_text() for t in smoke_figure.texts)
+
+
+def test_rss_long_title_fits(smoke):
+    report = copy.deepcopy(smoke)
+    for run in report["runs"]:
+        run["params"].update({"files": 480, "min-size": 98304, "max-size": 524288, "keep-every": 12,
+                              "settle-ms": 2500.0, "idle-hook": "handoff"})
+    fig = rss_figure([report], names=["x.json"])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    title = fig._suptitle
+    assert "idle-hook=handoff" in title.get_text().replace("\n", " ")
+    assert title.get_window_extent(renderer).x1 <= fig.get_figwidth() * fig.dpi
+    machine = next(t for t in fig.texts if "cpus" in t.get_text())
+    assert not title.get_window_extent(renderer).overlaps(machine.get_window_extent(renderer))
+    assert machine.get_window_extent(renderer).y0 > fig.axes[0].get_window_extent(renderer).y1
+
+
 def test_rss_leaves_out_runs_not_ok(smoke):
     report = copy.deepcopy(smoke)
     report["runs"][1]["status"] = "failed"     # jemalloc #1
