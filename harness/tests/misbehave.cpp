@@ -10,7 +10,7 @@ namespace {
 
 const mhwl::WorkloadSpec kSpec{
     "misbehave", "misbehaves on request (harness tests only)", "",
-    {{"mode", mhwl::ParamType::Choice, "grow", "", 0, -1, {"grow", "crash", "hang", "fail"}, "what to do"}}};
+    {{"mode", mhwl::ParamType::Choice, "grow", "", 0, -1, {"grow", "crash", "hang", "fail"}, "what to do"}}, {}};
 
 int body(mhwl::Context& ctx) {
   const std::string& mode = ctx.params.text("mode");
