@@ -374,6 +374,26 @@ def test_plot_compare_two_reports_png(tmp_path):
     assert_not_blank(out)
 
 
+def test_plot_compare_passes_over_the_runs_report_beside_a_comparison(tmp_path):
+    # `harness compare` writes compare-TIME.json and compare-TIME-runs.json, so
+    # results/compare-*.json after one comparison names both (the runs in any order).
+    runs = json.loads(SMOKE.read_text())
+    for k, one in enumerate(runs["runs"]):
+        one["role"] = ("baseline", "candidate", "baseline-again")[k % 3]
+    runs_path = write_json(tmp_path / "compare-20261130T100014Z-runs.json", runs)
+    out = tmp_path / "cmp.png"
+    for order in ((runs_path, COMPARISON), (COMPARISON, runs_path)):
+        result = run(PLOT_COMPARE, *order, "-o", out)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == (f"plot_compare.py: note: {runs_path} is the runs report of a comparison, "
+                                 f"not drawn; drawing {COMPARISON}\n")
+        assert png_size(out)[0] == 1200
+    second = write_json(tmp_path / "other.json", json.loads(COMPARISON.read_text()))
+    result = run(PLOT_COMPARE, COMPARISON, runs_path, second, "-o", tmp_path / "two.png")
+    assert result.returncode == 2
+    assert "2 comparisons given" in result.stderr and "other.json" in result.stderr and "give one" in result.stderr
+
+
 # ---------------------------------------------------------------- bad input
 
 def bad_inputs(tmp_path):
