@@ -26,13 +26,16 @@ def parse_args(argv):
                     "verdict. INPUT is either one comparison (memharness.comparison/1, from\n"
                     "`harness compare`) or two reports (memharness.report/1): baseline first,\n"
                     "candidate second, their summary[] metrics compared per allocator. From two\n"
-                    "reports the verdict only says whether the runs' min-max ranges overlap.",
+                    "reports the verdict only says whether the runs' min-max ranges overlap.\n"
+                    "The runs report `harness compare` writes beside a comparison is passed over\n"
+                    "with a note, so results/compare-*.json after one comparison draws it.",
         epilog="example: %(prog)s cmp.json -o cmp.png\n"
                "         %(prog)s before.json after.json --allocator glibc -o glibc.png\n"
                "exit status: 0 written, 2 bad arguments or input (the message names the file)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help="one comparison JSON, or two report JSONs (baseline candidate)")
+                        help="one comparison JSON (and, passed over, its runs report), or two report JSONs "
+                             "(baseline candidate)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE",
                         help="output image, .png or .svg")
     parser.add_argument("--metric", action="append", metavar="NAME",
@@ -46,24 +49,41 @@ def parse_args(argv):
     parser.add_argument("--candidate-allocator", metavar="NAME",
                         help="two reports: the allocator of the candidate report")
     args = parser.parse_args(argv)
-    if len(args.inputs) > 2:
-        parser.error(f"give one comparison or two reports, not {len(args.inputs)} files")
     if os.path.splitext(args.output)[1].lower() not in (".png", ".svg"):
         parser.error(f"-o {args.output}: the output must end in .png or .svg")
     return args
 
 
+def is_runs_report(schema, data):
+    """A report whose runs carry comparison roles: what `harness compare` writes
+    beside the comparison (compare-TIME-runs.json)."""
+    return schema != COMPARISON_SCHEMA and any(run.get("role") for run in data["runs"])
+
+
 def load(args):
     loaded = [load_any(path) for path in args.inputs]
+    comparisons = [path for (schema, _), path in zip(loaded, args.inputs) if schema == COMPARISON_SCHEMA]
+    if len(comparisons) > 1:
+        raise PlotError(f"{len(comparisons)} comparisons given ({', '.join(comparisons)}); give one")
+    if comparisons and len(loaded) > 1:
+        # A glob such as results/compare-*.json also matches the comparison's runs report.
+        for (schema, data), path in zip(loaded, args.inputs):
+            if path in comparisons:
+                continue
+            if not is_runs_report(schema, data):
+                raise PlotError(f"{comparisons[0]}: is a comparison; with two inputs both must be reports "
+                                f"({path} is a plain report)")
+            print(f"{PROG}: note: {path} is the runs report of a comparison, not drawn; drawing "
+                  f"{comparisons[0]}", file=sys.stderr)
+        return loaded[args.inputs.index(comparisons[0])][1]
+    if len(loaded) > 2:
+        raise PlotError(f"give one comparison or two reports, not {len(loaded)} reports")
     if len(loaded) == 1:
         schema, data = loaded[0]
         if schema != COMPARISON_SCHEMA:
             raise PlotError(f"{args.inputs[0]}: is a report; give a comparison "
                             f"({COMPARISON_SCHEMA}) or two reports (baseline candidate)")
         return data
-    for (schema, _), path in zip(loaded, args.inputs):
-        if schema == COMPARISON_SCHEMA:
-            raise PlotError(f"{path}: is a comparison; with two inputs both must be reports")
     return comparison_from_reports(loaded[0][1], loaded[1][1], names=args.inputs,
                                    workload=args.workload, allocator=args.allocator,
                                    baseline_allocator=args.baseline_allocator,

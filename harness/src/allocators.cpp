@@ -46,7 +46,7 @@ const std::vector<Family>& families() {
          // glibc reads malloc tunables from one variable: glibc.malloc.NAME=VALUE:...
          std::map<std::string, std::string> env;
          std::string t;
-         for (const auto& [k, v] : o) t += (t.empty() ? "" : ":") + ("glibc.malloc." + k + "=" + v);
+         for (const auto& [k, v] : o) t.append(t.empty() ? "" : ":").append("glibc.malloc." + k + "=" + v);
          if (!t.empty()) env["GLIBC_TUNABLES"] = t;
          return env;
        }},
@@ -54,7 +54,7 @@ const std::vector<Family>& families() {
        [](const Options& o) {
          std::map<std::string, std::string> env;
          std::string conf;
-         for (const auto& [k, v] : o) conf += (conf.empty() ? "" : ",") + (k + ":" + v);
+         for (const auto& [k, v] : o) conf.append(conf.empty() ? "" : ",").append(k + ":" + v);
          if (!conf.empty()) env["MALLOC_CONF"] = conf;
          return env;
        }},

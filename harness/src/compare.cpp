@@ -2,6 +2,7 @@
 #include "compare.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <fstream>
@@ -137,13 +138,23 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
     if (r.role == kRoleCandidate && c.candidate.empty()) c.candidate = r.allocator.name;
   }
   c.rounds = -1;
+  int floor_runs[2] = {-1, -1};  // A and A' of the workload whose noise floor had the fewest
+  std::vector<std::pair<std::string, std::string>> powerless;  // workload, why no p-value can pass
   for (const auto& w : order) {
     auto& roles = by_workload[w];
     const auto& base_only = roles[kRoleBaseline];
     const auto& cand = roles[kRoleCandidate];
     const auto& again = roles[kRoleBaselineAgain];
     int have = int(std::min({base_only.size(), cand.size(), again.empty() ? base_only.size() : again.size()}));
-    c.rounds = c.rounds < 0 ? have : std::min(c.rounds, have);
+    const bool first = c.rounds < 0;
+    c.rounds = first ? have : std::min(c.rounds, have);
+    const int base_runs = int(base_only.size() + again.size()), cand_runs = int(cand.size());
+    c.baseline_runs = first ? base_runs : std::min(c.baseline_runs, base_runs);
+    c.candidate_runs = first ? cand_runs : std::min(c.candidate_runs, cand_runs);
+    c.in_rounds = c.in_rounds && base_only.size() == cand.size() && again.size() == cand.size();
+    if (!again.empty() && (floor_runs[0] < 0 || std::min(base_only.size(), again.size()) <
+                                                    size_t(std::min(floor_runs[0], floor_runs[1]))))
+      floor_runs[0] = int(base_only.size()), floor_runs[1] = int(again.size());
     // The baseline's median is taken over A and A' together; A against A' is the noise floor.
     std::vector<const RunRecord*> base = base_only;
     base.insert(base.end(), again.begin(), again.end());
@@ -187,6 +198,15 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
     for (const auto& m : wc.metrics)
       if (m.rule.direction != Direction::None) ps.push_back(m.p);
     auto adjusted = holm_adjust(ps);
+    // The exact test has a smallest p-value for given sample sizes; Holm multiplies
+    // the smallest by the number of tests, and if that is above alpha nothing can pass.
+    if (const double least = smallest_p(size_t(base_runs), size_t(cand_runs));
+        !ps.empty() && least * double(ps.size()) > s.alpha)
+      powerless.push_back({w, fmt::format("with {} baseline and {} candidate runs the smallest p-value the test can give "
+                                          "is {:.2g}, {:.2g} after the Holm adjustment over {} metrics: above alpha {}, "
+                                          "so no metric can be called a regression",
+                                          base_runs, cand_runs, least, std::min(1.0, least * double(ps.size())),
+                                          ps.size(), s.alpha)});
     size_t next = 0;
     for (auto& m : wc.metrics) {
       m.p_adjusted = m.rule.direction != Direction::None ? adjusted[next++] : m.p;
@@ -198,14 +218,30 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
     c.workloads.push_back(std::move(wc));
   }
   if (c.rounds < 0) c.rounds = 0;
-  if (c.rounds < kMinRounds)
-    c.warnings.push_back(fmt::format("only {} round{} per side: fewer than {}, so the test has little power and the "
-                                     "noise floor is a rough guess",
-                                     c.rounds, c.rounds == 1 ? "" : "s", kMinRounds));
+  // One warning per distinct reason, naming the workloads unless it holds for all.
+  for (size_t i = 0; i < powerless.size(); ++i) {
+    std::vector<std::string> names;
+    for (const auto& [w, why] : powerless)
+      if (why == powerless[i].second) names.push_back(w);
+    if (names.front() != powerless[i].first) continue;  // said already
+    c.warnings.push_back(names.size() == c.workloads.size() ? powerless[i].second
+                                                            : fmt::format("{}: {}", fmt::join(names, ", "), powerless[i].second));
+  }
+  if (floor_runs[0] >= 0 && std::min(floor_runs[0], floor_runs[1]) < kMinRounds)
+    c.warnings.push_back(fmt::format("the noise floor compares {} run{} of the baseline with {} of the baseline again, "
+                                     "fewer than {}: a rough guess",
+                                     floor_runs[0], floor_runs[0] == 1 ? "" : "s", floor_runs[1], kMinRounds));
   if (c.failed_runs > 0)
     c.warnings.push_back(fmt::format("{} run{} failed and {} left out (see the runs report)", c.failed_runs,
                                      c.failed_runs == 1 ? "" : "s", c.failed_runs == 1 ? "is" : "are"));
   return c;
+}
+
+std::string sample_size(const Comparison& c) {
+  if (c.in_rounds) return fmt::format("{} round{}", c.rounds, c.rounds == 1 ? "" : "s");
+  if (c.baseline_runs == c.candidate_runs)
+    return fmt::format("{} run{} a side", c.baseline_runs, c.baseline_runs == 1 ? "" : "s");
+  return fmt::format("{} baseline and {} candidate runs", c.baseline_runs, c.candidate_runs);
 }
 
 }  // namespace mh

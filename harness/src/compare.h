@@ -53,7 +53,12 @@ struct WorkloadComparison {
 
 struct Comparison {
   std::string baseline, candidate;  // the pins as named
-  int rounds = 0;                   // the fewest runs any side had
+  int rounds = 0;                   // the fewest runs any role (A, B or A') had
+  // The fewest runs the test had on each side (the baseline's are A and A'
+  // together), and whether every workload had as many A, B and A' runs: a
+  // comparison that ran rounds, rather than two reports whose baseline was split.
+  int baseline_runs = 0, candidate_runs = 0;
+  bool in_rounds = true;
   double alpha = 0.05;
   std::vector<std::string> warnings;
   std::vector<WorkloadComparison> workloads;
@@ -66,6 +71,10 @@ struct CompareSettings {
   int resamples = 2000;
   uint64_t seed = 1;  // of the bootstrap
 };
+
+// "5 rounds", "6 runs a side" or "10 baseline and 4 candidate runs": how many
+// runs the comparison had, as every output says it.
+std::string sample_size(const Comparison& c);
 
 // Runs must carry roles. Declared metric directions by workload name, if any.
 Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, const CompareSettings& s,

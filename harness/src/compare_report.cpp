@@ -68,8 +68,8 @@ const Column kColumns[] = {
 
 std::string headline(const Comparison& c) {
   std::string verdict = c.regressed() ? "REGRESSION" : "no regression";
-  return fmt::format("{}: candidate {} against baseline {}, {} rounds, alpha {}", verdict, c.candidate, c.baseline,
-                     c.rounds, c.alpha);
+  return fmt::format("{}: candidate {} against baseline {}, {}, alpha {}", verdict, c.candidate, c.baseline,
+                     sample_size(c), c.alpha);
 }
 
 }  // namespace
@@ -100,6 +100,9 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
               {"baseline", {{"name", c.baseline}}},
               {"candidate", {{"name", c.candidate}}},
               {"rounds", c.rounds},
+              {"sample_size", sample_size(c)},
+              {"baseline_runs", c.baseline_runs},
+              {"candidate_runs", c.candidate_runs},
               {"alpha", c.alpha},
               {"regression", c.regressed()},
               {"failed_runs", c.failed_runs},

@@ -120,6 +120,13 @@ Interval bootstrap_change_ci(const std::vector<double>& base, const std::vector<
   return {percentile_sorted(changes, tail), percentile_sorted(changes, 1 - tail)};
 }
 
+double smallest_p(size_t n1, size_t n2) {
+  std::vector<double> low(n1), high(n2);
+  for (size_t i = 0; i < n1; ++i) low[i] = double(i);
+  for (size_t i = 0; i < n2; ++i) high[i] = double(n1 + i);
+  return mann_whitney_p(low, high);
+}
+
 double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.empty() || b.empty()) return 1;
   const size_t n1 = a.size(), n2 = b.size(), n = n1 + n2;

@@ -95,11 +95,57 @@ TEST(Compare, FewRoundsWarnAndFailedRunsAreCounted) {
   runs[0].status = Status::Crashed;
   Comparison c = analyze(runs, rules(), {});
   EXPECT_EQ(c.failed_runs, 1);
-  ASSERT_EQ(c.warnings.size(), 2u);
-  EXPECT_NE(c.warnings[0].find("fewer than 5"), std::string::npos);
-  EXPECT_NE(comparison_markdown(c).find("fewer than 5"), std::string::npos);
-  EXPECT_NE(comparison_table(c).find("fewer than 5"), std::string::npos);
-  EXPECT_NE(dump_canonical(comparison_to_json(c, Json::object())).find("fewer than 5"), std::string::npos);
+  EXPECT_EQ(sample_size(c), "3 baseline and 2 candidate runs");  // A lost a run: no longer whole rounds
+  ASSERT_EQ(c.warnings.size(), 3u);
+  // 3 against 2 runs: the exact test's smallest p is 0.2, above alpha before any adjustment.
+  EXPECT_NE(c.warnings[0].find("with 3 baseline and 2 candidate runs the smallest p-value the test can give is 0.2,"),
+            std::string::npos) << c.warnings[0];
+  EXPECT_NE(c.warnings[1].find("compares 1 run of the baseline with 2 of the baseline again, fewer than 5"),
+            std::string::npos) << c.warnings[1];
+  for (const auto& out : {comparison_markdown(c), comparison_table(c), dump_canonical(comparison_to_json(c, Json::object()))})
+    EXPECT_NE(out.find("fewer than 5"), std::string::npos);
+}
+
+// Two reports of six runs each, as the README advises: the baseline's odd
+// repetitions are A and its even ones A', the test has six runs a side.
+TEST(Compare, TwoReportsOfSixRunsSayWhatTheyHad) {
+  std::vector<RunRecord> runs;
+  const double jitter[] = {-0.004, 0.002, 0, 0.003, -0.001, 0.001};
+  for (int i = 0; i < 6; ++i) {
+    runs.push_back(run(i % 2 == 0 ? kRoleBaseline : kRoleBaselineAgain, i + 1, 500000 * (1 + jitter[i]), 10));
+    runs.push_back(run(kRoleCandidate, i + 1, 600000 * (1 + jitter[5 - i]), 10 * (1 + jitter[i])));
+  }
+  Comparison c = analyze(runs, rules(), {});
+  EXPECT_EQ(c.rounds, 3);
+  EXPECT_EQ(c.baseline_runs, 6);
+  EXPECT_EQ(c.candidate_runs, 6);
+  EXPECT_EQ(sample_size(c), "6 runs a side");
+  const std::string table = comparison_table(c);
+  EXPECT_NE(table.find("against baseline base, 6 runs a side, alpha 0.05"), std::string::npos) << table;
+  EXPECT_EQ(table.find("rounds"), std::string::npos) << table;
+  // Six against six can pass the adjustment: the only warning is about the noise floor's halves.
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], "the noise floor compares 3 runs of the baseline with 3 of the baseline again, fewer than 5: "
+                           "a rough guess");
+  EXPECT_EQ(find(c, "peak_rss_kb")->verdict, compare::Verdict::Regression);
+  Json j = comparison_to_json(c, Json::object());
+  EXPECT_EQ(j["sample_size"], "6 runs a side");
+  EXPECT_EQ(j["baseline_runs"], 6);
+
+  runs.resize(6);  // three a side: no p-value can pass even before the adjustment
+  Comparison three = analyze(runs, rules(), {});
+  EXPECT_EQ(sample_size(three), "3 runs a side");
+  ASSERT_EQ(three.warnings.size(), 2u);
+  EXPECT_EQ(three.warnings[0], "with 3 baseline and 3 candidate runs the smallest p-value the test can give is 0.1, "
+                               "0.2 after the Holm adjustment over 2 metrics: above alpha 0.05, so no metric can be "
+                               "called a regression");
+  EXPECT_NE(find(three, "peak_rss_kb")->verdict, compare::Verdict::Regression);
+}
+
+TEST(CompareStats, SmallestP) {
+  EXPECT_NEAR(compare::smallest_p(5, 5), 2.0 / 252, 1e-12);
+  EXPECT_NEAR(compare::smallest_p(6, 6), 2.0 / 924, 1e-12);
+  EXPECT_EQ(compare::smallest_p(0, 4), 1);
 }
 
 TEST(Compare, DeclaredDirectionAppliesWhenNoPatternMatches) {

@@ -41,16 +41,36 @@ memharness_install() {
   apt-get install -y -q $missing >&2 || { echo "apt-get install failed: $missing" >&2; exit 2; }
 }
 
+# Quiet unless it fails: nothing is printed when the build is up to date or
+# succeeds; a failure prints the whole configure or build output. Arguments are
+# cache settings (-DNAME=VALUE) the build must have; it is configured again when
+# one differs.
 memharness_build() {
-  local build="$MEMHARNESS_ROOT/build"
-  if [ ! -f "$build/CMakeCache.txt" ]; then
-    cmake --preset release -S "$MEMHARNESS_ROOT" >&2 || exit 2
+  local build="$MEMHARNESS_ROOT/build" log setting name configure=0
+  [ -f "$build/CMakeCache.txt" ] || configure=1
+  for setting in "$@"; do
+    name=${setting#-D}
+    name=${name%%=*}
+    grep -qx "$name:[A-Z]*=${setting#*=}" "$build/CMakeCache.txt" 2>/dev/null || configure=1
+  done
+  log=$(mktemp "${TMPDIR:-/tmp}/memharness-build.XXXXXX") || exit 2
+  if [ "$configure" -eq 1 ] && ! cmake --preset release -S "$MEMHARNESS_ROOT" "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "configure failed (the output above is cmake's)" >&2
+    exit 2
   fi
   # cmake decides what is stale; an up-to-date build costs a second.
-  cmake --build "$build" -j "$(nproc)" >&2 || { echo "build failed" >&2; exit 2; }
+  if ! cmake --build "$build" -j "$(nproc)" >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "build failed (the output above is the whole build's)" >&2
+    exit 2
+  fi
+  rm -f "$log"
 }
 
 memharness_setup() {
   memharness_install
-  memharness_build
+  memharness_build "$@"
 }

@@ -17,6 +17,10 @@ LEFT, RIGHT, TOP, BOTTOM = 0.07, 0.79, 0.885, 0.135
 MARK_FONT = 7.5
 MARK_PAD_PX = 3      # between a mark line and its label
 MARK_GAP_PX = 6      # between two labels in one row
+PHASE_FONT = 6.5
+PHASE_PAD_PX = 4     # room left around a phase's name inside its segment
+TITLE_FONT = 12
+TITLE_RIGHT = 0.985  # a title wraps rather than run past this (figure fraction)
 FAULTS = "minflt"
 
 
@@ -261,15 +265,34 @@ def _short(label, width=34):
     return label if len(label) <= width else label[:width - 1] + "\u2026"
 
 
-def _draw_phases(lanes, series):
+def _phase_label(fig, name, width_px):
+    """`name`, or as much of it as fits in `width_px` with an ellipsis; "" when
+    not even one letter does."""
+    if style.text_size_px(fig, name, PHASE_FONT)[0] + PHASE_PAD_PX <= width_px:
+        return name
+    for keep in range(len(name) - 1, 0, -1):
+        short = name[:keep] + "\u2026"
+        if style.text_size_px(fig, short, PHASE_FONT)[0] + PHASE_PAD_PX <= width_px:
+            return short
+    return ""
+
+
+def _draw_phases(fig, lanes, series, x0, x1):
     """One lane per series: the phases between consecutive marks of its median run,
-    shaded in its colour, alternately darker and lighter so each boundary shows."""
+    shaded in its colour, alternately darker and lighter so each boundary shows, and
+    each named inside by the mark that opens it (shortened to fit its width)."""
+    width_px = lanes.get_position().width * fig.get_figwidth() * fig.dpi
     for lane, s in enumerate(series):
-        times = [m[0] for m in s.median().marks]
-        for k in range(len(times) - 1):
-            lanes.axvspan(times[k], times[k + 1], ymin=1 - (lane + 0.85) / len(series),
+        marks = s.median().marks
+        for k in range(len(marks) - 1):
+            (start, name), (stop, _) = marks[k], marks[k + 1]
+            lanes.axvspan(start, stop, ymin=1 - (lane + 0.85) / len(series),
                           ymax=1 - (lane + 0.15) / len(series), color=s.colour,
                           alpha=0.55 if k % 2 == 0 else 0.25, lw=0, gid="phase")
+            label = _phase_label(fig, name, (stop - start) / ((x1 - x0) or 1.0) * width_px)
+            if label:
+                lanes.text((start + stop) / 2, lane + 0.5, label, ha="center", va="center",
+                           fontsize=PHASE_FONT, color="0.1", clip_on=False, gid=f"phase-label:{name}")
     lanes.set_ylim(len(series), 0)
     lanes.set_yticks([k + 0.5 for k in range(len(series))])
     lanes.set_yticklabels([_short(s.label) for s in series], fontsize=7.5)
@@ -288,7 +311,8 @@ def _draw_phases(lanes, series):
 def _footnote(series, left_out, total, metric, names):
     title, _, _ = text.display(metric)
     lines = [f"Strong line: the median run by peak {title}; faint: the other repetitions. "
-             "Dashed verticals: marks of each median run; phases: the time between its marks."]
+             "Dashed verticals: marks of each median run; phases: the time between its marks, "
+             "each named by the mark that opens it."]
     dropped = sum(left_out.values())
     if dropped:
         detail = ", ".join(f"{name} {count} {status}" for (name, status), count in left_out.items())
@@ -333,7 +357,7 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None):
         x1 = xmax * 1.02 if xmax > 0 else 1.0
         ax.set_xlim(0.0, x1)
         headroom = _draw_marks(fig, ax, lower, series, 0.0, x1)
-        _draw_phases(lanes, series)
+        _draw_phases(fig, lanes, series, 0.0, x1)
         top = ymax if ymax > ymin else ymin + 1.0
         ax.set_ylim(ymin, ymin + (top - ymin) / max(0.2, 1.0 - headroom - 0.03))
         lower.set_ylim(bottom=0)
@@ -343,9 +367,14 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None):
         lower.yaxis.set_major_formatter(EngFormatter(sep=""))
         lower.set_xlabel("time since exec (s)")
         _legend(ax, series)
-        fig.suptitle(f"{workload}  {text.format_params(common)}".strip(), x=LEFT, y=0.975,
-                     ha="left", fontweight="bold")
-        fig.text(LEFT, 0.935, text.machines(r.get("context") for r in reports), ha="left",
+        # A title with many parameters wraps onto a second line instead of running
+        # off the right edge; the machine line moves down with it.
+        title = style.wrap_to_width(fig, f"{workload}  {text.format_params(common)}".strip(), TITLE_FONT,
+                                    (TITLE_RIGHT - LEFT) * fig.get_figwidth() * fig.dpi, weight="bold")
+        fig.suptitle("\n".join(title), x=LEFT, y=0.975, ha="left", fontweight="bold",
+                     fontsize=TITLE_FONT, linespacing=1.15)
+        below = 0.935 - 0.0225 * (min(len(title), 2) - 1)
+        fig.text(LEFT, below, text.machines(r.get("context") for r in reports), ha="left",
                  va="center", fontsize=9, color="0.3")
         fig.text(LEFT, 0.012, _footnote(series, left_out, total, metric, names), ha="left",
                  va="bottom", fontsize=7.5, color="0.3", linespacing=1.4)

@@ -82,13 +82,26 @@ def new_figure(width_in, height_in):
     return fig
 
 
-def text_size_px(fig, text, fontsize):
+def text_size_px(fig, text, fontsize, weight="normal"):
     """(width, height) in pixels of `text` drawn at `fontsize` points."""
     from matplotlib.font_manager import FontProperties
     renderer = fig.canvas.get_renderer()
     width, height, _ = renderer.get_text_width_height_descent(
-        text, FontProperties(family=RC["font.family"], size=fontsize), ismath=False)
+        text, FontProperties(family=RC["font.family"], size=fontsize, weight=weight), ismath=False)
     return width, height
+
+
+def wrap_to_width(fig, text, fontsize, width_px, weight="normal"):
+    """`text` broken at spaces into lines no wider than `width_px` when drawn
+    (a single word wider than that stays whole on its own line)."""
+    lines = []
+    for word in text.split():
+        candidate = f"{lines[-1]} {word}" if lines else word
+        if lines and text_size_px(fig, candidate, fontsize, weight)[0] <= width_px:
+            lines[-1] = candidate
+        else:
+            lines.append(word)
+    return lines
 
 
 FORMATS = {".png": "png", ".svg": "svg"}

@@ -173,6 +173,44 @@ def test_rss_title_and_machine(smoke_figure):
     assert any("All 6 runs ok." in t for t in figure_texts)
 
 
+def test_rss_phases_are_named(smoke, smoke_figure):
+    lanes = smoke_figure.axes[1]
+    smoke_figure.canvas.draw()
+    renderer = smoke_figure.canvas.get_renderer()
+    labels = gids(lanes.texts, "phase-label:")
+    # Each phase is named by the mark that opens it, inside its own segment.
+    for allocator in ("glibc", "jemalloc"):
+        marks = median_peak_kb(smoke, allocator)[2]["marks"]
+        for opening, closing in zip(marks, marks[1:]):
+            start, stop = opening["t_ms"] / 1000, closing["t_ms"] / 1000
+            inside = [t for t in labels if start < t.get_position()[0] < stop
+                      and t.get_gid() == f"phase-label:{opening['name']}"]
+            assert inside, (allocator, opening["name"])
+            shown = inside[0].get_text()
+            assert shown == opening["name"] or (shown.endswith("\u2026") and opening["name"].startswith(shown[:-1]))
+            box = inside[0].get_window_extent(renderer)
+            left, right = (lanes.transData.transform((x, 0))[0] for x in (start, stop))
+            assert left <= box.x0 and box.x1 <= right
+    assert {t.get_text() for t in labels} >= {"start", "all-started", "all-done"}
+    assert "named by the mark that opens it" in "".join(t.get_text() for t in smoke_figure.texts)
+
+
+def test_rss_long_title_fits(smoke):
+    report = copy.deepcopy(smoke)
+    for run in report["runs"]:
+        run["params"].update({"files": 480, "min-size": 98304, "max-size": 524288, "keep-every": 12,
+                              "settle-ms": 2500.0, "idle-hook": "handoff"})
+    fig = rss_figure([report], names=["x.json"])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    title = fig._suptitle
+    assert "idle-hook=handoff" in title.get_text().replace("\n", " ")
+    assert title.get_window_extent(renderer).x1 <= fig.get_figwidth() * fig.dpi
+    machine = next(t for t in fig.texts if "cpus" in t.get_text())
+    assert not title.get_window_extent(renderer).overlaps(machine.get_window_extent(renderer))
+    assert machine.get_window_extent(renderer).y0 > fig.axes[0].get_window_extent(renderer).y1
+
+
 def test_rss_leaves_out_runs_not_ok(smoke):
     report = copy.deepcopy(smoke)
     report["runs"][1]["status"] = "failed"     # jemalloc #1
@@ -343,6 +381,26 @@ def test_plot_compare_two_reports_png(tmp_path):
     assert result.returncode == 0, result.stderr
     assert png_size(out)[0] == 1200
     assert_not_blank(out)
+
+
+def test_plot_compare_passes_over_the_runs_report_beside_a_comparison(tmp_path):
+    # `harness compare` writes compare-TIME.json and compare-TIME-runs.json, so
+    # results/compare-*.json after one comparison names both (the runs in any order).
+    runs = json.loads(SMOKE.read_text())
+    for k, one in enumerate(runs["runs"]):
+        one["role"] = ("baseline", "candidate", "baseline-again")[k % 3]
+    runs_path = write_json(tmp_path / "compare-20261130T100014Z-runs.json", runs)
+    out = tmp_path / "cmp.png"
+    for order in ((runs_path, COMPARISON), (COMPARISON, runs_path)):
+        result = run(PLOT_COMPARE, *order, "-o", out)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == (f"plot_compare.py: note: {runs_path} is the runs report of a comparison, "
+                                 f"not drawn; drawing {COMPARISON}\n")
+        assert png_size(out)[0] == 1200
+    second = write_json(tmp_path / "other.json", json.loads(COMPARISON.read_text()))
+    result = run(PLOT_COMPARE, COMPARISON, runs_path, second, "-o", tmp_path / "two.png")
+    assert result.returncode == 2
+    assert "2 comparisons given" in result.stderr and "other.json" in result.stderr and "give one" in result.stderr
 
 
 # ---------------------------------------------------------------- bad input

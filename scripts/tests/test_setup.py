@@ -1,0 +1,81 @@
+"""Tests of scripts/lib/setup.sh, the set-up every script runs first: quiet when
+the build is up to date or succeeds, the whole output when it fails, and a build
+configured again when a cache setting it needs (-DNAME=VALUE) differs.
+A throwaway one-file project stands in for memharness, so these run in seconds.
+"""
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SETUP = ROOT / "scripts" / "lib" / "setup.sh"
+
+PRESETS = """{"version": 6, "configurePresets": [
+  {"name": "release", "binaryDir": "${sourceDir}/build", "cacheVariables": {"CMAKE_BUILD_TYPE": "Release"}}]}
+"""
+CMAKELISTS = """cmake_minimum_required(VERSION 3.25)
+project(tiny LANGUAGES C)
+option(TINY_WERROR "warnings are errors" OFF)
+if(TINY_WERROR)
+  add_compile_options(-Werror)
+endif()
+add_executable(tiny main.c)
+"""
+GOOD = "int main(void) { return 0; }\n"
+WARNS = "int main(void) { int unused; return 0; }\n"   # -Wall: unused variable
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "scripts" / "lib").mkdir(parents=True)
+    shutil.copy(SETUP, tmp_path / "scripts" / "lib" / "setup.sh")
+    (tmp_path / "CMakePresets.json").write_text(PRESETS)
+    (tmp_path / "CMakeLists.txt").write_text(CMAKELISTS.replace("project(tiny LANGUAGES C)",
+                                                                "project(tiny LANGUAGES C)\nadd_compile_options(-Wall)"))
+    (tmp_path / "main.c").write_text(GOOD)
+    return tmp_path
+
+
+def build(project, *settings):
+    script = f'source "{project}/scripts/lib/setup.sh" && memharness_build "$@"'
+    return subprocess.run(["bash", "-c", script, "build"] + list(settings), capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_build_is_silent_when_it_succeeds_or_is_up_to_date(project):
+    for attempt in ("configure and build", "up to date"):
+        result = build(project)
+        assert result.returncode == 0, result.stderr
+        assert (result.stdout, result.stderr) == ("", ""), attempt
+    assert (project / "build" / "tiny").exists()
+
+
+def test_failed_build_prints_its_whole_output(project):
+    assert build(project).returncode == 0
+    (project / "main.c").write_text("int main(void) { return undeclared_name; }\n")
+    result = build(project)
+    assert result.returncode == 2
+    assert "undeclared_name" in result.stderr        # the compiler's own message
+    assert "Building C object" in result.stderr      # and the rest of the build's output
+    assert result.stderr.rstrip().endswith("build failed (the output above is the whole build's)")
+
+
+def test_setting_reconfigures_and_warnings_become_errors(project):
+    (project / "main.c").write_text(WARNS)
+    assert build(project).returncode == 0            # a warning alone, quietly
+    result = build(project, "-DTINY_WERROR=ON")
+    assert result.returncode == 2, "the cache setting was not applied"
+    assert "-Werror" in result.stderr and "unused" in result.stderr
+    assert "TINY_WERROR:BOOL=ON" in (project / "build" / "CMakeCache.txt").read_text()
+
+
+def test_harness_help_prints_only_the_help():
+    result = subprocess.run([str(ROOT / "scripts" / "harness"), "--help"], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    direct = subprocess.run([str(ROOT / "build" / "bin" / "harness"), "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.stdout == direct.stdout
