@@ -55,11 +55,14 @@ def _detail(entry):
     lines = []
     ci = entry.get("ci")
     if ci:
-        low, high = (text.percent(v) if v is not None else "n/a" for v in ci)
-        lines.append(f"CI {low} \u2026 {high}")
+        ends = [text.percent(v) if v is not None else "n/a" for v in ci]
+        lines.append(f"CI {ends[0]} \u2026 {ends[1]}")
     parts = []
-    if entry.get("p") is not None:
-        parts.append(f"p={entry['p']:.2g}")
+    # The p-value the verdict used, as the terminal and markdown show it.
+    if entry.get("p_adjusted") is not None:
+        parts.append(f"p (Holm) {entry['p_adjusted']:.3f}")
+    elif entry.get("p") is not None:
+        parts.append(f"p {entry['p']:.3f}")
     if entry.get("noise_floor") is not None:
         parts.append(f"noise \u00b1{entry['noise_floor'] * 100:.1f}%")
     if entry.get("verdict_basis") == "ranges":
@@ -178,10 +181,11 @@ def compare_figure(data, metrics=None):
                     ax.set_xticks([])
                     ax.set_yticks([])
         rounds = data.get("rounds")
+        size = data.get("sample_size") or (f"{rounds} rounds" if rounds else None)
         title = (f"baseline {data.get('baseline', {}).get('name', '?')}  vs  "
                  f"candidate {data.get('candidate', {}).get('name', '?')}")
-        if rounds:
-            title += f"  ({rounds} rounds)"
+        if size:
+            title += f"  ({size})"
         fig.text(LEFT_IN / WIDTH, 1 - 0.3 / height, title, ha="left", va="center",
                  fontsize=12, fontweight="bold")
         fig.text(LEFT_IN / WIDTH, 1 - 0.6 / height, text.machine(data.get("context")), ha="left",

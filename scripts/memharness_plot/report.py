@@ -127,8 +127,8 @@ def check_comparison(data, path):
             for key in ("change", "p", "noise_floor", "threshold"):
                 if entry.get(key) is not None and not is_number(entry[key]):
                     raise ReportError(path, f"{at}.{key} is not a number")
-            # A bound is null where it is not finite (a baseline median of 0).
             ci = entry.get("ci")
+            # An end is null where it is not finite (a baseline median of 0).
             if ci is not None and not (isinstance(ci, list) and len(ci) == 2
                                        and all(v is None or is_number(v) for v in ci)):
                 raise ReportError(path, f"{at}.ci is not [low, high]")
