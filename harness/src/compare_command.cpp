@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "compare_report.h"
 #include "context.h"
+#include "output_names.h"
 #include "report_json.h"
 #include "session.h"
 
@@ -70,9 +71,24 @@ int compare_command(const Options& o) {
   auto thresholds = load_thresholds(thresholds_path, error);
   if (!thresholds) return bad_input(error);
 
-  const std::string stamp = utc_now(true);
-  const std::string out = o.out.empty() ? "results/compare-" + stamp + ".json" : o.out;
-  if (auto e = check_writable(out); !e.empty()) return bad_input(e);
+  // A default name is reserved with its runs report (when runs are made), so
+  // that neither replaces an earlier comparison, and only once the input is
+  // known to be good, so that bad input leaves nothing behind. An explicit
+  // --out (and the -runs.json beside it) is replaced, as asked.
+  const bool runs_here = !o.workload.empty() || !o.suite.empty();
+  std::string out = o.out, runs_out = o.report;
+  if (!out.empty())
+    if (auto e = check_writable(out); !e.empty()) return bad_input(e);
+  auto reserve_outputs = [&] {
+    if (!o.out.empty()) return true;
+    std::vector<std::string> suffixes = {".json"};
+    if (runs_here && runs_out.empty()) suffixes.push_back("-runs.json");
+    auto reserved = reserve_new_outputs("results/compare", suffixes, error);
+    if (reserved.empty()) return false;
+    out = reserved[0];
+    if (reserved.size() > 1) runs_out = reserved[1];
+    return true;
+  };
 
   std::vector<RunRecord> runs;
   std::vector<Job> jobs;
@@ -108,14 +124,15 @@ int compare_command(const Options& o) {
     if (!base) return bad_input(error);
     auto cand = resolve_allocator(l, o.candidate, error);
     if (!cand) return bad_input(error);
+    if (!reserve_outputs()) return bad_input(error);
 
     Execution e;
     e.jobs = jobs;
     e.arms = {{*base, kRoleBaseline}, {*cand, kRoleCandidate}, {*base, kRoleBaselineAgain}};
     const uint64_t seed = o.seed.value_or(std::random_device{}());
     e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, seed);
-    e.out = o.report.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
-                             : o.report;
+    e.out = runs_out.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
+                             : runs_out;
     if (auto err = check_writable(e.out); !err.empty()) return bad_input(err);
     e.timeout_s = o.timeout_s;
     e.sample_ms = o.sample_ms;
@@ -133,6 +150,7 @@ int compare_command(const Options& o) {
     context["runs_report"] = e.out;
   }
 
+  if (!runs_here && !reserve_outputs()) return bad_input(error);
   CompareSettings settings;
   settings.alpha = o.alpha;
   Comparison c = analyze(runs, *thresholds, settings, declared_directions(l, runs));

@@ -46,7 +46,9 @@ ParseOutcome parse_options(int argc, char** argv) {
   app.add_option("-n,--runs", o.runs, "repetitions of each allocator, interleaved")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  app.add_option("-o,--out", o.out, "report file (default results/<workload>-<UTC time>.json)");
+  app.add_option("-o,--out", o.out,
+                 "report file, replaced if it exists (default results/<workload>-<UTC time>.json, never an existing "
+                 "file)");
   bool list = false;
   app.add_flag("-l,--list", list, "list the workloads and their parameters");
 
@@ -68,7 +70,9 @@ ParseOutcome parse_options(int argc, char** argv) {
       ->check(CLI::Range(0.0001, 0.5))
       ->capture_default_str();
   compare->add_option("--thresholds", o.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
-  compare->add_option("-o,--out", o.out, "the comparison JSON (default results/compare-<UTC time>.json)");
+  compare->add_option("-o,--out", o.out,
+                      "the comparison JSON, replaced if it exists (default results/compare-<UTC time>.json, never "
+                      "an existing file)");
   compare->add_option("--report", o.report, "where the runs go (default: the comparison's name with -runs.json)");
   compare->add_option("--markdown", o.markdown, "also write the markdown table to this file (- for stdout)");
 

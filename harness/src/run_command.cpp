@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "console.h"
 #include "context.h"
+#include "output_names.h"
 #include "report_json.h"
 #include "session.h"
 
@@ -53,8 +54,14 @@ int run_command(const Options& o) {
   }
 
   const std::string name = o.suite.empty() ? o.workload : "suite-" + o.suite;
-  e.out = o.out.empty() ? "results/" + name + "-" + utc_now(true) + ".json" : o.out;
-  if (auto err = check_writable(e.out); !err.empty()) return bad_input(err);
+  if (o.out.empty()) {
+    auto reserved = reserve_new_outputs("results/" + name, {".json"}, error);
+    if (reserved.empty()) return bad_input(error);
+    e.out = reserved[0];
+  } else {
+    if (auto err = check_writable(o.out); !err.empty()) return bad_input(err);
+    e.out = o.out;
+  }
 
   e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
   e.timeout_s = o.timeout_s;

@@ -2,6 +2,8 @@
 // value and the valid choices, before anything runs.
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include "test_util.h"
 
 namespace mh {
@@ -59,6 +61,43 @@ TEST(Cli, HelpExitsZero) {
   auto c = test::run_harness({"--help"});
   EXPECT_EQ(c.exit_code, 0);
   EXPECT_NE(c.out.find("--sample-ms"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+// The report name of a run without --out: nothing written earlier is replaced,
+// even a report of the same workload made in the same second.
+TEST(CliOutputs, ADefaultReportNameNeverReplacesAnEarlierReport) {
+  namespace fs = std::filesystem;
+  const fs::path dir = test::scratch("default-names");
+  fs::create_directories(dir / "results");
+  // Reports as the one-second names of the last and the next few seconds would call them.
+  std::vector<fs::path> earlier;
+  const time_t now = time(nullptr);
+  for (time_t t = now - 1; t <= now + 20; ++t) {
+    tm g{};
+    gmtime_r(&t, &g);
+    char name[64];
+    strftime(name, sizeof name, "timer-turns-%Y%m%dT%H%M%SZ.json", &g);
+    earlier.push_back(dir / "results" / name);
+    std::ofstream(earlier.back()) << "earlier report\n";
+  }
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir);
+  auto a = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q"});
+  auto b = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q"});
+  fs::current_path(cwd);
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  for (const auto& p : earlier) EXPECT_EQ(test::slurp(p), "earlier report\n") << p << " was replaced";
+  size_t reports = 0;
+  for (const auto& e : fs::directory_iterator(dir / "results")) reports += e.path().extension() == ".json";
+  EXPECT_EQ(reports, earlier.size() + 2);
+  EXPECT_NE(a.out.find("report: results/timer-turns-"), std::string::npos) << a.out;
 }
 
 }  // namespace
