@@ -69,6 +69,39 @@ TEST(Cli, HelpExitsZero) {
 namespace mh {
 namespace {
 
+TEST(CliAllocatorOptions, AnOptionTheLibraryDoesNotHaveIsBadInput) {
+  const std::vector<std::string> run = {"--workload", "timer-turns", "--smoke", "--runs", "1", "--quiet", "--allocator"};
+  auto with = [&](const std::string& a) {
+    auto args = run;
+    args.push_back(a);
+    return args;
+  };
+  // Names the library lists itself (mimalloc, scav, glibc's loader) or documents (tcmalloc).
+  expect_bad_input(with("mimalloc:not_an_option=1"), {"'not_an_option'", "decommit_delay"});
+  expect_bad_input(with("scav:purge_dlay_ms=5000"), {"'purge_dlay_ms'", "purge_delay_ms"});
+  expect_bad_input(with("tcmalloc:release_rat=10"), {"'release_rat'", "release_rate"});
+  expect_bad_input(with("glibc:tcache_cnt=1"), {"'tcache_cnt'", "tcache_count"});
+  expect_bad_input(with("glibc:tcache_count=abc"), {"'abc'", "tcache_count", "integer"});
+}
+
+TEST(CliAllocatorOptions, AComplaintOfTheAllocatorFailsTheRun) {
+  // jemalloc cannot list its options; it says so on stderr when it starts.
+  std::string out = test::scratch("jemalloc-typo.json");
+  auto c = test::run_harness({"--workload", "timer-turns", "--smoke", "--runs", "1", "--quiet", "--allocator",
+                              "jemalloc:background_thred=true", "--out", out});
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+  EXPECT_NE(c.out.find("Invalid conf pair: background_thred:true"), std::string::npos) << c.out;
+  Json run = test::load_json(out)["runs"][0];
+  EXPECT_EQ(run["status"], "failed");
+  EXPECT_NE(run["exit"]["error"].get<std::string>().find("background_thred"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
 // The report name of a run without --out: nothing written earlier is replaced,
 // even a report of the same workload made in the same second.
 TEST(CliOutputs, ADefaultReportNameNeverReplacesAnEarlierReport) {
