@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -25,24 +26,35 @@ int bad_input(const std::string& message) {
   return 2;
 }
 
-// The runs of a report as one side of a comparison: every run must be of one pin.
-bool take_side(const std::string& path, const char* role, std::vector<RunRecord>& out, std::string& error) {
+// The runs of a report as one side of a comparison: those of `allocator`, or of
+// the report's only allocator when none is named.
+bool take_side(const std::string& path, const char* role, const std::string& allocator, const char* option,
+               std::vector<RunRecord>& out, std::string& error) {
   auto report = read_report(path, error);
   if (!report) return false;
-  std::string pin;
-  for (auto& r : report->runs) {
-    if (pin.empty()) pin = r.allocator.name;
-    if (r.allocator.name != pin) {
-      error = path + " holds runs of more than one allocator (" + pin + ", " + r.allocator.name +
-              "); compare takes one pin per report";
-      return false;
-    }
-    r.role = role;
-    out.push_back(std::move(r));
-  }
-  if (pin.empty()) {
+  std::vector<std::string> names;
+  for (const auto& r : report->runs)
+    if (std::find(names.begin(), names.end(), r.allocator.name) == names.end()) names.push_back(r.allocator.name);
+  std::string listed;
+  for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+  if (names.empty()) {
     error = path + " has no runs";
     return false;
+  }
+  if (allocator.empty() && names.size() > 1) {
+    error = path + " holds runs of several allocators (" + listed + "); choose one with --allocator NAME (the same " +
+            "in both reports) or " + option + " NAME";
+    return false;
+  }
+  if (!allocator.empty() && std::find(names.begin(), names.end(), allocator) == names.end()) {
+    error = path + " has no runs of allocator '" + allocator + "'; it has: " + listed;
+    return false;
+  }
+  const std::string pin = allocator.empty() ? names.front() : allocator;
+  for (auto& r : report->runs) {
+    if (r.allocator.name != pin) continue;
+    r.role = role;
+    out.push_back(std::move(r));
   }
   return true;
 }
@@ -109,7 +121,8 @@ int compare_command(const Options& o) {
     if (o.inputs.size() != 2)
       return bad_input("give --baseline and --candidate with --workload or --suite, two reports "
                        "(harness compare OLD.json NEW.json), or the runs report of a comparison");
-    if (!take_side(o.inputs[0], kRoleBaseline, runs, error) || !take_side(o.inputs[1], kRoleCandidate, runs, error))
+    if (!take_side(o.inputs[0], kRoleBaseline, o.baseline_allocator, "--baseline-allocator", runs, error) ||
+        !take_side(o.inputs[1], kRoleCandidate, o.candidate_allocator, "--candidate-allocator", runs, error))
       return bad_input(error);
     // Without a second baseline, the baseline's even repetitions stand in for it.
     for (auto& r : runs)
@@ -117,6 +130,9 @@ int compare_command(const Options& o) {
     context["inputs"] = o.inputs;
   } else {
     if (o.baseline.empty() || o.candidate.empty()) return bad_input("--baseline and --candidate are both required");
+    if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty())
+      return bad_input("--allocator, --baseline-allocator and --candidate-allocator choose runs from two reports; "
+                       "with --workload or --suite the pins are --baseline and --candidate");
     auto found = resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error);
     if (!found) return bad_input(error);
     jobs = *found;

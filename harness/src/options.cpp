@@ -75,6 +75,11 @@ ParseOutcome parse_options(int argc, char** argv) {
                       "an existing file)");
   compare->add_option("--report", o.report, "where the runs go (default: the comparison's name with -runs.json)");
   compare->add_option("--markdown", o.markdown, "also write the markdown table to this file (- for stdout)");
+  std::string both_allocator;
+  compare->add_option("--allocator", both_allocator,
+                      "two reports: compare the runs of this allocator in both (for reports of several allocators)");
+  compare->add_option("--baseline-allocator", o.baseline_allocator, "two reports: the allocator of OLD.json");
+  compare->add_option("--candidate-allocator", o.candidate_allocator, "two reports: the allocator of NEW.json");
 
   CLI::App* merge = app.add_subcommand("merge", "join reports (e.g. the shards of a job matrix) into one");
   merge->add_option("reports", o.inputs, "the reports to join")->required()->check(CLI::ExistingFile);
@@ -106,6 +111,14 @@ ParseOutcome parse_options(int argc, char** argv) {
   if (app.got_subcommand(compare)) {
     o.command = Command::Compare;
     o.runs = compare_runs;
+    if (!both_allocator.empty()) {
+      if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty()) {
+        std::cerr << "harness compare: give --allocator (both reports) or --baseline-allocator and "
+                     "--candidate-allocator, not both\n";
+        return {std::nullopt, 2};
+      }
+      o.baseline_allocator = o.candidate_allocator = both_allocator;
+    }
     // Without a workload or suite, the extras are the two reports to compare.
     if (o.workload.empty() && o.suite.empty()) o.inputs = compare->remaining();
     else o.workload_args = compare->remaining();

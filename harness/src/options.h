@@ -31,6 +31,8 @@ struct Options {
   std::string thresholds;  // "" = the installed ci/thresholds.json
   std::string markdown;    // file for the markdown table, "-" for stdout
   std::string report;      // compare: where the runs go
+  // compare OLD NEW: the allocator taken from each report ("" = its only one)
+  std::string baseline_allocator, candidate_allocator;
   // compare OLD NEW, merge A B..., plot REPORT...
   std::vector<std::string> inputs;
   std::vector<std::string> argv;  // the exact command line, for the report

@@ -210,6 +210,39 @@ TEST(Merge, JoinsRunsAndSummarisesAgain) {
   EXPECT_EQ(j["context"]["merged_from"].size(), 2u);
 }
 
+// Two reports of several allocators each, as a default run writes them: the
+// user picks which allocator of each side to compare.
+TEST(CompareReports, AnAllocatorIsChosenFromReportsOfSeveral) {
+  std::string a = test::scratch("several-a.json"), b = test::scratch("several-b.json");
+  for (const auto& path : {a, b}) {
+    auto c = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-a", "jemalloc", "-n", "2", "-q", "-o", path});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+  }
+  auto unchosen = test::run_harness({"compare", a, b, "-o", test::scratch("unchosen.json")});
+  EXPECT_EQ(unchosen.exit_code, 2);
+  EXPECT_NE(unchosen.err.find("glibc, jemalloc"), std::string::npos) << unchosen.err;
+  EXPECT_NE(unchosen.err.find("--allocator"), std::string::npos) << unchosen.err;
+
+  std::string both = test::scratch("both.json");
+  auto same = test::run_harness({"compare", a, b, "--allocator", "jemalloc", "-o", both});
+  EXPECT_NE(same.exit_code, 2) << same.err;
+  Json j = test::load_json(both);
+  EXPECT_EQ(j["baseline"]["name"], "jemalloc");
+  EXPECT_EQ(j["candidate"]["name"], "jemalloc");
+
+  std::string each = test::scratch("each.json");
+  auto apart = test::run_harness(
+      {"compare", a, b, "--baseline-allocator", "glibc", "--candidate-allocator", "jemalloc", "-o", each});
+  EXPECT_NE(apart.exit_code, 2) << apart.err;
+  j = test::load_json(each);
+  EXPECT_EQ(j["baseline"]["name"], "glibc");
+  EXPECT_EQ(j["candidate"]["name"], "jemalloc");
+
+  auto absent = test::run_harness({"compare", a, b, "--allocator", "hoard"});
+  EXPECT_EQ(absent.exit_code, 2);
+  EXPECT_NE(absent.err.find("no runs of allocator 'hoard'; it has: glibc, jemalloc"), std::string::npos) << absent.err;
+}
+
 TEST(CompareCli, BadInputIsExitTwo) {
   auto missing = test::run_harness({"compare", "--baseline", "glibc", "--workload", "burst-writefile", "--smoke"});
   EXPECT_EQ(missing.exit_code, 2);
