@@ -81,7 +81,10 @@ ParseOutcome parse_options(int argc, char** argv) {
   compare->add_option("--baseline-allocator", o.baseline_allocator, "two reports: the allocator of OLD.json");
   compare->add_option("--candidate-allocator", o.candidate_allocator, "two reports: the allocator of NEW.json");
 
-  CLI::App* merge = app.add_subcommand("merge", "join reports (e.g. the shards of a job matrix) into one");
+  CLI::App* merge = app.add_subcommand(
+      "merge",
+      "join reports (the shards of a job matrix, or runs of other allocators or workloads) into one; refuses, with "
+      "exit 2, the same run twice, a workload under other parameters, and reports of other suites or pins");
   merge->add_option("reports", o.inputs, "the reports to join")->required()->check(CLI::ExistingFile);
   merge->add_option("-o,--out", o.out, "the joined report")->required();
 

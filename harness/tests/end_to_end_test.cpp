@@ -243,6 +243,46 @@ TEST(CompareReports, AnAllocatorIsChosenFromReportsOfSeveral) {
   EXPECT_NE(absent.err.find("no runs of allocator 'hoard'; it has: glibc, jemalloc"), std::string::npos) << absent.err;
 }
 
+TEST(Merge, RefusesTheSameRunsTwiceAndOtherParameters) {
+  std::string a = test::scratch("merge-a.json"), copy = test::scratch("merge-copy.json"),
+              other = test::scratch("merge-other.json"), out = test::scratch("merge-out.json");
+  auto run = [](std::vector<std::string> args) {
+    auto c = test::run_harness(args);
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+  };
+  run({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o", a});
+  run({"-w", "timer-turns", "--smoke", "--turns", "30", "-a", "jemalloc", "-n", "1", "-q", "-o", other});
+  std::filesystem::copy_file(a, copy);
+
+  auto twice = test::run_harness({"merge", a, a, "-o", out});
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("is given twice"), std::string::npos) << twice.err;
+  auto copied = test::run_harness({"merge", a, copy, "-o", out});
+  EXPECT_EQ(copied.exit_code, 2);
+  EXPECT_NE(copied.err.find("both hold repetition 1 of timer-turns under glibc"), std::string::npos) << copied.err;
+  auto params = test::run_harness({"merge", a, other, "-o", out});
+  EXPECT_EQ(params.exit_code, 2);
+  EXPECT_NE(params.err.find("--turns=30"), std::string::npos) << params.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(Merge, JoinsTheShardsOfASuiteAndRefusesAPlainReport) {
+  std::string one = test::scratch("shard-1.json"), two = test::scratch("shard-2.json"),
+              plain = test::scratch("plain.json"), out = test::scratch("shards.json");
+  for (auto [shard, path] : {std::pair{"1/11", one}, std::pair{"4/11", two}}) {
+    auto c = test::run_harness({"--suite", "quick", "--shard", shard, "-a", "glibc", "-n", "1", "-q", "-o", path});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+  }
+  auto c = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o", plain});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  auto shards = test::run_harness({"merge", one, two, "-o", out});
+  EXPECT_EQ(shards.exit_code, 0) << shards.err;
+  EXPECT_EQ(test::load_json(out)["runs"].size(), 2u);
+  auto mixed = test::run_harness({"merge", one, plain, "-o", out});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("another plan"), std::string::npos) << mixed.err;
+}
+
 TEST(CompareCli, BadInputIsExitTwo) {
   auto missing = test::run_harness({"compare", "--baseline", "glibc", "--workload", "burst-writefile", "--smoke"});
   EXPECT_EQ(missing.exit_code, 2);
