@@ -283,6 +283,30 @@ TEST(Merge, JoinsTheShardsOfASuiteAndRefusesAPlainReport) {
   EXPECT_NE(mixed.err.find("another plan"), std::string::npos) << mixed.err;
 }
 
+std::vector<std::string> mark_names(const Json& run) {
+  std::vector<std::string> names;
+  for (const auto& m : run["marks"]) names.push_back(m["name"]);
+  return names;
+}
+
+// A mark or metric named for a time must be taken at that time, whatever the parameters.
+TEST(Labels, FollowTheParameters) {
+  std::string echo = test::scratch("echo-idle.json"), pool = test::scratch("pool-settle.json");
+  auto c = test::run_harness(
+      {"-w", "server-echo", "--smoke", "--idle", "0.7", "-a", "glibc", "-n", "1", "-q", "-o", echo});
+  ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
+  Json run = test::load_json(echo)["runs"][0];
+  EXPECT_EQ(mark_names(run), (std::vector<std::string>{"load-start", "load-end", "idle+0.1s", "idle+0.7s", "end"}));
+  for (const char* m : {"rss_idle_early_kb", "anon_idle_early_kb", "rss_idle_end_kb", "anon_idle_end_kb"})
+    EXPECT_TRUE(run["metrics"]["workload"].contains(m)) << m;
+  EXPECT_FALSE(run["metrics"]["workload"].contains("rss_idle_70s_kb"));
+
+  c = test::run_harness({"-w", "pool-idle", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o", pool});
+  ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
+  EXPECT_EQ(mark_names(test::load_json(pool)["runs"][0]),
+            (std::vector<std::string>{"start", "reads-done", "idle+0.3s", "end"}));
+}
+
 TEST(CompareCli, BadInputIsExitTwo) {
   auto missing = test::run_harness({"compare", "--baseline", "glibc", "--workload", "burst-writefile", "--smoke"});
   EXPECT_EQ(missing.exit_code, 2);
