@@ -90,7 +90,7 @@ int compare_command(const Options& o) {
   const bool runs_here = !o.workload.empty() || !o.suite.empty();
   std::string out = o.out, runs_out = o.report;
   if (!out.empty())
-    if (auto e = check_writable(out); !e.empty()) return bad_input(e);
+    if (auto e = check_writable(out); !e.empty()) return bad_input("--out: " + e);
   auto reserve_outputs = [&] {
     if (!o.out.empty()) return true;
     std::vector<std::string> suffixes = {".json"};
@@ -149,7 +149,7 @@ int compare_command(const Options& o) {
     e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, seed);
     e.out = runs_out.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
                              : runs_out;
-    if (auto err = check_writable(e.out); !err.empty()) return bad_input(err);
+    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--report: " + err);
     e.timeout_s = o.timeout_s;
     e.sample_ms = o.sample_ms;
     e.smaps_ms = o.smaps_ms;

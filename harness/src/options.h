@@ -15,7 +15,8 @@ struct Options {
   Command command = Command::Run;
   // What to run (run and compare).
   std::string workload, suite, shard;
-  std::vector<std::string> workload_args;  // everything the harness does not know
+  std::vector<std::string> workload_args;  // everything the harness does not know, and --smoke
+  bool smoke = false;                      // passed on to the workload, declared here for --help
   std::vector<std::string> allocators;     // run: specs as given; empty = every available built-in
   int runs = 3;                            // compare: 5
   double timeout_s = 600;

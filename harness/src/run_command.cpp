@@ -59,7 +59,7 @@ int run_command(const Options& o) {
     if (reserved.empty()) return bad_input(error);
     e.out = reserved[0];
   } else {
-    if (auto err = check_writable(o.out); !err.empty()) return bad_input(err);
+    if (auto err = check_writable(o.out); !err.empty()) return bad_input("--out: " + err);
     e.out = o.out;
   }
 

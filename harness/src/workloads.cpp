@@ -67,10 +67,22 @@ std::string format_list(const std::vector<WorkloadInfo>& workloads) {
   std::string out;
   for (const auto& w : workloads) {
     out += fmt::format("{:<20} {}\n", w.name, w.description.value("summary", ""));
+    out += fmt::format("    {:<20} {}\n", "--smoke", "a small, fast version: the smoke values below (what the tests run)");
     for (const auto& p : w.description["params"]) {
+      // A choice shows its values; an empty default is explained by the help itself.
+      std::string flag = "--" + p.value("name", "");
+      if (p.contains("choices")) {
+        std::string choices;
+        for (const auto& c : p["choices"]) {
+          if (!choices.empty()) choices += '|';
+          choices += c.get<std::string>();
+        }
+        flag += " " + choices;
+      }
       std::string def = p.value("default", "");
       if (p.contains("smoke")) def += ", smoke " + p["smoke"].get<std::string>();
-      out += fmt::format("    --{:<18} {} (default {})\n", p.value("name", ""), p.value("help", ""), def.empty() ? "\"\"" : def);
+      if (flag.size() > 20) flag += "\n" + std::string(24, ' ');  // the help goes under a long choice
+      out += fmt::format("    {:<20} {}{}\n", flag, p.value("help", ""), def.empty() ? "" : " (default " + def + ")");
     }
     std::string metrics;
     for (const auto& m : declared_metrics(w)) metrics += (metrics.empty() ? "" : ", ") + m;

@@ -135,3 +135,47 @@ TEST(CliOutputs, ADefaultReportNameNeverReplacesAnEarlierReport) {
 
 }  // namespace
 }  // namespace mh
+
+namespace mh {
+namespace {
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+TEST(CliMessages, ABadValueNamesTheOptionTheValueAndTheRange) {
+  auto runs = test::run_harness({"--workload", "timer-turns", "--runs", "three"});
+  EXPECT_EQ(runs.exit_code, 2);
+  EXPECT_TRUE(has(runs.err, "--runs: 'three' is not a whole number from 1 to 10000")) << runs.err;
+  auto sample = test::run_harness({"--workload", "timer-turns", "--sample-ms", "0.5"});
+  EXPECT_EQ(sample.exit_code, 2);
+  EXPECT_TRUE(has(sample.err, "--sample-ms: '0.5' is not a number from 1 to 60000")) << sample.err;
+  EXPECT_FALSE(has(sample.err, "1.000000")) << sample.err;
+  auto out = test::run_harness({"--workload", "timer-turns", "--smoke", "-o", "/proc/version"});
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_TRUE(has(out.err, "--out: cannot write /proc/version in the folder /proc")) << out.err;
+}
+
+// Exit 0 with every one of `present` in the output and none of `absent`.
+void expect_help(const std::vector<std::string>& args, const std::vector<std::string>& present,
+                 const std::vector<std::string>& absent = {}) {
+  auto c = test::run_harness(args);
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  for (const auto& n : present) EXPECT_TRUE(has(c.out, n)) << "missing '" << n << "' in: " << c.out;
+  for (const auto& n : absent) EXPECT_FALSE(has(c.out, n)) << "'" << n << "' in: " << c.out;
+}
+
+TEST(CliHelp, ListShowsChoicesSmokeAndNoEmptyDefaults) {
+  expect_help({"--list"}, {"--idle-hook none|inline|handoff", "--smoke"}, {"(default \"\")", "/tmp) (default"});
+}
+
+TEST(CliHelp, HelpSaysSmokeExitCodesAndWhatCompareTakes) {
+  expect_help({"--help"}, {"  --smoke ", "Exit codes: 0"});
+  expect_help({"compare", "--help"}, {"harness compare [OPTIONS] OLD.json NEW.json", "--baseline-allocator"});
+}
+
+TEST(CliHelp, PlotHelpShowsTheScriptsOptions) {
+  expect_help({"plot", "--help"},
+              {"usage: plot_rss.py", "usage: plot_compare.py", "--metric", "--candidate-allocator"});
+}
+
+}  // namespace
+}  // namespace mh
