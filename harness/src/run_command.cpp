@@ -77,7 +77,9 @@ int run_command(const Options& o) {
     fmt::print(stderr, "harness: {}\n", error);
     return 1;
   }
-  fmt::print("{}report: {}\n", summary_table(runs), e.out);
+  std::map<std::string, std::vector<Headline>> headlines;
+  for (const auto& job : e.jobs) headlines[job.workload.name] = headline_metrics(job.workload);
+  fmt::print("{}report: {}\n", summary_table(runs, headlines), e.out);
   for (const auto& r : runs)
     if (r.status != Status::Ok) return 1;
   return 0;

@@ -63,6 +63,14 @@ std::vector<std::string> declared_metrics(const WorkloadInfo& w) {
   return out;
 }
 
+std::vector<Headline> headline_metrics(const WorkloadInfo& w) {
+  std::vector<Headline> out;
+  for (const auto& m : w.description.value("metrics", Json::array()))
+    if (!m.value("column", "").empty())
+      out.push_back({"workload." + m.value("name", ""), m.value("column", ""), m.value("unit", ""), m.value("better", "")});
+  return out;
+}
+
 std::string format_list(const std::vector<WorkloadInfo>& workloads) {
   std::string out;
   for (const auto& w : workloads) {
@@ -85,7 +93,11 @@ std::string format_list(const std::vector<WorkloadInfo>& workloads) {
       out += fmt::format("    {:<20} {}{}\n", flag, p.value("help", ""), def.empty() ? "" : " (default " + def + ")");
     }
     std::string metrics;
-    for (const auto& m : declared_metrics(w)) metrics += (metrics.empty() ? "" : ", ") + m;
+    for (const auto& m : w.description.value("metrics", Json::array())) {
+      if (!metrics.empty()) metrics += ", ";
+      metrics += m.value("name", "");
+      if (m.contains("column")) metrics += " (headline)";
+    }
     if (!metrics.empty()) out += "    metrics: " + metrics + "\n";
   }
   return out;

@@ -307,6 +307,16 @@ TEST(Labels, FollowTheParameters) {
             (std::vector<std::string>{"start", "reads-done", "idle+0.3s", "end"}));
 }
 
+// The table shows what the workload declares as its result, with its unit.
+TEST(SummaryTable, ShowsTheWorkloadsHeadlineFigures) {
+  auto c = test::run_harness(
+      {"-w", "thp-partial", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o", test::scratch("thp-table.json")});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("RSS settled MB"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("RSS at exit MB"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("final RSS"), std::string::npos) << c.out;
+}
+
 TEST(CompareCli, BadInputIsExitTwo) {
   auto missing = test::run_harness({"compare", "--baseline", "glibc", "--workload", "burst-writefile", "--smoke"});
   EXPECT_EQ(missing.exit_code, 2);

@@ -48,7 +48,8 @@ const mhwl::WorkloadSpec kSpec{
     },
     {
         {"excess_anon_kb", "KiB", "lower",
-         "RssAnon after the settle time minus (RssAnon at start + kept bytes); the seed's bound is 12 MB"},
+         "RssAnon after the settle time minus (RssAnon at start + kept bytes); the seed's bound is 12 MB",
+         "excess anon"},
         {"kept_kb", "KiB", "", "bytes of the buffers kept alive"},
         {"anon_start_kb", "KiB", "", "RssAnon at the start mark"},
         {"anon_settled_kb", "KiB", "", "RssAnon after the settle time"},

@@ -48,14 +48,15 @@ const mhwl::WorkloadSpec kSpec{
         mhwl::idle_hook_param(),
     },
     {
-        {"faults_per_request", "count", "lower", "minor faults of the server during the load (getrusage), per response"},
+        {"faults_per_request", "count", "lower", "minor faults of the server during the load (getrusage), per response",
+         "faults/request"},
         {"requests_per_s", "count/s", "higher", "responses the client received, per second of load"},
         {"latency_p50_ms", "ms", "lower", "median request latency, measured by the client (first byte sent to last byte received)"},
         {"latency_p99_ms", "ms", "lower", "99th percentile of the same"},
         {"rss_idle_early_kb", "KiB", "lower", "VmRSS of the server at idle/7 (10 s of the default 70 s idle)"},
         {"anon_idle_early_kb", "KiB", "lower", "RssAnon of the server at the same moment"},
         {"rss_idle_end_kb", "KiB", "lower", "VmRSS of the server at the end of the idle time (70 s by default)"},
-        {"anon_idle_end_kb", "KiB", "lower", "RssAnon of the server at the same moment"},
+        {"anon_idle_end_kb", "KiB", "lower", "RssAnon of the server at the same moment", "idle anon at end"},
     }};
 
 // "idle+10s", "idle+0.429s": the time since the load ended, to three digits.
