@@ -126,7 +126,7 @@ TEST(CliOutputs, ADefaultReportNameNeverReplacesAnEarlierReport) {
   fs::current_path(cwd);
   EXPECT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(b.exit_code, 0) << b.err;
-  for (const auto& p : earlier) EXPECT_EQ(test::slurp(p), "earlier report\n") << p << " was replaced";
+  for (const auto& p : earlier) EXPECT_TRUE(test::slurp(p) == "earlier report\n") << p << " was replaced";
   size_t reports = 0;
   for (const auto& e : fs::directory_iterator(dir / "results")) reports += e.path().extension() == ".json";
   EXPECT_EQ(reports, earlier.size() + 2);
