@@ -8,9 +8,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+
+#include "spawn.h"
 
 #include "elf_symbols.h"
 
@@ -25,12 +30,33 @@ std::string upper(std::string s) {
   return s;
 }
 
-// Each family's own way of reading options from the environment.
+std::string lower(std::string s) {
+  for (auto& c : s) c = c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+// Each family's own way of reading options from the environment, and of saying
+// which options it has.
 struct Family {
   const char* name;
   std::vector<const char*> sonames;  // first found wins
   const char* debian_package;
   std::map<std::string, std::string> (*to_env)(const Options&);
+  // "" when every option is one the library at `library` reads, else why not.
+  // Null for a family that cannot list its options (jemalloc); its complaints
+  // at run time fail the run instead.
+  std::string (*check)(const Options&, const std::string& library);
+  // How the library starts a complaint about its options on stderr.
+  std::vector<std::string> complaints;
 };
 
 std::map<std::string, std::string> prefixed_env(const Options& opts, const std::string& prefix) {
@@ -39,30 +65,128 @@ std::map<std::string, std::string> prefixed_env(const Options& opts, const std::
   return env;
 }
 
+std::map<std::string, std::string> joined_env(const Options& opts, const std::string& variable,
+                                              const std::string& prefix, const char* kv, const char* separator) {
+  std::vector<std::string> items;
+  for (const auto& [k, v] : opts) items.push_back(prefix + k + kv + v);
+  std::map<std::string, std::string> env;
+  if (!items.empty()) env[variable] = join(items, separator);
+  return env;
+}
+
+// "" when every option name is one of `valid`, else the message naming the
+// first unknown one and the valid ones. An empty `valid` (the library did not
+// say) lets everything through.
+std::string check_names(const Options& opts, const std::vector<std::string>& valid, const char* family) {
+  if (valid.empty()) return "";
+  for (const auto& [k, v] : opts)
+    if (std::find(valid.begin(), valid.end(), lower(k)) == valid.end())
+      return "unknown option '" + k + "' for " + family + "; valid: " + join(valid, ", ");
+  return "";
+}
+
+// The option names a library prints about itself when its verbose variable is
+// set: lines `<prefix>NAME<end>`. Asked of the library itself, so that a build
+// of another version answers for that version.
+std::vector<std::string> probe_option_names(const std::string& library, const std::string& verbose_variable,
+                                            const std::string& prefix, const std::string& end) {
+  // A library that starts on its first malloc needs a program that allocates: this one, asked for its help.
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  auto c = run_capture({"/usr/bin/env", "LD_PRELOAD=" + library, verbose_variable + "=1", self, "--help"});
+  std::vector<std::string> names;
+  std::istringstream lines(c.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    auto stop = line.find(end, prefix.size());
+    if (stop != std::string::npos) names.push_back(line.substr(prefix.size(), stop - prefix.size()));
+  }
+  return names;
+}
+
+// glibc's malloc tunables with their ranges, from the loader itself.
+struct Tunable {
+  std::string name;
+  unsigned long long min = 0, max = ~0ull;
+};
+std::vector<Tunable> glibc_tunables() {
+  glob_t g{};
+  std::string loader;
+  for (const char* pattern : {"/lib64/ld-linux*.so*", "/lib/ld-linux*.so*", "/lib/*/ld-linux*.so*"})
+    if (loader.empty() && glob(pattern, 0, nullptr, &g) == 0 && g.gl_pathc > 0) loader = g.gl_pathv[0];
+  globfree(&g);
+  std::vector<Tunable> out;
+  if (loader.empty()) return out;
+  // glibc.malloc.tcache_count: 0x0 (min: 0x0, max: 0xffffffffffffffff)
+  std::istringstream lines(run_capture({loader, "--list-tunables"}).out);
+  const std::string prefix = "glibc.malloc.";
+  for (std::string line; std::getline(lines, line);) {
+    auto colon = line.find(':');
+    if (line.rfind(prefix, 0) != 0 || colon == std::string::npos) continue;
+    Tunable t{line.substr(prefix.size(), colon - prefix.size())};
+    auto min = line.find("(min: "), max = line.find(", max: ");
+    if (min != std::string::npos) t.min = std::strtoull(line.c_str() + min + 6, nullptr, 0);
+    if (max != std::string::npos) t.max = std::strtoull(line.c_str() + max + 7, nullptr, 0);
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::string check_glibc(const Options& opts, const std::string&) {
+  auto tunables = glibc_tunables();
+  std::vector<std::string> names;
+  for (const auto& t : tunables) names.push_back(t.name);
+  if (auto e = check_names(opts, names, "glibc"); !e.empty()) return e;
+  for (const auto& [k, v] : opts)
+    for (const auto& t : tunables) {
+      if (t.name != lower(k)) continue;
+      // The loader reads decimal or 0x hexadecimal and ignores anything else without a word.
+      char* end = nullptr;
+      errno = 0;
+      unsigned long long x = std::strtoull(v.c_str(), &end, 0);
+      if (v.empty() || v[0] == '-' || *end != '\0' || errno == ERANGE || x < t.min || x > t.max)
+        return "bad value '" + v + "' for glibc option " + k + ": expected an integer from " +
+               std::to_string(t.min) + " to " + std::to_string(t.max);
+    }
+  return "";
+}
+
 const std::vector<Family>& families() {
   static const std::vector<Family> f = {
+      // glibc reads malloc tunables from one variable: glibc.malloc.NAME=VALUE:...
       {"glibc", {}, "libc6",
-       [](const Options& o) {
-         // glibc reads malloc tunables from one variable: glibc.malloc.NAME=VALUE:...
-         std::map<std::string, std::string> env;
-         std::string t;
-         for (const auto& [k, v] : o) t.append(t.empty() ? "" : ":").append("glibc.malloc." + k + "=" + v);
-         if (!t.empty()) env["GLIBC_TUNABLES"] = t;
-         return env;
-       }},
+       [](const Options& o) { return joined_env(o, "GLIBC_TUNABLES", "glibc.malloc.", "=", ":"); }, check_glibc,
+       {}},
       {"jemalloc", {"libjemalloc.so.2"}, "libjemalloc2",
-       [](const Options& o) {
-         std::map<std::string, std::string> env;
-         std::string conf;
-         for (const auto& [k, v] : o) conf.append(conf.empty() ? "" : ",").append(k + ":" + v);
-         if (!conf.empty()) env["MALLOC_CONF"] = conf;
-         return env;
-       }},
+       [](const Options& o) { return joined_env(o, "MALLOC_CONF", "", ":", ","); }, nullptr,
+       {"<jemalloc>: Invalid conf", "<jemalloc>: Malformed conf"}},
+      // mimalloc prints every option it has when MIMALLOC_VERBOSE is set.
       {"mimalloc", {"libmimalloc.so.2"}, "libmimalloc2.0",
-       [](const Options& o) { return prefixed_env(o, "MIMALLOC_"); }},
+       [](const Options& o) { return prefixed_env(o, "MIMALLOC_"); },
+       [](const Options& o, const std::string& lib) {
+         return check_names(o, probe_option_names(lib, "MIMALLOC_VERBOSE", "mimalloc: option '", "'"), "mimalloc");
+       },
+       {}},
+      // gperftools cannot list its options: these are the TCMALLOC_ variables its
+      // documentation names (docs/tcmalloc.html), all read by libtcmalloc_minimal.
       {"tcmalloc", {"libtcmalloc_minimal.so.4", "libtcmalloc.so.4"}, "libtcmalloc-minimal4",
-       [](const Options& o) { return prefixed_env(o, "TCMALLOC_"); }},
-      {"scav", {"libscav.so"}, "", [](const Options& o) { return prefixed_env(o, "SCAV_"); }},
+       [](const Options& o) { return prefixed_env(o, "TCMALLOC_"); },
+       [](const Options& o, const std::string&) {
+         return check_names(o,
+                            {"sample_parameter", "release_rate", "large_alloc_report_threshold",
+                             "max_total_thread_cache_bytes", "aggressive_decommit", "heap_limit_mb",
+                             "disable_memory_release", "skip_sbrk", "skip_mmap", "transfer_num_obj",
+                             "memfs_malloc_path", "memfs_limit_mb", "memfs_abort_on_fail",
+                             "memfs_ignore_mmap_fail", "memfs_map_private", "memfs_disable_fallback"},
+                            "tcmalloc");
+       },
+       {}},
+      // scav prints its option table (allocators/scav/src/options.cpp) when SCAV_VERBOSE is set.
+      {"scav", {"libscav.so"}, "", [](const Options& o) { return prefixed_env(o, "SCAV_"); },
+       [](const Options& o, const std::string& lib) {
+         return check_names(o, probe_option_names(lib, "SCAV_VERBOSE", "scav:   ", " = "), "scav");
+       },
+       {"scav: warning: bad value"}},
   };
   return f;
 }
@@ -253,11 +377,25 @@ std::optional<AllocatorSpec> parse_allocator(const std::string& text, const Allo
     return std::nullopt;
   }
   if (const Family* fam = find_family(spec.family)) {
+    if (fam->check && !spec.options.empty())
+      if (error = fam->check(spec.options, spec.library); !error.empty()) {
+        error = "in allocator '" + text + "': " + error;
+        return std::nullopt;
+      }
     spec.env = fam->to_env(spec.options);
+    spec.complaints = fam->complaints;
   } else {
     for (const auto& [k, v] : spec.options) spec.env[k] = v;  // custom: options are the environment
   }
   return spec;
+}
+
+std::string option_complaint(const AllocatorSpec& spec, const std::string& output) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    for (const auto& c : spec.complaints)
+      if (line.find(c) != std::string::npos) return line;
+  return "";
 }
 
 std::vector<AllocatorSpec> available_builtins(const AllocatorContext& ctx, std::vector<std::string>* missing) {

@@ -17,6 +17,7 @@ struct AllocatorSpec {
   std::string library;  // absolute path to preload, "" for glibc
   std::vector<std::pair<std::string, std::string>> options;
   std::map<std::string, std::string> env;  // the options as this family reads them
+  std::vector<std::string> complaints;     // how the library starts a complaint about its options
 };
 
 struct AllocatorContext {
@@ -30,9 +31,14 @@ AllocatorContext default_allocator_context(const std::string& build_libdir);
 std::vector<std::string> builtin_allocator_names();
 
 // Parses NAME[:k=v,...] or NAME=/path/lib.so[:k=v,...]. On error returns nullopt
-// with a message that names the bad value and the valid choices.
+// with a message that names the bad value and the valid choices; that includes
+// an option the family's library does not have, where the family can list them.
 std::optional<AllocatorSpec> parse_allocator(const std::string& text, const AllocatorContext& ctx,
                                              std::string& error);
+
+// The first line of a run's output in which the allocator complains about its
+// options (jemalloc's "<jemalloc>: Invalid conf pair: ..."), or "".
+std::string option_complaint(const AllocatorSpec& spec, const std::string& output);
 
 // Every built-in whose library is present, and why each other one is missing.
 std::vector<AllocatorSpec> available_builtins(const AllocatorContext& ctx,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "commands.h"
 #include "compare_report.h"
 #include "context.h"
+#include "output_names.h"
 #include "report_json.h"
 #include "session.h"
 
@@ -26,24 +28,35 @@ int bad_input(const std::string& message) {
   return 2;
 }
 
-// The runs of a report as one side of a comparison: every run must be of one pin.
-bool take_side(const std::string& path, const char* role, std::vector<RunRecord>& out, std::string& error) {
+// The runs of a report as one side of a comparison: those of `allocator`, or of
+// the report's only allocator when none is named.
+bool take_side(const std::string& path, const char* role, const std::string& allocator, const char* option,
+               std::vector<RunRecord>& out, std::string& error) {
   auto report = read_report(path, error);
   if (!report) return false;
-  std::string pin;
-  for (auto& r : report->runs) {
-    if (pin.empty()) pin = r.allocator.name;
-    if (r.allocator.name != pin) {
-      error = path + " holds runs of more than one allocator (" + pin + ", " + r.allocator.name +
-              "); compare takes one pin per report";
-      return false;
-    }
-    r.role = role;
-    out.push_back(std::move(r));
-  }
-  if (pin.empty()) {
+  std::vector<std::string> names;
+  for (const auto& r : report->runs)
+    if (std::find(names.begin(), names.end(), r.allocator.name) == names.end()) names.push_back(r.allocator.name);
+  std::string listed;
+  for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+  if (names.empty()) {
     error = path + " has no runs";
     return false;
+  }
+  if (allocator.empty() && names.size() > 1) {
+    error = path + " holds runs of several allocators (" + listed + "); choose one with --allocator NAME (the same " +
+            "in both reports) or " + option + " NAME";
+    return false;
+  }
+  if (!allocator.empty() && std::find(names.begin(), names.end(), allocator) == names.end()) {
+    error = path + " has no runs of allocator '" + allocator + "'; it has: " + listed;
+    return false;
+  }
+  const std::string pin = allocator.empty() ? names.front() : allocator;
+  for (auto& r : report->runs) {
+    if (r.allocator.name != pin) continue;
+    r.role = role;
+    out.push_back(std::move(r));
   }
   return true;
 }
@@ -72,23 +85,34 @@ int compare_command(const Options& o) {
   auto thresholds = load_thresholds(thresholds_path, error);
   if (!thresholds) return bad_input(error);
 
-  const std::string stamp = utc_now(true);
-  // Resuming RUNS.json (a comparison's -runs.json) writes the comparison it
-  // would have written: the same name without -runs.
-  std::string out = o.out;
+  // A default name is reserved with its runs report (when runs are made), so
+  // that neither replaces an earlier comparison, and only once the input is
+  // known to be good, so that bad input leaves nothing behind. An explicit
+  // --out (and the -runs.json beside it) is replaced, as asked. Resuming
+  // RUNS.json (a comparison's -runs.json) writes the comparison it would have
+  // written: the same name without -runs.
+  const bool runs_here = !o.workload.empty() || !o.suite.empty();
+  std::string out = o.out, runs_out = !o.resume.empty() ? o.resume : o.report;
   if (out.empty() && !o.resume.empty() && o.resume.ends_with("-runs.json"))
     out = o.resume.substr(0, o.resume.size() - 10) + ".json";
-  if (out.empty()) out = "results/compare-" + stamp + ".json";
-  if (auto e = check_writable(out); !e.empty()) return bad_input(e);
-  const std::string runs_path =
-      !o.resume.empty() ? o.resume
-      : o.report.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
-                         : o.report;
+  if (!out.empty())
+    if (auto e = check_writable(out); !e.empty()) return bad_input("--out: " + e);
   if (!o.markdown.empty() && o.markdown != "-")
     if (auto e = check_writable(o.markdown); !e.empty()) return bad_input("--markdown: " + e);
+  auto reserve_outputs = [&] {
+    if (!out.empty()) return true;
+    std::vector<std::string> suffixes = {".json"};
+    if (runs_here && runs_out.empty()) suffixes.push_back("-runs.json");
+    auto reserved = reserve_new_outputs("results/compare", suffixes, error);
+    if (reserved.empty()) return false;
+    out = reserved[0];
+    if (reserved.size() > 1) runs_out = reserved[1];
+    return true;
+  };
   ExecutionOutcome outcome;
   outcome.complete = true;  // reports read back are taken as they are
   size_t planned = 0;
+  std::string runs_path;
 
   std::vector<RunRecord> runs;
   std::vector<Job> jobs;
@@ -109,7 +133,8 @@ int compare_command(const Options& o) {
     if (o.inputs.size() != 2)
       return bad_input("give --baseline and --candidate with --workload or --suite, two reports "
                        "(harness compare OLD.json NEW.json), or the runs report of a comparison");
-    if (!take_side(o.inputs[0], kRoleBaseline, runs, error) || !take_side(o.inputs[1], kRoleCandidate, runs, error))
+    if (!take_side(o.inputs[0], kRoleBaseline, o.baseline_allocator, "--baseline-allocator", runs, error) ||
+        !take_side(o.inputs[1], kRoleCandidate, o.candidate_allocator, "--candidate-allocator", runs, error))
       return bad_input(error);
     // Both sides must have run the same workloads with the same parameters.
     std::map<std::string, std::set<std::string>> sides;
@@ -124,6 +149,9 @@ int compare_command(const Options& o) {
     context["inputs"] = o.inputs;
   } else {
     if (o.baseline.empty() || o.candidate.empty()) return bad_input("--baseline and --candidate are both required");
+    if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty())
+      return bad_input("--allocator, --baseline-allocator and --candidate-allocator choose runs from two reports; "
+                       "with --workload or --suite the pins are --baseline and --candidate");
     auto found = resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error);
     if (!found) return bad_input(error);
     jobs = *found;
@@ -131,11 +159,11 @@ int compare_command(const Options& o) {
     if (!base) return bad_input(error);
     auto cand = resolve_allocator(l, o.candidate, error);
     if (!cand) return bad_input(error);
-
     Execution e;
     e.jobs = jobs;
     e.arms = {{*base, kRoleBaseline}, {*cand, kRoleCandidate}, {*base, kRoleBaselineAgain}};
     if (!apply_run_options(o, e, error)) return bad_input(error);
+    if (!reserve_outputs()) return bad_input(error);
     // Resuming: the seed of the report's plan, unless one is given (which must then agree).
     std::optional<uint64_t> seed = o.seed;
     if (!o.resume.empty() && !seed) {
@@ -148,8 +176,10 @@ int compare_command(const Options& o) {
     }
     if (!seed) seed = std::random_device{}();
     e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, *seed);
+    runs_path = runs_out.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
+                                 : runs_out;
     e.out = runs_path;
-    if (auto err = check_writable(e.out); !err.empty()) return bad_input(err);
+    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--report: " + err);
     e.context = context;
     e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"shuffle_seed", *seed}, {"suite", o.suite},
                                           {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
@@ -171,6 +201,7 @@ int compare_command(const Options& o) {
     planned = e.plan.size();
   }
 
+  if (!runs_here && !reserve_outputs()) return bad_input(error);
   CompareSettings settings;
   settings.alpha = o.alpha;
   Comparison c = analyze(runs, *thresholds, settings, declared_directions(l, runs));

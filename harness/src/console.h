@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "record.h"
+#include "workloads.h"
 
 namespace mh {
 
@@ -28,8 +30,12 @@ class Progress {
   std::string current_;  // "[i/n] workload under allocator, repetition r"
 };
 
-// Per allocator: median (min-max) of peak RSS, final RSS, minor faults, wall
-// time and CPU time over the ok runs, plus failed-run notes.
-std::string summary_table(const std::vector<RunRecord>& runs);
+// A block per workload, a row per allocator: median (min-max) over the ok runs
+// of the workload's headline figures (its result, which ranks the rows), then
+// peak RSS, minor faults, wall and CPU time, and RSS at exit; then failed-run
+// notes. Headline figures by workload name; a workload without any keeps the
+// order of the runs.
+std::string summary_table(const std::vector<RunRecord>& runs,
+                          const std::map<std::string, std::vector<Headline>>& headlines = {});
 
 }  // namespace mh

@@ -1,27 +1,56 @@
 // Command-line declaration (see options.h).
 #include "options.h"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 namespace mh {
 
 namespace {
 
+// A number from min to max, or the message naming the value and the valid range
+// (CLI11 puts the option's name in front).
+CLI::Validator in_range(double min, double max, bool whole = false) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        bool number = !text.empty() && *end == '\0' && std::isfinite(v) && (!whole || v == std::floor(v));
+        if (number && v >= min && v <= max) return "";
+        return fmt::format("'{}' is not {} from {:g} to {:g}", text, whole ? "a whole number" : "a number", min, max);
+      },
+      fmt::format("{:g} to {:g}", min, max));
+}
+
+// The usage lines CLI11 cannot derive: what follows the options.
+class Usage : public CLI::Formatter {
+ public:
+  explicit Usage(std::string lines) : lines_(std::move(lines)) {}
+  std::string make_usage(const CLI::App*, std::string) const override { return lines_ + "\n"; }
+
+ private:
+  std::string lines_;
+};
+
 void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("-w,--workload", o.workload, "workload to run (see --list); its parameters follow it");
+  app.add_flag("--smoke", o.smoke, "a workload parameter every workload takes: its small, fast version (see --list)");
   app.add_option("--suite", o.suite, "a suite of workloads instead: quick (smoke sizes) or seeds (seed sizes)");
   app.add_option("--shard", o.shard, "run only shard I/N of the suite (for a CI job matrix), e.g. 2/4");
   app.add_option("--timeout", o.timeout_s, "seconds before a run is killed (SIGTERM, then SIGKILL)")
-      ->check(CLI::Range(0.1, 86400.0))
+      ->check(in_range(0.1, 86400.0))
       ->capture_default_str();
   app.add_option("--sample-ms", o.sample_ms, "sampling interval in milliseconds (at least 1)")
-      ->check(CLI::Range(1.0, 60000.0))
+      ->check(in_range(1.0, 60000.0))
       ->capture_default_str();
   app.add_option("--smaps-ms", o.smaps_ms,
                  "also read smaps_rollup (AnonHugePages) at most every this many ms; 0: at marks only. It walks "
                  "every page table under the workload's mmap lock, which stalls the workload's mmap and munmap")
-      ->check(CLI::Range(0.0, 60000.0))
+      ->check(in_range(0.0, 60000.0))
       ->capture_default_str();
   app.add_option("--memory-limit", o.memory_limit,
                  "limit each run's memory to SIZE (K, M, G suffixes): a memory cgroup of its own where the machine "
@@ -44,15 +73,27 @@ ParseOutcome parse_options(int argc, char** argv) {
       "--calls 100 --release-on-pool",
       "harness"};
   app.allow_extras();
+  app.formatter(std::make_shared<Usage>(
+      "Usage: harness [OPTIONS] --workload NAME [PARAMETERS...]\n"
+      "   or: harness [OPTIONS] --suite NAME\n"
+      "   or: harness --list\n"
+      "   or: harness compare|merge|plot ... (each with its own --help)"));
+  app.footer(
+      "Workload parameters (harness --list shows each workload's, with defaults) follow the workload. Every "
+      "workload also takes --smoke: a small, fast version, what the tests run.\n\n"
+      "Exit codes: 0 every run ok, 1 a run failed (crashed, timed out, exited non-zero, or under another "
+      "allocator than asked), 2 bad input (nothing was run).");
   add_what_to_run(app, o);
   app.add_option("-a,--allocator", o.allocators,
                  "allocator to run under, repeatable: glibc, jemalloc, mimalloc, tcmalloc, scav, NAME=/path/lib.so, "
                  "scav@REV, or a name from allocators/pins.json; options after a colon: "
                  "jemalloc:background_thread=true,dirty_decay_ms=100 (default: every available built-in)");
   app.add_option("-n,--runs", o.runs, "repetitions of each allocator, interleaved")
-      ->check(CLI::Range(1, 10000))
+      ->check(in_range(1, 10000, true))
       ->capture_default_str();
-  app.add_option("-o,--out", o.out, "report file (default results/<workload>-<UTC time>.json)");
+  app.add_option("-o,--out", o.out,
+                 "report file, replaced if it exists (default results/<workload>-<UTC time>.json, never an existing "
+                 "file)");
   bool list = false;
   app.add_flag("-l,--list", list, "list the workloads and their parameters");
 
@@ -62,23 +103,39 @@ ParseOutcome parse_options(int argc, char** argv) {
       "or compare two existing reports: harness compare OLD.json NEW.json. Exit 0: no regression, 1: a "
       "regression, 2: bad input");
   compare->allow_extras();
+  compare->formatter(std::make_shared<Usage>(
+      "Usage: harness compare [OPTIONS] --baseline PIN --candidate PIN --workload NAME [PARAMETERS...]\n"
+      "   or: harness compare [OPTIONS] --baseline PIN --candidate PIN --suite NAME\n"
+      "   or: harness compare [OPTIONS] OLD.json NEW.json    (two reports; --allocator NAME for reports of "
+      "several)\n"
+      "   or: harness compare [OPTIONS] RUNS.json            (the runs report of a comparison, or merged shards)"));
   add_what_to_run(*compare, o);
   int compare_runs = 5;
   compare->add_option("--baseline", o.baseline, "the baseline pin (an allocator spec, a pins-file name or scav@REV)");
   compare->add_option("--candidate", o.candidate, "the candidate pin");
   compare->add_option("-n,--runs", compare_runs, "rounds (fewer than 5 prints a warning)")
-      ->check(CLI::Range(1, 10000))
+      ->check(in_range(1, 10000, true))
       ->capture_default_str();
   compare->add_option("--seed", o.seed, "seed of the per-round order shuffle (default: drawn, and recorded)");
   compare->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney test")
-      ->check(CLI::Range(0.0001, 0.5))
+      ->check(in_range(0.0001, 0.5))
       ->capture_default_str();
   compare->add_option("--thresholds", o.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
-  compare->add_option("-o,--out", o.out, "the comparison JSON (default results/compare-<UTC time>.json)");
+  compare->add_option("-o,--out", o.out,
+                      "the comparison JSON, replaced if it exists (default results/compare-<UTC time>.json, never "
+                      "an existing file)");
   compare->add_option("--report", o.report, "where the runs go (default: the comparison's name with -runs.json)");
   compare->add_option("--markdown", o.markdown, "also write the markdown table to this file (- for stdout)");
+  std::string both_allocator;
+  compare->add_option("--allocator", both_allocator,
+                      "two reports: compare the runs of this allocator in both (for reports of several allocators)");
+  compare->add_option("--baseline-allocator", o.baseline_allocator, "two reports: the allocator of OLD.json");
+  compare->add_option("--candidate-allocator", o.candidate_allocator, "two reports: the allocator of NEW.json");
 
-  CLI::App* merge = app.add_subcommand("merge", "join reports (e.g. the shards of a job matrix) into one");
+  CLI::App* merge = app.add_subcommand(
+      "merge",
+      "join reports (the shards of a job matrix, or runs of other allocators or workloads) into one; refuses, with "
+      "exit 2, the same run twice, a workload under other parameters, and reports of other suites or pins");
   merge->add_option("reports", o.inputs, "the reports to join")->required()->check(CLI::ExistingFile);
   merge->add_option("-o,--out", o.out, "the joined report")->required();
 
@@ -86,6 +143,7 @@ ParseOutcome parse_options(int argc, char** argv) {
       "plot", "plot reports with matplotlib: harness plot REPORT... -o FILE.png (RSS over time), or harness plot "
               "--compare COMPARISON.json -o FILE.png; the arguments go to scripts/plot_rss.py or plot_compare.py");
   plot->prefix_command();
+  plot->set_help_flag();  // --help goes to the plot command, which shows the scripts' own
 
   try {
     app.parse(argc, argv);
@@ -108,12 +166,22 @@ ParseOutcome parse_options(int argc, char** argv) {
   if (app.got_subcommand(compare)) {
     o.command = Command::Compare;
     o.runs = compare_runs;
+    if (!both_allocator.empty()) {
+      if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty()) {
+        std::cerr << "harness compare: give --allocator (both reports) or --baseline-allocator and "
+                     "--candidate-allocator, not both\n";
+        return {std::nullopt, 2};
+      }
+      o.baseline_allocator = o.candidate_allocator = both_allocator;
+    }
     // Without a workload or suite, the extras are the two reports to compare.
     if (o.workload.empty() && o.suite.empty()) o.inputs = compare->remaining();
     else o.workload_args = compare->remaining();
+    if (o.smoke) o.workload_args.insert(o.workload_args.begin(), "--smoke");
     return {o, 0};
   }
   o.workload_args = app.remaining();
+  if (o.smoke) o.workload_args.insert(o.workload_args.begin(), "--smoke");
   o.command = list ? Command::List : Command::Run;
   if (!list && o.workload.empty() && o.suite.empty()) {
     std::cerr << "harness: no workload given: use --workload NAME or --suite NAME (see harness --list)\n";

@@ -15,7 +15,8 @@ struct Options {
   Command command = Command::Run;
   // What to run (run and compare).
   std::string workload, suite, shard;
-  std::vector<std::string> workload_args;  // everything the harness does not know
+  std::vector<std::string> workload_args;  // everything the harness does not know, and --smoke
+  bool smoke = false;                      // passed on to the workload, declared here for --help
   std::vector<std::string> allocators;     // run: specs as given; empty = every available built-in
   int runs = 3;                            // compare: 5
   double timeout_s = 600;
@@ -33,6 +34,8 @@ struct Options {
   std::string thresholds;  // "" = the installed ci/thresholds.json
   std::string markdown;    // file for the markdown table, "-" for stdout
   std::string report;      // compare: where the runs go
+  // compare OLD NEW: the allocator taken from each report ("" = its only one)
+  std::string baseline_allocator, candidate_allocator;
   // compare OLD NEW, merge A B..., plot REPORT...
   std::vector<std::string> inputs;
   std::vector<std::string> argv;  // the exact command line, for the report

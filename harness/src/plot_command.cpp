@@ -12,9 +12,29 @@
 
 namespace mh {
 
+namespace {
+
+// harness plot --help: what the command does, then each script's own help.
+int plot_help(const std::string& scripts, const std::string& python) {
+  fmt::print(
+      "Usage: harness plot REPORT... -o FILE.png|svg [--metric COLUMN] [--workload NAME]\n"
+      "   or: harness plot --compare COMPARISON.json -o FILE.png|svg [--metric NAME]...\n"
+      "   or: harness plot --compare OLD.json NEW.json -o FILE.png|svg [--allocator NAME] ...\n\n"
+      "The first form runs scripts/plot_rss.py, the others scripts/plot_compare.py, with the arguments as given. "
+      "Their options:\n");
+  for (const char* script : {"plot_rss.py", "plot_compare.py"}) {
+    auto c = run_capture({python, scripts + "/" + script, "--help"});
+    fmt::print("\n{}{}", c.out, c.exit_code == 0 ? "" : c.err);
+  }
+  return 0;
+}
+
+}  // namespace
+
 int plot_command(const Options& o) {
   auto l = find_layout();
   std::vector<std::string> args = o.inputs;
+  const bool help = !args.empty() && (args.front() == "-h" || args.front() == "--help");
   std::string script = "plot_rss.py";
   if (!args.empty() && args.front() == "--compare") {
     script = "plot_compare.py";
@@ -32,6 +52,7 @@ int plot_command(const Options& o) {
     return 2;
   }
   std::string python = py.out.substr(0, py.out.find('\n'));
+  if (help) return plot_help(scripts, python);
   std::vector<std::string> argv = {python, scripts + "/" + script};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv;

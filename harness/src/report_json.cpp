@@ -410,7 +410,14 @@ std::string check_writable(const std::string& path) {
   if (ec) return "cannot create the directory " + dir.string() + " for " + path + ": " + ec.message();
   std::string probe = (dir / (".memharness-probe." + std::to_string(getpid()))).string();
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return "cannot write to " + dir.string() + " for " + path + ": " + std::strerror(errno);
+  if (fd < 0) {
+    // "No such file or directory" for a folder that exists (/proc) reads as a typo in the path.
+    const std::string why = errno == EACCES || errno == EPERM ? "no permission to create files there"
+                            : errno == EROFS                 ? "it is on a read-only file system"
+                                                             : std::string("it takes no new files (") +
+                                                                   std::strerror(errno) + ")";
+    return "cannot write " + path + " in the folder " + dir.string() + ": " + why;
+  }
   ::close(fd);
   ::unlink(probe.c_str());
   return "";

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "console.h"
 #include "context.h"
+#include "output_names.h"
 #include "report_json.h"
 #include "session.h"
 
@@ -30,7 +31,9 @@ int finish_execution(const Execution& e, const char* who) {
   if (e.verbose)
     fmt::print(stderr, "{}: writing the report took {:.1f} ms in all ({} runs, {} bytes at the end)\n", who,
                outcome.write_ms, runs.size(), outcome.report_bytes);
-  fmt::print("{}", summary_table(runs));
+  std::map<std::string, std::vector<Headline>> headlines;
+  for (const auto& job : e.jobs) headlines[job.workload.name] = headline_metrics(job.workload);
+  fmt::print("{}", summary_table(runs, headlines));
   if (!outcome.error.empty()) {
     fmt::print(stderr, "{}: {}\n", who, outcome.error);
     if (!outcome.rescue.empty()) fmt::print(stderr, "{}: the {} runs done are in {}\n", who, runs.size(), outcome.rescue);
@@ -81,9 +84,15 @@ int run_command(const Options& o) {
   }
 
   const std::string name = o.suite.empty() ? o.workload : "suite-" + o.suite;
-  e.out = !o.out.empty() ? o.out : !o.resume.empty() ? o.resume : "results/" + name + "-" + utc_now(true) + ".json";
-  if (auto err = check_writable(e.out); !err.empty()) return bad_input(err);
   if (!apply_run_options(o, e, error)) return bad_input(error);
+  if (!o.out.empty() || !o.resume.empty()) {
+    e.out = !o.out.empty() ? o.out : o.resume;
+    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--out: " + err);
+  } else {
+    auto reserved = reserve_new_outputs("results/" + name, {".json"}, error);
+    if (reserved.empty()) return bad_input(error);
+    e.out = reserved[0];
+  }
 
   e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
   e.context = make_context(o.argv);

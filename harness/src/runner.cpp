@@ -236,8 +236,14 @@ RunRecord run_one(const RunRequest& req) {
   for (const auto& m : rec.marks)
     if (m.name == "end") rec.final_rss_kb = m.sample.rss_kb;
   if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty()) rec.hwm_kb.reason = "the workload did not report its VmHWM";
+  std::string complaint;
   if (output >= 0) {
     rec.output_tail = tail_of(output, 4096);
+    // An allocator complains about its options at start-up, before the tail.
+    std::string head(4096, '\0');
+    ssize_t n = pread(output, head.data(), head.size(), 0);
+    head.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    complaint = option_complaint(req.allocator, head + "\n" + rec.output_tail);
     close(output);
   }
   if (req.pass_output && !rec.output_tail.empty()) {
@@ -245,6 +251,10 @@ RunRecord run_one(const RunRequest& req) {
     (void)w;
   }
   judge(rec, end, req.declared_metrics);
+  if (rec.status == Status::Ok && !complaint.empty()) {
+    rec.status = Status::Failed;
+    rec.exit.error = "the allocator rejected its options: " + complaint;
+  }
   return rec;
 }
 

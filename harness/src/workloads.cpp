@@ -67,17 +67,41 @@ std::vector<std::string> declared_metrics(const WorkloadInfo& w) {
   return out;
 }
 
+std::vector<Headline> headline_metrics(const WorkloadInfo& w) {
+  std::vector<Headline> out;
+  for (const auto& m : w.description.value("metrics", Json::array()))
+    if (!m.value("column", "").empty())
+      out.push_back({"workload." + m.value("name", ""), m.value("column", ""), m.value("unit", ""), m.value("better", "")});
+  return out;
+}
+
 std::string format_list(const std::vector<WorkloadInfo>& workloads) {
   std::string out;
   for (const auto& w : workloads) {
     out += fmt::format("{:<20} {}\n", w.name, w.description.value("summary", ""));
+    out += fmt::format("    {:<20} {}\n", "--smoke", "a small, fast version: the smoke values below (what the tests run)");
     for (const auto& p : w.description["params"]) {
+      // A choice shows its values; an empty default is explained by the help itself.
+      std::string flag = "--" + p.value("name", "");
+      if (p.contains("choices")) {
+        std::string choices;
+        for (const auto& c : p["choices"]) {
+          if (!choices.empty()) choices += '|';
+          choices += c.get<std::string>();
+        }
+        flag += " " + choices;
+      }
       std::string def = p.value("default", "");
       if (p.contains("smoke")) def += ", smoke " + p["smoke"].get<std::string>();
-      out += fmt::format("    --{:<18} {} (default {})\n", p.value("name", ""), p.value("help", ""), def.empty() ? "\"\"" : def);
+      if (flag.size() > 20) flag += "\n" + std::string(24, ' ');  // the help goes under a long choice
+      out += fmt::format("    {:<20} {}{}\n", flag, p.value("help", ""), def.empty() ? "" : " (default " + def + ")");
     }
     std::string metrics;
-    for (const auto& m : declared_metrics(w)) metrics += (metrics.empty() ? "" : ", ") + m;
+    for (const auto& m : w.description.value("metrics", Json::array())) {
+      if (!metrics.empty()) metrics += ", ";
+      metrics += m.value("name", "");
+      if (m.contains("column")) metrics += " (headline)";
+    }
     if (!metrics.empty()) out += "    metrics: " + metrics + "\n";
   }
   return out;

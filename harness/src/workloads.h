@@ -27,6 +27,14 @@ std::optional<Json> check_params(const WorkloadInfo& w, const std::vector<std::s
 // The names of the metrics the workload declares.
 std::vector<std::string> declared_metrics(const WorkloadInfo& w);
 
+// A metric the workload declares as one of its headline figures (its result),
+// for the summary table: the first one ranks the allocators.
+struct Headline {
+  std::string metric;  // as in the summary: "workload.excess_anon_kb"
+  std::string title, unit, better;
+};
+std::vector<Headline> headline_metrics(const WorkloadInfo& w);
+
 // One line per workload and one per parameter, for --list.
 std::string format_list(const std::vector<WorkloadInfo>& workloads);
 

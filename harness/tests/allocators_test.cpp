@@ -46,7 +46,7 @@ TEST(Allocators, JemallocOptionsBecomeMallocConf) {
 }
 
 TEST(Allocators, MimallocAndTcmallocUseTheirPrefixes) {
-  EXPECT_EQ(parse_ok("mimalloc:purge_delay=0").env.at("MIMALLOC_PURGE_DELAY"), "0");
+  EXPECT_EQ(parse_ok("mimalloc:decommit_delay=0").env.at("MIMALLOC_DECOMMIT_DELAY"), "0");
   auto t = parse_ok("tcmalloc:release_rate=10");
   EXPECT_EQ(t.env.at("TCMALLOC_RELEASE_RATE"), "10");
   EXPECT_NE(t.library.find("libtcmalloc"), std::string::npos);

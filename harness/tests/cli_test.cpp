@@ -2,6 +2,8 @@
 // value and the valid choices, before anything runs.
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include "test_util.h"
 
 namespace mh {
@@ -59,6 +61,120 @@ TEST(Cli, HelpExitsZero) {
   auto c = test::run_harness({"--help"});
   EXPECT_EQ(c.exit_code, 0);
   EXPECT_NE(c.out.find("--sample-ms"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(CliAllocatorOptions, AnOptionTheLibraryDoesNotHaveIsBadInput) {
+  const std::vector<std::string> run = {"--workload", "timer-turns", "--smoke", "--runs", "1", "--quiet", "--allocator"};
+  auto with = [&](const std::string& a) {
+    auto args = run;
+    args.push_back(a);
+    return args;
+  };
+  // Names the library lists itself (mimalloc, scav, glibc's loader) or documents (tcmalloc).
+  expect_bad_input(with("mimalloc:not_an_option=1"), {"'not_an_option'", "decommit_delay"});
+  expect_bad_input(with("scav:purge_dlay_ms=5000"), {"'purge_dlay_ms'", "purge_delay_ms"});
+  expect_bad_input(with("tcmalloc:release_rat=10"), {"'release_rat'", "release_rate"});
+  expect_bad_input(with("glibc:tcache_cnt=1"), {"'tcache_cnt'", "tcache_count"});
+  expect_bad_input(with("glibc:tcache_count=abc"), {"'abc'", "tcache_count", "integer"});
+}
+
+TEST(CliAllocatorOptions, AComplaintOfTheAllocatorFailsTheRun) {
+  // jemalloc cannot list its options; it says so on stderr when it starts.
+  std::string out = test::scratch("jemalloc-typo.json");
+  auto c = test::run_harness({"--workload", "timer-turns", "--smoke", "--runs", "1", "--quiet", "--allocator",
+                              "jemalloc:background_thred=true", "--out", out});
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+  EXPECT_NE(c.out.find("Invalid conf pair: background_thred:true"), std::string::npos) << c.out;
+  Json run = test::load_json(out)["runs"][0];
+  EXPECT_EQ(run["status"], "failed");
+  EXPECT_NE(run["exit"]["error"].get<std::string>().find("background_thred"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+// The report name of a run without --out: nothing written earlier is replaced,
+// even a report of the same workload made in the same second.
+TEST(CliOutputs, ADefaultReportNameNeverReplacesAnEarlierReport) {
+  namespace fs = std::filesystem;
+  const fs::path dir = test::scratch("default-names");
+  fs::create_directories(dir / "results");
+  // Reports as the one-second names of the last and the next few seconds would call them.
+  std::vector<fs::path> earlier;
+  const time_t now = time(nullptr);
+  for (time_t t = now - 1; t <= now + 20; ++t) {
+    tm g{};
+    gmtime_r(&t, &g);
+    char name[64];
+    strftime(name, sizeof name, "timer-turns-%Y%m%dT%H%M%SZ.json", &g);
+    earlier.push_back(dir / "results" / name);
+    std::ofstream(earlier.back()) << "earlier report\n";
+  }
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir);
+  auto a = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q"});
+  auto b = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q"});
+  fs::current_path(cwd);
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  for (const auto& p : earlier) EXPECT_TRUE(test::slurp(p) == "earlier report\n") << p << " was replaced";
+  size_t reports = 0;
+  for (const auto& e : fs::directory_iterator(dir / "results")) reports += e.path().extension() == ".json";
+  EXPECT_EQ(reports, earlier.size() + 2);
+  EXPECT_NE(a.out.find("report: results/timer-turns-"), std::string::npos) << a.out;
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+TEST(CliMessages, ABadValueNamesTheOptionTheValueAndTheRange) {
+  auto runs = test::run_harness({"--workload", "timer-turns", "--runs", "three"});
+  EXPECT_EQ(runs.exit_code, 2);
+  EXPECT_TRUE(has(runs.err, "--runs: 'three' is not a whole number from 1 to 10000")) << runs.err;
+  auto sample = test::run_harness({"--workload", "timer-turns", "--sample-ms", "0.5"});
+  EXPECT_EQ(sample.exit_code, 2);
+  EXPECT_TRUE(has(sample.err, "--sample-ms: '0.5' is not a number from 1 to 60000")) << sample.err;
+  EXPECT_FALSE(has(sample.err, "1.000000")) << sample.err;
+  auto out = test::run_harness({"--workload", "timer-turns", "--smoke", "-o", "/proc/version"});
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_TRUE(has(out.err, "--out: cannot write /proc/version in the folder /proc")) << out.err;
+}
+
+// Exit 0 with every one of `present` in the output and none of `absent`.
+void expect_help(const std::vector<std::string>& args, const std::vector<std::string>& present,
+                 const std::vector<std::string>& absent = {}) {
+  auto c = test::run_harness(args);
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  for (const auto& n : present) EXPECT_TRUE(has(c.out, n)) << "missing '" << n << "' in: " << c.out;
+  for (const auto& n : absent) EXPECT_FALSE(has(c.out, n)) << "'" << n << "' in: " << c.out;
+}
+
+TEST(CliHelp, ListShowsChoicesSmokeAndNoEmptyDefaults) {
+  expect_help({"--list"}, {"--idle-hook none|inline|handoff", "--smoke"}, {"(default \"\")", "/tmp) (default"});
+}
+
+TEST(CliHelp, HelpSaysSmokeExitCodesAndWhatCompareTakes) {
+  expect_help({"--help"}, {"  --smoke ", "Exit codes: 0"});
+  expect_help({"compare", "--help"}, {"harness compare [OPTIONS] OLD.json NEW.json", "--baseline-allocator"});
+}
+
+TEST(CliHelp, PlotHelpShowsTheScriptsOptions) {
+  expect_help({"plot", "--help"},
+              {"usage: plot_rss.py", "usage: plot_compare.py", "--metric", "--candidate-allocator"});
 }
 
 }  // namespace

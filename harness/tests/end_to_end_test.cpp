@@ -215,6 +215,113 @@ TEST(Merge, JoinsRunsAndSummarisesAgain) {
   EXPECT_EQ(j["context"]["merged_from"].size(), 2u);
 }
 
+// Two reports of several allocators each, as a default run writes them: the
+// user picks which allocator of each side to compare.
+TEST(CompareReports, AnAllocatorIsChosenFromReportsOfSeveral) {
+  std::string a = test::scratch("several-a.json"), b = test::scratch("several-b.json");
+  for (const auto& path : {a, b}) {
+    auto c = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-a", "jemalloc", "-n", "2", "-q", "-o", path});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+  }
+  auto unchosen = test::run_harness({"compare", a, b, "-o", test::scratch("unchosen.json")});
+  EXPECT_EQ(unchosen.exit_code, 2);
+  EXPECT_NE(unchosen.err.find("glibc, jemalloc"), std::string::npos) << unchosen.err;
+  EXPECT_NE(unchosen.err.find("--allocator"), std::string::npos) << unchosen.err;
+
+  std::string both = test::scratch("both.json");
+  auto same = test::run_harness({"compare", a, b, "--allocator", "jemalloc", "-o", both});
+  EXPECT_NE(same.exit_code, 2) << same.err;
+  Json j = test::load_json(both);
+  EXPECT_EQ(j["baseline"]["name"], "jemalloc");
+  EXPECT_EQ(j["candidate"]["name"], "jemalloc");
+
+  std::string each = test::scratch("each.json");
+  auto apart = test::run_harness(
+      {"compare", a, b, "--baseline-allocator", "glibc", "--candidate-allocator", "jemalloc", "-o", each});
+  EXPECT_NE(apart.exit_code, 2) << apart.err;
+  j = test::load_json(each);
+  EXPECT_EQ(j["baseline"]["name"], "glibc");
+  EXPECT_EQ(j["candidate"]["name"], "jemalloc");
+
+  auto absent = test::run_harness({"compare", a, b, "--allocator", "hoard"});
+  EXPECT_EQ(absent.exit_code, 2);
+  EXPECT_NE(absent.err.find("no runs of allocator 'hoard'; it has: glibc, jemalloc"), std::string::npos) << absent.err;
+}
+
+TEST(Merge, RefusesTheSameRunsTwiceAndOtherParameters) {
+  std::string a = test::scratch("merge-a.json"), copy = test::scratch("merge-copy.json"),
+              other = test::scratch("merge-other.json"), out = test::scratch("merge-out.json");
+  auto run = [](std::vector<std::string> args) {
+    auto c = test::run_harness(args);
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+  };
+  run({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o", a});
+  run({"-w", "timer-turns", "--smoke", "--turns", "30", "-a", "jemalloc", "-n", "1", "-q", "-o", other});
+  std::filesystem::copy_file(a, copy);
+
+  auto twice = test::run_harness({"merge", a, a, "-o", out});
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("is given twice"), std::string::npos) << twice.err;
+  auto copied = test::run_harness({"merge", a, copy, "-o", out});
+  EXPECT_EQ(copied.exit_code, 2);
+  EXPECT_NE(copied.err.find("both hold repetition 1 of timer-turns under glibc"), std::string::npos) << copied.err;
+  auto params = test::run_harness({"merge", a, other, "-o", out});
+  EXPECT_EQ(params.exit_code, 2);
+  EXPECT_NE(params.err.find("--turns=30"), std::string::npos) << params.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(Merge, JoinsTheShardsOfASuiteAndRefusesAPlainReport) {
+  std::string one = test::scratch("shard-1.json"), two = test::scratch("shard-2.json"),
+              plain = test::scratch("plain.json"), out = test::scratch("shards.json");
+  for (auto [shard, path] : {std::pair{"1/11", one}, std::pair{"4/11", two}}) {
+    auto c = test::run_harness({"--suite", "quick", "--shard", shard, "-a", "glibc", "-n", "1", "-q", "-o", path});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+  }
+  auto c = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o", plain});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  auto shards = test::run_harness({"merge", one, two, "-o", out});
+  EXPECT_EQ(shards.exit_code, 0) << shards.err;
+  EXPECT_EQ(test::load_json(out)["runs"].size(), 2u);
+  auto mixed = test::run_harness({"merge", one, plain, "-o", out});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("another plan"), std::string::npos) << mixed.err;
+}
+
+std::vector<std::string> mark_names(const Json& run) {
+  std::vector<std::string> names;
+  for (const auto& m : run["marks"]) names.push_back(m["name"]);
+  return names;
+}
+
+// A mark or metric named for a time must be taken at that time, whatever the parameters.
+TEST(Labels, FollowTheParameters) {
+  std::string echo = test::scratch("echo-idle.json"), pool = test::scratch("pool-settle.json");
+  auto c = test::run_harness(
+      {"-w", "server-echo", "--smoke", "--idle", "0.7", "-a", "glibc", "-n", "1", "-q", "-o", echo});
+  ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
+  Json run = test::load_json(echo)["runs"][0];
+  EXPECT_EQ(mark_names(run), (std::vector<std::string>{"load-start", "load-end", "idle+0.1s", "idle+0.7s", "end"}));
+  for (const char* m : {"rss_idle_early_kb", "anon_idle_early_kb", "rss_idle_end_kb", "anon_idle_end_kb"})
+    EXPECT_TRUE(run["metrics"]["workload"].contains(m)) << m;
+  EXPECT_FALSE(run["metrics"]["workload"].contains("rss_idle_70s_kb"));
+
+  c = test::run_harness({"-w", "pool-idle", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o", pool});
+  ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
+  EXPECT_EQ(mark_names(test::load_json(pool)["runs"][0]),
+            (std::vector<std::string>{"start", "reads-done", "idle+0.3s", "end"}));
+}
+
+// The table shows what the workload declares as its result, with its unit.
+TEST(SummaryTable, ShowsTheWorkloadsHeadlineFigures) {
+  auto c = test::run_harness(
+      {"-w", "thp-partial", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o", test::scratch("thp-table.json")});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("RSS settled MB"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("RSS at exit MB"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("final RSS"), std::string::npos) << c.out;
+}
+
 TEST(CompareCli, BadInputIsExitTwo) {
   auto missing = test::run_harness({"compare", "--baseline", "glibc", "--workload", "burst-writefile", "--smoke"});
   EXPECT_EQ(missing.exit_code, 2);

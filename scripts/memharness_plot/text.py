@@ -13,7 +13,7 @@ _TITLES = {
     "shmem_kb": "shared memory", "anon_huge_kb": "anonymous huge pages",
     "minflt": "minor faults", "majflt": "major faults", "utime_ms": "user CPU",
     "stime_ms": "system CPU", "threads": "threads", "peak_rss_kb": "peak RSS",
-    "final_rss_kb": "final RSS", "hwm_kb": "VmHWM", "maxrss_kb": "ru_maxrss",
+    "final_rss_kb": "RSS at exit", "hwm_kb": "VmHWM", "maxrss_kb": "ru_maxrss",
     "wall_ms": "wall time", "cpu_ms": "CPU user+sys",
 }
 

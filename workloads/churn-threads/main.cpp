@@ -33,7 +33,7 @@ const mhwl::WorkloadSpec kSpec{
         mhwl::seed_param(),
     },
     {
-        {"rss_end_kb", "KiB", "lower", "RSS (statm) at the end of the spin"},
+        {"rss_end_kb", "KiB", "lower", "RSS (statm) at the end of the spin", "RSS after spin"},
         {"rss_churn_end_kb", "KiB", "", "RSS (statm) when every worker has freed everything"},
         {"rounds", "count", "", "buffers allocated and touched, all workers"},
     }};

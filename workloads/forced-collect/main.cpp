@@ -25,9 +25,9 @@ const mhwl::WorkloadSpec kSpec{
         mhwl::seed_param(),
     },
     {
-        {"rss_after_kb", "KiB", "lower", "RSS (statm) right after the collect call returned"},
+        {"rss_after_kb", "KiB", "lower", "RSS (statm) right after the collect call returned", "RSS after collect"},
         {"rss_freed_kb", "KiB", "", "RSS right after the frees, before the collect"},
-        {"collect_ms", "ms", "", "time spent in the collect call"},
+        {"collect_ms", "ms", "", "time spent in the collect call", "collect"},
     }};
 
 int body(mhwl::Context& ctx) {

@@ -32,10 +32,12 @@ const mhwl::WorkloadSpec kSpec{
         mhwl::seed_param(),
     },
     {
-        {"ms_to_baseline", "ms", "lower", "from the last free until RSS is within the tolerance of the start RSS"},
+        {"ms_to_baseline", "ms", "lower",
+         "from the last free until RSS is within the tolerance of the start RSS",
+         "back to start RSS after"},
         {"rss_start_kb", "KiB", "", "RSS (statm) at the start mark"},
         {"rss_peak_kb", "KiB", "", "RSS with everything allocated"},
-        {"rss_end_kb", "KiB", "lower", "RSS at the end of the idle time"},
+        {"rss_end_kb", "KiB", "lower", "RSS at the end of the idle time", "RSS at idle end"},
     }};
 
 // Byte shares of the mix: many small blocks, fewer medium and large ones, and a

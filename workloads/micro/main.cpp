@@ -25,9 +25,12 @@ std::vector<mhwl::MetricSpec> metric_specs() {
       {"calloc_4k", "calloc(1, 4096) and free it"},
       {"producer_consumer", "malloc on one thread, free on another through an SPSC ring (per block)"},
   };
+  const std::map<std::string, std::string> columns = {
+      {"malloc_free_random", "malloc+free"}, {"producer_consumer", "cross-thread free"}};
   std::vector<mhwl::MetricSpec> out;
   for (const auto& name : micro::benchmark_names())
-    out.push_back({"ns." + name, "ns", "lower", "median real time of one iteration: " + what.at(name)});
+    out.push_back({"ns." + name, "ns", "lower", "median real time of one iteration: " + what.at(name),
+                   columns.count(name) ? columns.at(name) : ""});
   return out;
 }
 

@@ -29,7 +29,7 @@ const mhwl::WorkloadSpec kSpec{
         mhwl::seed_param(),
     },
     {
-        {"rss_drop_kb", "KiB", "higher", "fall of RSS from its peak to the end of the second wait"},
+        {"rss_drop_kb", "KiB", "higher", "fall of RSS from its peak to the end of the second wait", "RSS drop"},
         {"ms", "ms", "lower", "from the second free to the end of the second wait"},
         {"first_drop_seen", "bool", "", "1 when RSS fell by 1/6 of the total within wait-ms of the first free"},
         {"first_wait_ms", "ms", "", "length of the first wait"},

@@ -43,19 +43,28 @@ const mhwl::WorkloadSpec kSpec{
         {"connections", ParamType::Int, "1", "", 1, 1024, {}, "keep-alive connections of the load generator"},
         {"duration", ParamType::Double, "10", "1", 0.1, 86400, {}, "seconds of load"},
         {"idle", ParamType::Double, "70", "1", 0.01, 86400, {},
-         "seconds without requests after the load; readings at idle/7 (+10 s) and at the end (+70 s)"},
+         "seconds without requests after the load; readings at idle/7 and at the end (marks idle+10s and idle+70s "
+         "at the default 70)"},
         mhwl::idle_hook_param(),
     },
     {
-        {"faults_per_request", "count", "lower", "minor faults of the server during the load (getrusage), per response"},
+        {"faults_per_request", "count", "lower", "minor faults of the server during the load (getrusage), per response",
+         "faults/request"},
         {"requests_per_s", "count/s", "higher", "responses the client received, per second of load"},
         {"latency_p50_ms", "ms", "lower", "median request latency, measured by the client (first byte sent to last byte received)"},
         {"latency_p99_ms", "ms", "lower", "99th percentile of the same"},
-        {"rss_idle_10s_kb", "KiB", "lower", "VmRSS of the server at idle/7 (10 s of a 70 s idle)"},
-        {"anon_idle_10s_kb", "KiB", "lower", "RssAnon of the server at the same moment"},
-        {"rss_idle_70s_kb", "KiB", "lower", "VmRSS of the server at the end of the idle time"},
-        {"anon_idle_70s_kb", "KiB", "lower", "RssAnon of the server at the same moment"},
+        {"rss_idle_early_kb", "KiB", "lower", "VmRSS of the server at idle/7 (10 s of the default 70 s idle)"},
+        {"anon_idle_early_kb", "KiB", "lower", "RssAnon of the server at the same moment"},
+        {"rss_idle_end_kb", "KiB", "lower", "VmRSS of the server at the end of the idle time (70 s by default)"},
+        {"anon_idle_end_kb", "KiB", "lower", "RssAnon of the server at the same moment", "idle anon at end"},
     }};
+
+// "idle+10s", "idle+0.429s": the time since the load ended, to three digits.
+std::string idle_mark(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "idle+%.3gs", seconds);
+  return buf;
+}
 
 size_t body_bytes(const std::string& choice) {
   if (choice == "hello") return 5;
@@ -167,26 +176,28 @@ int body(mhwl::Context& ctx) {
 
   long faults0 = 0, faults1 = 0;
   uint64_t served0 = 0, served1 = 0;
-  mhwl::MemStatus at10, at70;
+  mhwl::MemStatus early, end;
   ctx.report.mark("load-start");
   faults0 = mhwl::minor_faults();
   served0 = server.responses();
   if (::write(go[1], "go\n", 3) != 3) throw std::system_error(errno, std::generic_category(), "write to the client");
 
-  const auto idle_10 = std::chrono::microseconds(static_cast<int64_t>(idle_s / 7 * 1e6));
-  const auto idle_70 = std::chrono::microseconds(static_cast<int64_t>(idle_s * 1e6));
+  const auto idle_early = std::chrono::microseconds(static_cast<int64_t>(idle_s / 7 * 1e6));
+  const auto idle_end = std::chrono::microseconds(static_cast<int64_t>(idle_s * 1e6));
+  // The marks say when they are taken: idle+10s and idle+70s at the default --idle 70.
+  const std::string early_mark = idle_mark(idle_s / 7), end_mark = idle_mark(idle_s);
   auto end_of_load = [&] {
     faults1 = mhwl::minor_faults();
     served1 = server.responses();
     ctx.report.mark("load-end");
     loop.remove_fd(result[0]);
-    loop.add_timer(idle_10, false, [&] {
-      at10 = mhwl::read_mem_status();
-      ctx.report.mark("idle+10s");
+    loop.add_timer(idle_early, false, [&] {
+      early = mhwl::read_mem_status();
+      ctx.report.mark(early_mark);
     });
-    loop.add_timer(idle_70, false, [&] {
-      at70 = mhwl::read_mem_status();
-      ctx.report.mark("idle+70s");
+    loop.add_timer(idle_end, false, [&] {
+      end = mhwl::read_mem_status();
+      ctx.report.mark(end_mark);
       loop.stop();
     });
   };
@@ -209,10 +220,10 @@ int body(mhwl::Context& ctx) {
   ctx.report.metric("requests_per_s", outcome.completed / (outcome.elapsed_ms / 1000.0));
   ctx.report.metric("latency_p50_ms", outcome.p50);
   ctx.report.metric("latency_p99_ms", outcome.p99);
-  ctx.report.metric("rss_idle_10s_kb", static_cast<double>(at10.rss_kb));
-  ctx.report.metric("anon_idle_10s_kb", static_cast<double>(at10.anon_kb));
-  ctx.report.metric("rss_idle_70s_kb", static_cast<double>(at70.rss_kb));
-  ctx.report.metric("anon_idle_70s_kb", static_cast<double>(at70.anon_kb));
+  ctx.report.metric("rss_idle_early_kb", static_cast<double>(early.rss_kb));
+  ctx.report.metric("anon_idle_early_kb", static_cast<double>(early.anon_kb));
+  ctx.report.metric("rss_idle_end_kb", static_cast<double>(end.rss_kb));
+  ctx.report.metric("anon_idle_end_kb", static_cast<double>(end.anon_kb));
   if (outcome.errors > 0 || server.bad_requests() > 0) {
     std::cerr << "server-echo: " << outcome.errors << " requests failed at the client, " << server.bad_requests()
               << " bad requests at the server\n";

@@ -32,8 +32,8 @@ const mhwl::WorkloadSpec kSpec{
          "idle time after the frees before the readings (for allocators that purge later)"},
     },
     {
-        {"rss_kb", "KiB", "lower", "RSS (statm) after the settle time"},
-        {"anon_huge_kb", "KiB", "", "AnonHugePages of smaps_rollup after the settle time"},
+        {"rss_kb", "KiB", "lower", "RSS (statm) after the settle time", "RSS settled"},
+        {"anon_huge_kb", "KiB", "", "AnonHugePages of smaps_rollup after the settle time", "huge pages settled"},
         {"live_kb", "KiB", "", "bytes of the blocks still allocated"},
         {"rss_peak_kb", "KiB", "", "RSS with every block allocated"},
         {"anon_huge_peak_kb", "KiB", "", "AnonHugePages with every block allocated"},

@@ -183,8 +183,10 @@ nlohmann::ordered_json describe(const WorkloadSpec& spec) {
     params.push_back(std::move(j));
   }
   nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
-  for (const auto& m : spec.metrics)
+  for (const auto& m : spec.metrics) {
     metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"help", m.help}});
+    if (!m.column.empty()) metrics.back()["column"] = m.column;
+  }
   return {{"name", spec.name}, {"summary", spec.summary}, {"seed", spec.seed}, {"params", params}, {"metrics", metrics}};
 }
 

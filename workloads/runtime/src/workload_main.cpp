@@ -10,8 +10,8 @@ namespace mhwl {
 
 ParamSpec idle_hook_param() {
   return {"idle-hook", ParamType::Choice, "none", "", 0, -1, {"none", "inline", "handoff"},
-          "call the allocator's idle API around blocking waits: never, around every wait, "
-          "or only around long waits"};
+          "when to call the allocator's idle API (scav_thread_idle_start/_end) around blocking waits: "
+          "none never, inline around every wait, handoff only around long waits"};
 }
 
 ParamSpec seed_param() {

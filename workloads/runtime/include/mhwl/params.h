@@ -31,6 +31,9 @@ struct MetricSpec {
   std::string unit;    // "ms", "KiB", "bytes", "count", "ns", ...
   std::string better;  // "lower", "higher" or "" (informational)
   std::string help;
+  // The summary table's column title (the unit is added) when this is one of the
+  // workload's headline figures, its result; the first one ranks the allocators.
+  std::string column = "";
 };
 
 struct WorkloadSpec {
