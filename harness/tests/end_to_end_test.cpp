@@ -339,5 +339,24 @@ TEST(CompareCli, BadInputIsExitTwo) {
   EXPECT_NE(rev.err.find("'no-such-rev'"), std::string::npos) << rev.err;
 }
 
+TEST(EndToEnd, ACrashAmongOkRunsIsLeftOutOfTheMedians) {
+  setenv("MEMHARNESS_WORKLOAD_DIR", TEST_WORKLOAD_DIR, 1);
+  const std::string path = test::scratch("crash-second.json");
+  const std::string counter = test::scratch("crash-second.count");
+  auto c = test::run_harness({"--workload", "misbehave", "--mode", "crash-second", "--counter", counter, "-a", "glibc",
+                              "--runs", "3", "--quiet", "--out", path});
+  unsetenv("MEMHARNESS_WORKLOAD_DIR");
+  EXPECT_EQ(c.exit_code, 1) << c.err;
+  Json j = test::load_json(path);
+  ASSERT_EQ(j["runs"].size(), 3u);
+  EXPECT_EQ(j["runs"][0]["status"], "ok");
+  EXPECT_EQ(j["runs"][1]["status"], "crashed");
+  EXPECT_EQ(j["runs"][2]["status"], "ok");
+  ASSERT_EQ(j["summary"].size(), 1u);
+  EXPECT_EQ(j["summary"][0]["runs_ok"], 2);
+  EXPECT_EQ(j["summary"][0]["runs_total"], 3);
+  EXPECT_EQ(j["summary"][0]["metrics"]["peak_rss_kb"]["n"], 2);  // the crash is not in the median
+}
+
 }  // namespace
 }  // namespace mh
