@@ -166,12 +166,12 @@ int compare_command(const Options& o) {
     if (!reserve_outputs()) return bad_input(error);
     // Resuming: the seed of the report's plan, unless one is given (which must then agree).
     std::optional<uint64_t> seed = o.seed;
-    if (!o.resume.empty() && !seed) {
-      ReportData earlier;
-      if (auto r = read_report(o.resume, error)) earlier = std::move(*r);
-      else return bad_input(error);
-      const Json plan = earlier.context.value("plan", Json());
-      if (plan.contains("shuffle_seed") && plan["shuffle_seed"].is_number_unsigned())
+    std::optional<ReportData> earlier;
+    if (!o.resume.empty()) {
+      earlier = read_report(o.resume, error);
+      if (!earlier) return bad_input(error);
+      const Json plan = earlier->context.value("plan", Json());
+      if (!seed && plan.contains("shuffle_seed") && plan["shuffle_seed"].is_number_unsigned())
         seed = plan["shuffle_seed"].get<uint64_t>();
     }
     if (!seed) seed = std::random_device{}();
@@ -185,7 +185,7 @@ int compare_command(const Options& o) {
                                           {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
                                           {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit}});
     if (!o.resume.empty()) {
-      auto kept = runs_to_resume(o.resume, e.context["plan"], error);
+      auto kept = runs_to_resume(o.resume, std::move(earlier), e.context["plan"], error);
       if (!kept) return bad_input(error);
       e.kept = std::move(*kept);
     }

@@ -99,7 +99,7 @@ int run_command(const Options& o) {
   e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"suite", o.suite}, {"shard", o.shard},
                                         {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit}});
   if (!o.resume.empty()) {
-    auto kept = runs_to_resume(o.resume, e.context["plan"], error);
+    auto kept = runs_to_resume(o.resume, std::nullopt, e.context["plan"], error);
     if (!kept) return bad_input(error);
     e.kept = std::move(*kept);
   }

@@ -128,7 +128,8 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
       const uint32_t seq = m.contains("seq") && m["seq"].is_number_unsigned() ? m["seq"].get<uint32_t>() : 0;
       if (seq != 0) {
         if (seq != last_seq + 1)
-          rec.protocol_errors.push_back("message " + m.value("mark", std::string("")) + " has sequence number " +
+          rec.protocol_errors.push_back("message " + (m.contains("mark") ? m["mark"].dump() : std::string()) +
+                                        " has sequence number " +
                                         std::to_string(seq) + ", expected " + std::to_string(last_seq + 1));
         last_seq = seq;
       }

@@ -138,8 +138,9 @@ std::string plan_difference(const Json& stored, const Json& asked) {
   return "";
 }
 
-std::optional<std::vector<RunRecord>> runs_to_resume(const std::string& path, const Json& asked, std::string& error) {
-  auto report = read_report(path, error);
+std::optional<std::vector<RunRecord>> runs_to_resume(const std::string& path, std::optional<ReportData> report,
+                                                     const Json& asked, std::string& error) {
+  if (!report) report = read_report(path, error);
   if (!report) return std::nullopt;
   if (auto diff = plan_difference(report->context.value("plan", Json()), asked); !diff.empty()) {
     error = "cannot resume " + path + ": it was made by another command (" + diff + ")";
@@ -177,7 +178,10 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
     outcome.error = write_atomic(e.out, text);
     outcome.write_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     outcome.report_bytes = text.size();
-    if (!outcome.error.empty() && write_atomic(rescue_path(e.out), text).empty()) outcome.rescue = rescue_path(e.out);
+    if (!outcome.error.empty()) {
+      const std::string rescue = rescue_path(e.out);
+      if (write_atomic(rescue, text).empty()) outcome.rescue = rescue;
+    }
     return outcome.error.empty();
   };
 
@@ -215,11 +219,13 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
       progress.finished(runs.back());
     }
     writer.add(runs.back());
-    if (!write(false)) break;
+    // Only the run just made can have been interrupted: the loop stops after it.
+    outcome.complete = runs.size() == e.plan.size() && runs.back().status != Status::Interrupted;
+    if (!write(outcome.complete)) break;
   }
   outcome.stop_signal = interrupt::requested();
-  outcome.complete = outcome.error.empty() && !outcome.stop_signal && runs.size() == e.plan.size();
-  if (outcome.error.empty()) write(outcome.complete);
+  if (!outcome.error.empty()) outcome.complete = false;
+  if (runs.empty() && outcome.error.empty()) write(e.plan.empty());  // stopped before the first run
   progress.clear();
   return outcome;
 }

@@ -11,6 +11,7 @@
 
 #include "options.h"
 #include "plan.h"
+#include "report_json.h"
 
 namespace mh {
 
@@ -71,9 +72,10 @@ std::string run_key(const RunRecord& r);
 Json plan_json(const Execution& e, const Json& extra);
 std::string plan_difference(const Json& stored, const Json& asked);
 
-// --resume REPORT: reads it, checks its plan is `asked`, and returns the runs
-// worth keeping (all but the interrupted ones). Errors name the file and the
-// difference.
-std::optional<std::vector<RunRecord>> runs_to_resume(const std::string& path, const Json& asked, std::string& error);
+// --resume REPORT: reads it (unless the caller already did), checks its plan
+// is `asked`, and returns the runs worth keeping (all but the interrupted
+// ones). Errors name the file and the difference.
+std::optional<std::vector<RunRecord>> runs_to_resume(const std::string& path, std::optional<ReportData> report,
+                                                     const Json& asked, std::string& error);
 
 }  // namespace mh
