@@ -31,12 +31,12 @@ std::string first_line(const std::optional<std::string>& s) {
 
 BuildInfo build_info() { return {MEMHARNESS_VERSION, MEMHARNESS_GIT_REVISION, MEMHARNESS_BUILD_TYPE}; }
 
-std::string utc_now(bool compact) {
+std::string utc_now() {
   time_t t = time(nullptr);
   tm g{};
   gmtime_r(&t, &g);
   char buf[32];
-  strftime(buf, sizeof buf, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &g);
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &g);
   return buf;
 }
 

@@ -16,7 +16,7 @@ BuildInfo build_info();
 // Reads the machine (host, kernel, CPUs, THP) and records the command line.
 Json make_context(const std::vector<std::string>& argv);
 
-// "2026-11-30T08:16:16Z"; compact form "20261130T081616Z" for file names.
-std::string utc_now(bool compact = false);
+// "2026-11-30T08:16:16Z" (file names use output_names.h's stamp).
+std::string utc_now();
 
 }  // namespace mh

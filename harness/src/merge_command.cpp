@@ -6,10 +6,10 @@
 
 #include <filesystem>
 #include <map>
-#include <tuple>
 
 #include "commands.h"
 #include "report_json.h"
+#include "session.h"
 
 namespace mh {
 
@@ -52,15 +52,13 @@ std::string find_clash(const std::vector<Input>& inputs) {
              first_plan.dump() + "); merge joins the shards of one suite or comparison, or plain runs";
 
   // A run is one repetition of a workload, with its parameters, under an allocator in a role.
-  using RunKey = std::tuple<std::string, std::string, std::string, std::string, int>;
-  std::map<RunKey, std::string> seen;
+  std::map<std::string, std::string> seen;
   // Outside a suite a workload's runs are summarised together, so their parameters must agree.
   std::map<std::string, std::pair<Json, std::string>> params_of;
   const bool suite = !first_plan.value("suite", std::string()).empty();
   for (const auto& in : inputs)
     for (const auto& r : in.report.runs) {
-      RunKey key{r.workload, r.params.dump(), r.allocator.name, r.role, r.repetition};
-      if (auto [it, fresh] = seen.emplace(key, in.path); !fresh)
+      if (auto [it, fresh] = seen.emplace(run_key(r), in.path); !fresh)
         return fmt::format("{} and {} both hold repetition {} of {} under {}{} with the same parameters: the same runs "
                            "twice",
                            it->second, in.path, r.repetition, r.workload, r.allocator.name,

@@ -108,8 +108,13 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
   return true;
 }
 
+std::string run_key(const std::string& workload, const Json& params, const std::string& allocator,
+                    const std::string& role, int repetition) {
+  return Json{workload, params, allocator, role, repetition}.dump();
+}
+
 std::string run_key(const RunRecord& r) {
-  return Json{r.workload, r.params, r.allocator.name, r.role, r.repetition}.dump();
+  return run_key(r.workload, r.params, r.allocator.name, r.role, r.repetition);
 }
 
 Json plan_json(const Execution& e, const Json& extra) {
@@ -189,13 +194,8 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
     if ((outcome.stop_signal = interrupt::requested())) break;
     const Job& job = e.jobs[p.job];
     const Arm& arm = e.arms[p.arm];
-    RunRecord probe;
-    probe.workload = job.workload.name;
-    probe.params = job.params;
-    probe.allocator.name = arm.allocator.label;
-    probe.role = arm.role;
-    probe.repetition = p.repetition;
-    if (auto k = kept.find(run_key(probe)); k != kept.end()) {
+    if (auto k = kept.find(run_key(job.workload.name, job.params, arm.allocator.label, arm.role, p.repetition));
+        k != kept.end()) {
       runs.push_back(*k->second);
       ++outcome.runs_kept;
     } else {

@@ -64,6 +64,8 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs);
 
 // The identity of a planned run in a report: the same workload, parameters,
 // allocator, role and repetition. Used to match the runs of a report to a plan.
+std::string run_key(const std::string& workload, const Json& params, const std::string& allocator,
+                    const std::string& role, int repetition);
 std::string run_key(const RunRecord& r);
 
 // The description of a plan stored in a report's context ("plan"), and the
