@@ -180,16 +180,18 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
         merge_threads(threads, proc.threads());
         next_threads = now + std::chrono::milliseconds(500);
       }
-      if (cfg.on_progress && now >= next_progress) {
-        cfg.on_progress(ms_since(cfg.t0, now), rec.marks.empty() ? std::string() : rec.marks.back().name);
-        next_progress = now + std::chrono::milliseconds(500);
-      }
+    }
+    // On its own clock: a long --sample-ms must not freeze the progress line.
+    if (cfg.on_progress && now >= next_progress) {
+      cfg.on_progress(ms_since(cfg.t0, now), rec.marks.empty() ? std::string() : rec.marks.back().name);
+      next_progress = now + std::chrono::milliseconds(500);
     }
     if (now >= deadline) {
       end = SamplerEnd::TimedOut;
       break;
     }
     auto wake = std::min(next, deadline);
+    if (cfg.on_progress) wake = std::min(wake, next_progress);
     auto wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now()).count());
     timespec ts{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
     pollfd fds[3] = {{cfg.pidfd, POLLIN, 0}, {mark_open ? cfg.mark_fd : -1, POLLIN, 0}, {cfg.stop_fd, POLLIN, 0}};

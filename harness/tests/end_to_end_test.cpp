@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <regex>
+#include <set>
 
 #include "test_util.h"
 
@@ -356,6 +358,24 @@ TEST(EndToEnd, ACrashAmongOkRunsIsLeftOutOfTheMedians) {
   EXPECT_EQ(j["summary"][0]["runs_ok"], 2);
   EXPECT_EQ(j["summary"][0]["runs_total"], 3);
   EXPECT_EQ(j["summary"][0]["metrics"]["peak_rss_kb"]["n"], 2);  // the crash is not in the median
+}
+
+TEST(EndToEnd, OnATerminalTheProgressLineMovesDuringARun) {
+  // script(1) gives the harness a terminal, as a user's shell would.
+  setenv("MEMHARNESS_WORKLOAD_DIR", TEST_WORKLOAD_DIR, 1);
+  const std::string path = test::scratch("progress.json");
+  const std::string cmd = std::string(HARNESS_BIN) +
+                          " --workload misbehave --mode sleep --ms 2500 -a glibc --runs 1 --sample-ms 5000 --out " + path;
+  auto c = run_capture({"/usr/bin/script", "-q", "-e", "-c", cmd, "/dev/null"});
+  unsetenv("MEMHARNESS_WORKLOAD_DIR");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  // Redrawn with the elapsed time and the last mark while the run goes, even
+  // when samples are far apart (--sample-ms 5000).
+  std::set<std::string> elapsed;
+  const std::regex line(R"(repetition 1: (\d+\.\d) s, past mark tick)");
+  for (auto it = std::sregex_iterator(c.out.begin(), c.out.end(), line); it != std::sregex_iterator(); ++it)
+    elapsed.insert((*it)[1]);
+  EXPECT_GE(elapsed.size(), 3u) << c.out;
 }
 
 }  // namespace
