@@ -58,14 +58,9 @@ void Reporter::send(const nlohmann::ordered_json& message, bool sync) {
 }
 
 void Reporter::write_line(const char* line, size_t len, bool wait_ack) {
-  for (size_t off = 0; off < len;) {
-    ssize_t n = ::write(mark_fd_, line + off, len - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      mark_fd_ = -1;  // the harness went away: carry on unmeasured
-      return;
-    }
-    off += static_cast<size_t>(n);
+  if (!write_all(line, len)) {
+    mark_fd_ = -1;  // the harness went away: carry on unmeasured
+    return;
   }
   if (!wait_ack || wait_for_ack()) return;
   // Said to the harness, which fails the run: a mark it sampled late is not
@@ -78,12 +73,17 @@ void Reporter::write_line(const char* line, size_t len, bool wait_ack) {
   put("{\"error\": \"message ");
   append_decimal(msg, len2, seq_);
   put(" was not acknowledged within 2000 ms\"}\n");
-  for (size_t off = 0; off < len2;) {
-    ssize_t w = ::write(mark_fd_, msg + off, len2 - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    off += static_cast<size_t>(w);
+  write_all(msg, len2);
+}
+
+bool Reporter::write_all(const char* data, size_t len) {
+  for (size_t off = 0; off < len;) {
+    ssize_t n = ::write(mark_fd_, data + off, len - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
   }
+  return true;
 }
 
 bool Reporter::wait_for_ack() {

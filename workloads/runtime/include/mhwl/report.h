@@ -39,6 +39,8 @@ class Reporter {
   // Waits for the ack that echoes seq_, dropping late acks of earlier
   // messages; false when none came in time. Caller holds mu_.
   bool wait_for_ack();
+  // Writes all of `data` to the mark descriptor; false when it is closed. Caller holds mu_.
+  bool write_all(const char* data, size_t len);
   int mark_fd_ = -1;
   int ack_fd_ = -1;
   // Synchronous messages are numbered 1, 2, 3...; the harness echoes the
