@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <fnmatch.h>
+
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -14,30 +16,11 @@ namespace mh {
 
 using namespace compare;
 
-bool glob_match(const std::string& pattern, const std::string& text) {
-  // '*' matches any run of characters; everything else matches itself.
-  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
-      ++p;
-      ++t;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 MetricRule Thresholds::rule_for(const std::string& metric, const std::string& declared_better) const {
   for (const auto& [pattern, rule] : rules)
-    if (glob_match(pattern, metric)) return rule;
+    if (fnmatch(pattern.c_str(), metric.c_str(), 0) == 0) return rule;
+  if (const MetricSpec* spec = find_metric(metric))
+    return MetricRule{direction_from(spec->better), spec->threshold, spec->min_delta};
   MetricRule r = fallback;
   if (!declared_better.empty()) r.direction = direction_from(declared_better);
   return r;
@@ -69,21 +52,37 @@ bool read_rule(const Json& j, MetricRule& r, std::string& error, const std::stri
 
 std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const std::string& metric) {
   std::vector<double> out;
-  for (const RunRecord* r : runs) {
-    std::optional<double> v;
-    if (metric.rfind("workload.", 0) == 0) {
-      auto it = r->workload_metrics.find(metric.substr(9));
-      if (it != r->workload_metrics.end()) v = it->second.value;
-    } else if (metric.rfind("perf.", 0) == 0) {
-      auto it = r->perf.find(metric.substr(5));
-      if (it != r->perf.end()) v = it->second.value;
-    } else {
-      for (const auto& def : run_metrics())
-        if (metric == def.name) v = def.get(*r);
-    }
-    if (v && std::isfinite(*v)) out.push_back(*v);
-  }
+  for (const RunRecord* r : runs)
+    if (auto v = metric_value(*r, metric); v && std::isfinite(*v)) out.push_back(*v);
   return out;
+}
+
+// The smallest relative change the comparison could have called a regression:
+// a change must pass the threshold, the noise floor and the absolute floor, and
+// the test must be able to reach alpha at all with these many runs.
+void set_resolution(MetricComparison& m, bool can_pass, int base_runs, int cand_runs) {
+  if (m.rule.direction == Direction::None) {
+    m.resolution_reason = "informational: never called a regression";
+    return;
+  }
+  if (!can_pass) {
+    m.resolution_reason = fmt::format("with {} baseline and {} candidate runs no p-value can pass alpha", base_runs,
+                                      cand_runs);
+    return;
+  }
+  double r = std::max(m.rule.threshold, m.noise_floor);
+  if (m.rule.min_delta > 0) {
+    if (m.baseline.median == 0) {
+      m.resolution_reason = "the baseline median is 0: only an absolute change above the floor counts";
+      return;
+    }
+    r = std::max(r, m.rule.min_delta / std::fabs(m.baseline.median));
+  }
+  if (!std::isfinite(r)) {
+    m.resolution_reason = "the noise floor is unbounded";
+    return;
+  }
+  m.resolution = r;
 }
 
 }  // namespace
@@ -118,7 +117,7 @@ bool Comparison::regressed() const {
 }
 
 Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, const CompareSettings& s,
-                   const std::map<std::string, std::map<std::string, std::string>>& declared) {
+                   const DeclaredMetrics& declared) {
   Comparison c;
   c.alpha = s.alpha;
   std::vector<std::string> order;
@@ -171,9 +170,10 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
       if (bv.empty() || cv.empty()) continue;
       MetricComparison m;
       m.metric = name;
+      m.unit = metric_info(name, w, declared).unit;
       std::string declared_better;
       if (auto it = declared.find(w); it != declared.end() && name.rfind("workload.", 0) == 0)
-        if (auto d = it->second.find(name.substr(9)); d != it->second.end()) declared_better = d->second;
+        if (auto d = it->second.find(name.substr(9)); d != it->second.end()) declared_better = d->second.better;
       m.rule = t.rule_for(name, declared_better);
       m.baseline = side_stats(bv);
       m.candidate = side_stats(cv);
@@ -200,8 +200,9 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
     auto adjusted = holm_adjust(ps);
     // The exact test has a smallest p-value for given sample sizes; Holm multiplies
     // the smallest by the number of tests, and if that is above alpha nothing can pass.
-    if (const double least = smallest_p(size_t(base_runs), size_t(cand_runs));
-        !ps.empty() && least * double(ps.size()) > s.alpha)
+    const double least = smallest_p(size_t(base_runs), size_t(cand_runs));
+    const bool can_pass = ps.empty() || least * double(ps.size()) <= s.alpha;
+    if (!can_pass)
       powerless.push_back({w, fmt::format("with {} baseline and {} candidate runs the smallest p-value the test can give "
                                           "is {:.2g}, {:.2g} after the Holm adjustment over {} metrics: above alpha {}, "
                                           "so no metric can be called a regression",
@@ -214,6 +215,7 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
         m.verdict = Verdict::NoChange;
       else
         m.verdict = decide(m.change, m.rule.threshold, m.noise_floor, m.p_adjusted, s.alpha, m.rule.direction);
+      set_resolution(m, can_pass, base_runs, cand_runs);
     }
     c.workloads.push_back(std::move(wc));
   }

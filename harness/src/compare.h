@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compare_stats.h"
+#include "metrics.h"
 #include "record.h"
 
 namespace mh {
@@ -25,15 +26,17 @@ struct MetricRule {
 
 struct Thresholds {
   MetricRule fallback;
-  std::vector<std::pair<std::string, MetricRule>> rules;  // metric pattern ('*' wildcard) -> rule, first match wins
-  // The rule for a metric; a workload's declared direction applies when no pattern names the metric.
+  std::vector<std::pair<std::string, MetricRule>> rules;  // metric pattern (fnmatch) -> rule, first match wins
+  // The rule for a metric: the first pattern of the file that matches it, else
+  // the registry's (metrics.h), else the direction its workload declares with
+  // the file's default threshold, else the default.
   MetricRule rule_for(const std::string& metric, const std::string& declared_better = "") const;
 };
 std::optional<Thresholds> load_thresholds(const std::string& path, std::string& error);
-bool glob_match(const std::string& pattern, const std::string& text);
 
 struct MetricComparison {
   std::string metric;
+  std::string unit;  // of the values (metrics.h)
   MetricRule rule;
   compare::SideStats baseline, candidate;
   std::optional<compare::SideStats> baseline_again;
@@ -43,6 +46,11 @@ struct MetricComparison {
   double p_adjusted = 1;  // Holm-adjusted over the workload's metrics that have a direction
   double noise_floor = 0;  // max(|A against A'|, relative spread of the baseline's runs)
   compare::Verdict verdict = compare::Verdict::NoChange;
+  // The smallest relative change this comparison could have called a
+  // regression (its threshold, noise floor and absolute floor, when the test
+  // can reach alpha at all with these runs); null with the reason otherwise.
+  std::optional<double> resolution;
+  std::string resolution_reason;
 };
 
 struct WorkloadComparison {
@@ -76,8 +84,8 @@ struct CompareSettings {
 // runs the comparison had, as every output says it.
 std::string sample_size(const Comparison& c);
 
-// Runs must carry roles. Declared metric directions by workload name, if any.
+// Runs must carry roles. The workloads' declared metrics, if any.
 Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, const CompareSettings& s,
-                   const std::map<std::string, std::map<std::string, std::string>>& declared = {});
+                   const DeclaredMetrics& declared = {});
 
 }  // namespace mh

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "compare_report.h"
 #include "context.h"
+#include "curve.h"
 #include "output_names.h"
 #include "report_json.h"
 #include "session.h"
@@ -31,9 +32,10 @@ int bad_input(const std::string& message) {
 // The runs of a report as one side of a comparison: those of `allocator`, or of
 // the report's only allocator when none is named.
 bool take_side(const std::string& path, const char* role, const std::string& allocator, const char* option,
-               std::vector<RunRecord>& out, std::string& error) {
+               std::vector<RunRecord>& out, DeclaredMetrics& declared, std::string& error) {
   auto report = read_report(path, error);
   if (!report) return false;
+  for (auto& [w, metrics] : declared_from_manifest(report->manifest, report->runs)) declared[w].merge(metrics);
   std::vector<std::string> names;
   for (const auto& r : report->runs)
     if (std::find(names.begin(), names.end(), r.allocator.name) == names.end()) names.push_back(r.allocator.name);
@@ -61,18 +63,15 @@ bool take_side(const std::string& path, const char* role, const std::string& all
   return true;
 }
 
-// Which way each workload metric is better, as the workloads declare it: from
-// the jobs that ran, or, for reports read back, from the workloads installed here.
-std::map<std::string, std::map<std::string, std::string>> declared_directions(const Layout& l,
-                                                                              const std::vector<RunRecord>& runs) {
-  std::map<std::string, std::map<std::string, std::string>> out;
-  for (const auto& r : runs) {
-    if (out.count(r.workload)) continue;
-    auto& metrics = out[r.workload];
-    if (auto w = find_workload(l.libexec, r.workload))
-      for (const auto& m : w->description.value("metrics", Json::array()))
-        metrics[m.value("name", "")] = m.value("better", "");
-  }
+// The workloads' declared metrics (unit, which way is better): from the
+// workloads installed here, else from the manifests of the reports read.
+DeclaredMetrics declared_by_workloads(const Layout& l, const std::vector<RunRecord>& runs,
+                                      const DeclaredMetrics& from_reports) {
+  DeclaredMetrics out = from_reports;
+  std::set<std::string> seen;
+  for (const auto& r : runs)
+    if (seen.insert(r.workload).second)
+      if (auto w = find_workload(l.libexec, r.workload)) out[r.workload] = declared_metric_specs(*w);
   return out;
 }
 
@@ -97,8 +96,8 @@ int compare_command(const Options& o) {
     out = o.resume.substr(0, o.resume.size() - 10) + ".json";
   if (!out.empty())
     if (auto e = check_writable(out); !e.empty()) return bad_input("--out: " + e);
-  if (!o.markdown.empty() && o.markdown != "-")
-    if (auto e = check_writable(o.markdown); !e.empty()) return bad_input("--markdown: " + e);
+  for (const auto& [path, option] : {std::pair{o.export_markdown, "--export-markdown"}, std::pair{o.export_csv, "--export-csv"}})
+    if (auto err = check_export(path, option); !err.empty()) return bad_input(err);
   auto reserve_outputs = [&] {
     if (!out.empty()) return true;
     std::vector<std::string> suffixes = {".json"};
@@ -115,6 +114,7 @@ int compare_command(const Options& o) {
   std::string runs_path;
 
   std::vector<RunRecord> runs;
+  DeclaredMetrics from_reports;  // the workloads' metrics as the reports read back declare them
   std::vector<Job> jobs;
   Json context = make_context(o.argv);
   if ((o.workload.empty() && o.suite.empty()) && o.inputs.size() == 1) {
@@ -122,6 +122,7 @@ int compare_command(const Options& o) {
     // its runs carry their roles.
     auto report = read_report(o.inputs[0], error);
     if (!report) return bad_input(error);
+    from_reports = declared_from_manifest(report->manifest, report->runs);
     for (auto& r : report->runs) {
       if (r.role != kRoleBaseline && r.role != kRoleCandidate && r.role != kRoleBaselineAgain)
         return bad_input(o.inputs[0] + " has runs without a comparison role; to compare two plain reports give both: "
@@ -133,8 +134,10 @@ int compare_command(const Options& o) {
     if (o.inputs.size() != 2)
       return bad_input("give --baseline and --candidate with --workload or --suite, two reports "
                        "(harness compare OLD.json NEW.json), or the runs report of a comparison");
-    if (!take_side(o.inputs[0], kRoleBaseline, o.baseline_allocator, "--baseline-allocator", runs, error) ||
-        !take_side(o.inputs[1], kRoleCandidate, o.candidate_allocator, "--candidate-allocator", runs, error))
+    if (!take_side(o.inputs[0], kRoleBaseline, o.baseline_allocator, "--baseline-allocator", runs, from_reports,
+                   error) ||
+        !take_side(o.inputs[1], kRoleCandidate, o.candidate_allocator, "--candidate-allocator", runs, from_reports,
+                   error))
       return bad_input(error);
     // Both sides must have run the same workloads with the same parameters.
     std::map<std::string, std::set<std::string>> sides;
@@ -204,7 +207,10 @@ int compare_command(const Options& o) {
   if (!runs_here && !reserve_outputs()) return bad_input(error);
   CompareSettings settings;
   settings.alpha = o.alpha;
-  Comparison c = analyze(runs, *thresholds, settings, declared_directions(l, runs));
+  // Reports read back: --after measures their curves from another mark.
+  if (!runs_here && !o.after_mark.empty())
+    for (auto& r : runs) compute_curve(r, o.after_mark, "");
+  Comparison c = analyze(runs, *thresholds, settings, declared_by_workloads(l, runs, from_reports));
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;
   context["thresholds"] = thresholds_path;
@@ -215,15 +221,11 @@ int compare_command(const Options& o) {
     return 1;
   }
   fmt::print("{}comparison: {}\n", comparison_table(c), out);
-  if (!o.markdown.empty()) {
-    std::string md = comparison_markdown(c);
-    if (o.markdown == "-") {
-      fmt::print("\n{}", md);
-    } else if (auto e = write_atomic(o.markdown, md); !e.empty()) {
-      fmt::print(stderr, "harness compare: {}\n", e);
+  for (const auto& [path, text] : {std::pair{o.export_markdown, comparison_markdown(c)}, std::pair{o.export_csv, comparison_csv(c)}})
+    if (auto err = write_export(path, text); !err.empty()) {
+      fmt::print(stderr, "harness compare: {}\n", err);
       return 1;
     }
-  }
   if (outcome.stop_signal) {
     fmt::print(stderr,
                "harness compare: stopped by a signal after {} of {} runs: the comparison covers those only; to "

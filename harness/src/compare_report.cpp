@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "summary.h"
+#include "metrics.h"
 
 namespace mh {
 
@@ -23,17 +23,19 @@ Json side_json(const SideStats& s) {
 
 Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
-std::string unit_of(const std::string& metric) {
-  for (const auto& d : run_metrics())
-    if (metric == d.name) return d.unit;
-  return "";
-}
-
-// Display of a value in the metric's natural unit: KiB as MB, the rest as is.
-std::string show(const std::string& metric, double v) {
-  if (metric.size() > 3 && metric.compare(metric.size() - 3, 3, "_kb") == 0) return fmt::format("{:.1f} MB", v * 1024 / 1e6);
+// A value in the metric's display unit (metrics.h: memory in MB), which the
+// metric column names.
+std::string show(const MetricComparison& m, double v) {
+  const DisplayUnit d = display_unit(m.unit);
+  v *= d.scale;
+  if (d.unit == "MB") return fmt::format("{:.1f}", v);
   if (std::fabs(v) >= 1000 || v == std::floor(v)) return fmt::format("{:.0f}", v);
   return fmt::format("{:.3g}", v);
+}
+
+std::string metric_title(const MetricComparison& m) {
+  const std::string unit = display_unit(m.unit).unit;
+  return unit.empty() ? m.metric : fmt::format("{} ({})", m.metric, unit);
 }
 
 std::string pct(double v) {
@@ -50,18 +52,19 @@ struct Column {
 };
 
 const Column kColumns[] = {
-    {"metric", [](const MetricComparison& m) { return m.metric; }},
+    {"metric", metric_title},
     {"baseline", [](const MetricComparison& m) {
-       return fmt::format("{} ({}-{})", show(m.metric, m.baseline.median), show(m.metric, m.baseline.min),
-                          show(m.metric, m.baseline.max));
+       return fmt::format("{} ({}-{})", show(m, m.baseline.median), show(m, m.baseline.min), show(m, m.baseline.max));
      }},
     {"candidate", [](const MetricComparison& m) {
-       return fmt::format("{} ({}-{})", show(m.metric, m.candidate.median), show(m.metric, m.candidate.min),
-                          show(m.metric, m.candidate.max));
+       return fmt::format("{} ({}-{})", show(m, m.candidate.median), show(m, m.candidate.min), show(m, m.candidate.max));
      }},
     {"change", [](const MetricComparison& m) { return pct(m.change); }},
     {"noise floor", [](const MetricComparison& m) { return m.baseline_again ? pct(m.noise_floor).substr(1) : std::string("-"); }},
     {"threshold", [](const MetricComparison& m) { return fmt::format("{:.0f}%", m.rule.threshold * 100); }},
+    {"resolution", [](const MetricComparison& m) {
+       return m.resolution ? fmt::format("{:.1f}%", *m.resolution * 100) : std::string("-");
+     }},
     {"p (Holm)", [](const MetricComparison& m) { return fmt::format("{:.3f}", m.p_adjusted); }},
     {"verdict", [](const MetricComparison& m) { return std::string(verdict_name(m.verdict)); }},
 };
@@ -80,7 +83,7 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
     Json metrics = Json::array();
     for (const auto& m : w.metrics)
       metrics.push_back(Json{{"metric", m.metric},
-                             {"unit", unit_of(m.metric)},
+                             {"unit", m.unit},
                              {"direction", direction_name(m.rule.direction)},
                              {"threshold", m.rule.threshold},
                              {"min_delta", m.rule.min_delta},
@@ -92,6 +95,8 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
                              {"p", m.p},
                              {"p_adjusted", m.p_adjusted},
                              {"noise_floor", finite_or_null(m.noise_floor)},
+                             {"resolution", m.resolution ? Json(*m.resolution) : Json(nullptr)},
+                             {"resolution_reason", m.resolution_reason},
                              {"verdict", verdict_name(m.verdict)}});
     workloads.push_back(Json{{"workload", w.workload}, {"params", w.params}, {"metrics", metrics}});
   }
@@ -140,6 +145,7 @@ std::string comparison_table(const Comparison& c) {
     }
   }
   for (const auto& warn : c.warnings) out += "warning: " + warn + "\n";
+  out += fmt::format("baseline and candidate: median (min-max) of the runs; {}\n", kUnitConvention);
   out += headline(c) + "\n";
   return out;
 }
@@ -166,8 +172,25 @@ std::string comparison_markdown(const Comparison& c) {
     out += "\n";
   }
   out += "Baseline and candidate: median (min-max) of the runs; change: candidate median against baseline median; "
-         "noise floor: the larger of baseline against baseline run again and the scatter of the baseline's runs; p: two-sided "
-         "Mann-Whitney U, Holm-adjusted over the workload's metrics.\n";
+         "noise floor: the larger of baseline against baseline run again and the scatter of the baseline's runs; resolution: "
+         "the smallest change this comparison could have called a regression (the largest of threshold, noise floor and "
+         "absolute floor, when the test can reach alpha with these runs); p: two-sided Mann-Whitney U, Holm-adjusted over "
+         "the workload's metrics; " + std::string(kUnitConvention) + ".\n";
+  return out;
+}
+
+std::string comparison_csv(const Comparison& c) {
+  auto num = [](std::optional<double> v) { return v && std::isfinite(*v) ? fmt::format("{}", *v) : std::string(); };
+  std::string out =
+      "workload,metric,unit,direction,baseline_median,baseline_min,baseline_max,candidate_median,candidate_min,"
+      "candidate_max,change,noise_floor,threshold,resolution,p,p_adjusted,verdict\n";
+  for (const auto& w : c.workloads)
+    for (const auto& m : w.metrics)
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", w.workload, m.metric, m.unit,
+                         direction_name(m.rule.direction), m.baseline.median, m.baseline.min, m.baseline.max,
+                         m.candidate.median, m.candidate.min, m.candidate.max, num(m.change),
+                         num(m.baseline_again ? std::optional<double>(m.noise_floor) : std::nullopt), m.rule.threshold,
+                         num(m.resolution), m.p, m.p_adjusted, verdict_name(m.verdict));
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "metrics.h"
 #include "summary.h"
 
 namespace mh {
@@ -21,21 +22,23 @@ struct Column {
   int decimals;  // -1: three significant digits
 };
 
-// The generic columns. RSS at exit is last: it is read after the workload's
-// teardown and is not its result (the headline columns before these are).
-const Column kGeneric[] = {
-    {"peak RSS MB", "peak_rss_kb", 1024.0 / 1e6, 1},
-    {"minor faults", "minflt", 1, 0},
-    {"wall ms", "wall_ms", 1, 0},
-    {"CPU ms", "cpu_ms", 1, 0},
-    {"RSS at exit MB", "final_rss_kb", 1024.0 / 1e6, 1},
-};
-
-Column headline_column(const Headline& h) {
-  if (h.unit == "KiB") return {h.title + " MB", h.metric, 1024.0 / 1e6, 1};
-  const bool unitless = h.unit.empty() || h.unit == "count" || h.unit == "bool";
-  return {unitless ? h.title : h.title + " " + h.unit, h.metric, 1, -1};
+Column column_of(const std::string& title, const std::string& metric, const std::string& unit, int decimals) {
+  const DisplayUnit d = display_unit(unit);
+  if (d.unit == "MB") decimals = 1;
+  return {d.unit.empty() || d.unit == "faults" ? title : title + " " + d.unit, metric, d.scale, decimals};
 }
+
+// The registry's columns, in its order (RSS at exit is last: it is read after
+// the workload's teardown and is not its result; the headline columns before
+// these are).
+std::vector<Column> generic_columns() {
+  std::vector<Column> out;
+  for (const auto& m : metric_registry())
+    if (*m.title) out.push_back(column_of(m.title, m.name, m.unit, 0));
+  return out;
+}
+
+Column headline_column(const Headline& h) { return column_of(h.title, h.metric, h.unit, -1); }
 
 std::string number(double v, int decimals) {
   if (decimals < 0) {
@@ -117,46 +120,110 @@ void Progress::clear() {
   if (enabled_) fmt::print(stderr, "\r\033[K");
 }
 
-std::string summary_table(const std::vector<RunRecord>& runs,
-                          const std::map<std::string, std::vector<Headline>>& headlines) {
-  // A block per workload, in order of first appearance: each has its own headline columns.
+namespace {
+
+// The summary as a block per workload (header and lines), in order of first
+// appearance, each with its own headline columns; what both the terminal table
+// and the markdown show.
+struct Block {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> lines;
+};
+
+std::vector<Block> summary_blocks(const std::vector<RunRecord>& runs,
+                                  const std::map<std::string, std::vector<Headline>>& headlines, bool& ranked) {
   std::vector<std::string> workloads;
   std::map<std::string, std::vector<SummaryRow>> rows;
   for (auto& row : summarize_runs(runs)) {
     if (!rows.count(row.workload)) workloads.push_back(row.workload);
     rows[row.workload].push_back(std::move(row));
   }
-  std::string out;
-  bool ranked = false;
+  std::vector<Block> out;
+  ranked = false;
   for (const auto& w : workloads) {
     const auto it = headlines.find(w);
     const std::vector<Headline> none;
     const auto& heads = it == headlines.end() ? none : it->second;
     std::vector<Column> columns;
     for (const auto& h : heads) columns.push_back(headline_column(h));
-    columns.insert(columns.end(), std::begin(kGeneric), std::end(kGeneric));
-    std::vector<std::string> header = {"workload", "allocator", "runs ok"};
-    for (const auto& c : columns) header.push_back(c.title);
+    const auto generic = generic_columns();
+    columns.insert(columns.end(), generic.begin(), generic.end());
+    Block b;
+    b.header = {"workload", "allocator", "runs ok"};
+    for (const auto& c : columns) b.header.push_back(c.title);
     auto& group = rows[w];
     rank(group, heads);
     ranked = ranked || !heads.empty();
-    std::vector<std::vector<std::string>> lines;
     for (const auto& row : group) {
       std::vector<std::string> line = {row.workload, row.allocator, fmt::format("{}/{}", row.runs_ok, row.runs_total)};
       for (const auto& c : columns) line.push_back(cell(row.find(c.metric), c));
-      lines.push_back(line);
+      b.lines.push_back(line);
     }
-    if (!out.empty()) out += "\n";
-    out += block(header, lines);
+    out.push_back(std::move(b));
   }
-  out += "median (min-max) over the runs that are ok; MB = 10^6 bytes\n";
+  return out;
+}
+
+std::string summary_notes(const std::vector<RunRecord>& runs, bool ranked, const char* item) {
+  std::string out = fmt::format("{}median (min-max) over the runs that are ok; {}\n", item, kUnitConvention);
   if (ranked)
-    out += "the columns before peak RSS are the workload's own result, best first; RSS at exit is read after the "
-           "workload's teardown\n";
+    out += fmt::format("{}the columns before peak RSS are the workload's own result, best first; RSS at exit is read "
+                       "after the workload's teardown\n",
+                       item);
   for (const auto& r : runs)
     if (r.status != Status::Ok)
-      out += fmt::format("run {} under {} repetition {}: {}: {}\n", r.workload, r.allocator.name, r.repetition,
+      out += fmt::format("{}run {} under {} repetition {}: {}: {}\n", item, r.workload, r.allocator.name, r.repetition,
                          status_name(r.status), r.exit.error);
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string summary_table(const std::vector<RunRecord>& runs,
+                          const std::map<std::string, std::vector<Headline>>& headlines) {
+  bool ranked = false;
+  std::string out;
+  for (const auto& b : summary_blocks(runs, headlines, ranked)) {
+    if (!out.empty()) out += "\n";
+    out += block(b.header, b.lines);
+  }
+  return out + summary_notes(runs, ranked, "");
+}
+
+std::string summary_markdown(const std::vector<RunRecord>& runs,
+                             const std::map<std::string, std::vector<Headline>>& headlines) {
+  bool ranked = false;
+  std::string out;
+  for (const auto& b : summary_blocks(runs, headlines, ranked)) {
+    out += "|";
+    for (const auto& h : b.header) out += " " + h + " |";
+    out += "\n|";
+    for (size_t i = 0; i < b.header.size(); ++i) out += i < 2 ? " --- |" : " ---: |";
+    out += "\n";
+    for (const auto& line : b.lines) {
+      out += "|";
+      for (const auto& c : line) out += " " + c + " |";
+      out += "\n";
+    }
+    out += "\n";
+  }
+  return out + summary_notes(runs, ranked, "- ");
+}
+
+std::string summary_csv(const std::vector<RunRecord>& runs, const DeclaredMetrics& declared) {
+  std::string out = "workload,allocator,role,runs_ok,runs_total,metric,unit,median,min,max,n\n";
+  for (const auto& row : summarize_runs(runs))
+    for (const auto& [metric, s] : row.metrics)
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(row.workload), csv_field(row.allocator),
+                         csv_field(row.role), row.runs_ok, row.runs_total, csv_field(metric),
+                         csv_field(metric_info(metric, row.workload, declared).unit), s.median, s.min, s.max, s.n);
   return out;
 }
 

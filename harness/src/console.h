@@ -1,5 +1,6 @@
 // The terminal view: a progress line while runs go, and the summary table at the
-// end, both derived from the run records. Main thread only.
+// end, both derived from the run records; the summary's markdown and CSV
+// exports beside it. Main thread only.
 #pragma once
 
 #include <cstdio>
@@ -37,5 +38,11 @@ class Progress {
 // order of the runs.
 std::string summary_table(const std::vector<RunRecord>& runs,
                           const std::map<std::string, std::vector<Headline>>& headlines = {});
+// The same table as markdown (a table per workload, the notes as a list).
+std::string summary_markdown(const std::vector<RunRecord>& runs,
+                             const std::map<std::string, std::vector<Headline>>& headlines = {});
+// Every metric of the summary, one line per workload, allocator, role and
+// metric, values in the stored unit (named in the unit column).
+std::string summary_csv(const std::vector<RunRecord>& runs, const DeclaredMetrics& declared = {});
 
 }  // namespace mh

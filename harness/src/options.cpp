@@ -58,6 +58,15 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--resume", o.resume,
                  "finish REPORT, a report left incomplete by an interruption: the same command again, the runs it "
                  "holds kept and only the missing ones run, into the same file");
+  app.add_option("--after", o.after_mark,
+                 "the mark after which the after.* metrics are measured (RSS at +0.1 s, +1 s, +10 s; time to give "
+                 "back half and 90% of the memory above the start): default the workload's idle mark, else the "
+                 "run's last mark");
+  app.add_option("--export-markdown", o.export_markdown,
+                 "also write the table as markdown to FILE (- for stdout): the summary, or the comparison");
+  app.add_option("--export-csv", o.export_csv,
+                 "also write CSV to FILE (- for stdout): every metric's median, min, max and n per workload and "
+                 "allocator, or the comparison's rows");
   app.add_flag("-q,--quiet", o.quiet, "no progress line");
   app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr, and say what writing the report cost");
 }
@@ -125,7 +134,7 @@ ParseOutcome parse_options(int argc, char** argv) {
                       "the comparison JSON, replaced if it exists (default results/compare-<UTC time>.json, never "
                       "an existing file)");
   compare->add_option("--report", o.report, "where the runs go (default: the comparison's name with -runs.json)");
-  compare->add_option("--markdown", o.markdown, "also write the markdown table to this file (- for stdout)");
+  compare->add_option("--markdown", o.export_markdown, "the same as --export-markdown");
   std::string both_allocator;
   compare->add_option("--allocator", both_allocator,
                       "two reports: compare the runs of this allocator in both (for reports of several allocators)");

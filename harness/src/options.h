@@ -23,6 +23,9 @@ struct Options {
   double sample_ms = 10;
   double smaps_ms = 0;
   std::string memory_limit;  // as given: "512M"; "" none
+  std::string after_mark;    // --after: the mark the after.* metrics start at
+  // Exports beside the JSON report (run) or comparison (compare): "-" for stdout.
+  std::string export_markdown, export_csv;
   std::string resume;        // a report to finish
   std::string out;  // run: the report; compare: the comparison JSON; merge: the merged report
   bool quiet = false;
@@ -32,7 +35,6 @@ struct Options {
   std::optional<uint64_t> seed;  // order shuffle; drawn and recorded when not given
   double alpha = 0.05;
   std::string thresholds;  // "" = the installed ci/thresholds.json
-  std::string markdown;    // file for the markdown table, "-" for stdout
   std::string report;      // compare: where the runs go
   // compare OLD NEW: the allocator taken from each report ("" = its only one)
   std::string baseline_allocator, candidate_allocator;

@@ -66,12 +66,6 @@ std::string why_not(int err) {
 
 }  // namespace
 
-std::vector<std::string> PerfCounters::event_names() {
-  std::vector<std::string> out;
-  for (const auto& ev : kEvents) out.push_back(ev.name);
-  return out;
-}
-
 PerfCounters::PerfCounters(int pid) {
   for (const auto& ev : kEvents) {
     Counter c;

@@ -22,7 +22,6 @@ class PerfCounters {
 
   // Final values; call after the child has exited.
   std::map<std::string, Maybe> read() const;
-  static std::vector<std::string> event_names();
 
  private:
   struct Counter {

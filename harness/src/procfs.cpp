@@ -54,13 +54,6 @@ std::optional<StatFields> parse_stat(std::string_view text) {
   return f;
 }
 
-std::optional<int64_t> parse_statm_resident_pages(std::string_view text) {
-  auto fields = split_ws(text);
-  int64_t v = 0;
-  if (fields.size() < 2 || !to_num(fields[1], v)) return std::nullopt;
-  return v;
-}
-
 std::optional<std::pair<int64_t, int64_t>> parse_statm_resident_shared_pages(std::string_view text) {
   auto fields = split_ws(text);
   int64_t resident = 0, shared = 0;
@@ -134,7 +127,7 @@ ProcReader::ProcReader(int pid, const std::string& root)
 }
 
 ProcReader::~ProcReader() {
-  for (int fd : {statm_fd_, stat_fd_, status_fd_, smaps_fd_})
+  for (int fd : {statm_fd_, stat_fd_, status_fd_, smaps_fd_, clear_refs_fd_})
     if (fd >= 0) ::close(fd);
 }
 
@@ -192,12 +185,32 @@ bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status, bool wit
     out.anon_kb = status["RssAnon"];
     out.file_kb = status["RssFile"];
     out.shmem_kb = shmem_kb_ = status["RssShmem"];
-    ctxsw_ = {status["voluntary_ctxt_switches"], status["nonvoluntary_ctxt_switches"]};
+    if (auto it = status.find("VmHWM"); it != status.end()) last_hwm_kb_ = it->second;
+    else last_hwm_kb_.reset();
   }
 
   if (with_smaps && smaps_fd_ >= 0 && pread_all(smaps_fd_, buf_)) anon_huge_kb_ = parse_kv(buf_)["AnonHugePages"];
   out.anon_huge_kb = anon_huge_kb_;
   return true;
+}
+
+bool ProcReader::reset_hwm() {
+  if (clear_refs_fd_ == -1) {
+    const std::string path = root_ + "/" + std::to_string(pid_) + "/clear_refs";
+    clear_refs_fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (clear_refs_fd_ < 0) {
+      reset_error_ = "cannot open " + path + ": " + std::strerror(errno);
+      clear_refs_fd_ = -2;  // do not try again
+    }
+  }
+  if (clear_refs_fd_ < 0) return false;
+  ssize_t n;
+  do n = ::pwrite(clear_refs_fd_, "5", 1, 0);
+  while (n < 0 && errno == EINTR);
+  if (n == 1) return true;
+  if (reset_error_.empty())
+    reset_error_ = "cannot write 5 to " + root_ + "/" + std::to_string(pid_) + "/clear_refs: " + std::strerror(errno);
+  return false;
 }
 
 std::vector<ThreadStat> ProcReader::threads() const {

@@ -25,8 +25,6 @@ struct StatFields {
 
 // /proc/PID/stat or /proc/PID/task/TID/stat. The name may hold spaces and ')'.
 std::optional<StatFields> parse_stat(std::string_view text);
-// /proc/PID/statm: the resident field, in pages.
-std::optional<int64_t> parse_statm_resident_pages(std::string_view text);
 // /proc/PID/statm: resident and shared (file-backed + shmem) pages.
 std::optional<std::pair<int64_t, int64_t>> parse_statm_resident_shared_pages(std::string_view text);
 // "Key:   value kB" files (status, smaps_rollup): every key with its number.
@@ -55,15 +53,20 @@ class ProcReader {
   // hundred MB), so AnonHugePages is read only when `with_smaps`; otherwise
   // the last value read is carried forward.
   // statm gives RSS and its anonymous part (resident - shared); status, for the
-  // split of the shared part into file and shmem and for the context switches,
+  // split of the shared part into file and shmem,
   // is read only when `with_status` (the split is carried forward otherwise).
   // stat (faults, CPU time, threads) sums over every thread and takes each
   // thread's run-queue lock for its runtime, which a busy workload feels: it
   // is read only when `with_stat`, carried forward otherwise.
   bool sample(Sample& out, bool with_smaps, bool with_status = true, bool with_stat = true);
-  // voluntary, involuntary context switches of the process so far (status).
-  std::pair<int64_t, int64_t> last_ctxsw() const { return ctxsw_; }
   std::vector<ThreadStat> threads() const;
+  // VmHWM from the last sample that read status (none when it had none).
+  std::optional<int64_t> last_hwm_kb() const { return last_hwm_kb_; }
+  // Resets VmHWM to the current RSS (/proc/PID/clear_refs, value 5), so that
+  // the next reading is the peak from now on. False when the kernel or the
+  // permissions do not allow it; reset_error() says why.
+  bool reset_hwm();
+  const std::string& reset_error() const { return reset_error_; }
   // Why no sample could be taken ("" when the files opened and read).
   const std::string& error() const { return error_; }
   // Columns that cannot be sampled at all, with the reason (see Sample).
@@ -76,10 +79,12 @@ class ProcReader {
   std::string error_;
   std::map<std::string, std::string> unreadable_;
   int statm_fd_ = -1, stat_fd_ = -1, status_fd_ = -1, smaps_fd_ = -1;
+  int clear_refs_fd_ = -1;  // opened at the first reset; -2 when it cannot be
+  std::string reset_error_;
+  std::optional<int64_t> last_hwm_kb_;
   long page_kb_;
   double tick_ms_;
   std::string buf_;
-  std::pair<int64_t, int64_t> ctxsw_{0, 0};
   int64_t anon_huge_kb_ = 0;
   int64_t shmem_kb_ = 0;
   Sample last_stat_;  // minflt, majflt, utime_ms, stime_ms, threads of the last stat read

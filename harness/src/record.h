@@ -34,6 +34,12 @@ struct Mark {
   double t_ms = 0;
   std::string name;
   Sample sample;  // taken when the harness received the mark
+  // VmHWM read with that sample: the peak since the previous mark when that
+  // mark's reset worked, else since the start. None when it could not be read.
+  std::optional<int64_t> hwm_kb;
+  // Whether VmHWM was reset after this mark (/proc/PID/clear_refs, 5), so that
+  // the next mark's VmHWM is the peak of the phase in between.
+  bool hwm_reset = false;
 };
 
 struct ThreadStat {
@@ -86,6 +92,9 @@ struct SamplerStats {
   // Sampled columns that could not be read at all, with the reason: written as
   // null, never 0.
   std::map<std::string, std::string> unreadable;
+  // Why VmHWM could not be reset at marks ("" when it could, or was not tried):
+  // the phases' peaks are then the sampled maxima.
+  std::string hwm_reset_error;
 };
 
 struct RunRecord {
@@ -117,6 +126,12 @@ struct RunRecord {
   // never acknowledged in time): a run with any is not ok.
   std::vector<std::string> protocol_errors;
   Json memory_limit;  // null without --memory-limit; else bytes, mechanism and any note
+  // The metrics of the RSS curve (curve.h), computed by the harness from the
+  // samples and marks: in report order, each a value or null with the reason.
+  std::vector<std::pair<std::string, Maybe>> curve;
+  // How they were computed: the mark they are measured after, the start level,
+  // the phases with where each peak came from.
+  Json curve_info;
 };
 
 }  // namespace mh

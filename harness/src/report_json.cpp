@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "metrics.h"
 #include "summary.h"
 
 namespace mh {
@@ -25,6 +26,12 @@ Json sample_json(const Sample& s, const std::map<std::string, std::string>& unre
   Json j = Json::object();
   for (const auto& c : sample_columns()) j[c.name] = unreadable.count(c.name) ? Json(nullptr) : Json(c.get(s));
   return j;
+}
+
+// An integral value as an integer (counts, kB), the rest as is.
+Json number_json(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return Json(static_cast<int64_t>(v));
+  return Json(v);
 }
 
 Json stat_json(const stats::Summary& s) {
@@ -88,28 +95,27 @@ Json run_to_json(const RunRecord& r) {
   }
   Json marks = Json::array();
   for (const auto& m : r.marks)
-    marks.push_back(Json{{"t_ms", std::round(m.t_ms * 100) / 100}, {"name", m.name}, {"sample", sample_json(m.sample, r.sampler.unreadable)}});
+    marks.push_back(Json{{"t_ms", std::round(m.t_ms * 100) / 100},
+                         {"name", m.name},
+                         {"sample", sample_json(m.sample, r.sampler.unreadable)},
+                         {"hwm_kb", m.hwm_kb ? Json(*m.hwm_kb) : Json(nullptr)},
+                         {"hwm_reset", m.hwm_reset}});
 
+  // The registry's run metrics, then the curve's; a missing figure is null
+  // with the reason, never an invented 0.
   Json metrics = Json::object();
-  if (r.samples.empty()) {
-    // Nothing was sampled: no figure rather than an invented 0.
-    for (const char* k : {"peak_rss_kb", "final_rss_kb"}) {
-      metrics[k] = nullptr;
-      metrics[std::string(k) + "_reason"] = "no sample of the process could be read";
-    }
-  } else {
-    metrics["peak_rss_kb"] = r.peak_rss_kb;
-    metrics["final_rss_kb"] = r.final_rss_kb;
+  for (const auto& spec : metric_registry()) {
+    if (!spec.get) continue;
+    const auto v = spec.get(r);
+    metrics[spec.name] = v ? number_json(*v) : Json(nullptr);
+    if (!v)
+      metrics[std::string(spec.name) + "_reason"] = r.samples.empty() ? "no sample of the process could be read"
+                                                    : spec.name == std::string("hwm_kb") ? r.hwm_kb.reason
+                                                                                         : "not measured";
   }
-  metrics["hwm_kb"] = r.hwm_kb.value ? Json(*r.hwm_kb.value) : Json(nullptr);
-  if (!r.hwm_kb.value) metrics["hwm_kb_reason"] = r.hwm_kb.reason;
-  metrics["maxrss_kb"] = r.maxrss_kb;
-  metrics["minflt"] = r.minflt;
-  metrics["majflt"] = r.majflt;
-  metrics["utime_ms"] = r.utime_ms;
-  metrics["stime_ms"] = r.stime_ms;
-  metrics["vol_ctxsw"] = r.vol_ctxsw;
-  metrics["invol_ctxsw"] = r.invol_ctxsw;
+  Json curve = Json::object();
+  for (const auto& [name, m] : r.curve) curve[name] = maybe_json(m);
+  metrics["curve"] = curve;
   Json perf = Json::object();
   for (const auto& [name, m] : r.perf) perf[name] = maybe_json(m);
   metrics["perf"] = perf;
@@ -158,10 +164,12 @@ Json run_to_json(const RunRecord& r) {
         {"smaps_ms", r.sampler.smaps_ms},
         {"smaps_reads", r.sampler.smaps_reads},
         {"smaps_cost_us_median", std::round(r.sampler.smaps_cost_us_median * 10) / 10},
-        {"unreadable", r.sampler.unreadable}}},
+        {"unreadable", r.sampler.unreadable},
+        {"hwm_reset_error", r.sampler.hwm_reset_error}}},
       {"output_tail", r.output_tail},
       {"memory_limit", r.memory_limit},
       {"protocol_errors", r.protocol_errors},
+      {"curve_info", r.curve_info.is_null() ? Json::object() : r.curve_info},
   };
 }
 
@@ -229,21 +237,22 @@ RunRecord run_from_json(const Json& j) {
       if (s.contains(c.name) && i < s[c.name].size()) row[c.name] = s[c.name][i];
     r.samples.push_back(sample_from(row));
   }
-  for (const auto& m : j.value("marks", Json::array()))
-    r.marks.push_back(Mark{m.value("t_ms", 0.0), m.value("name", ""), sample_from(m.value("sample", Json::object()))});
+  for (const auto& m : j.value("marks", Json::array())) {
+    Mark mk;
+    mk.t_ms = m.value("t_ms", 0.0);
+    mk.name = m.value("name", "");
+    mk.sample = sample_from(m.value("sample", Json::object()));
+    if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) mk.hwm_kb = m["hwm_kb"].get<int64_t>();
+    mk.hwm_reset = m.value("hwm_reset", false);
+    r.marks.push_back(std::move(mk));
+  }
   const Json m = j.value("metrics", Json::object());
-  auto count = [&](const char* k) { return m.contains(k) && m[k].is_number() ? m[k].get<int64_t>() : int64_t(0); };
-  r.peak_rss_kb = count("peak_rss_kb");
-  r.final_rss_kb = count("final_rss_kb");
-  if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) r.hwm_kb.value = m["hwm_kb"].get<double>();
-  else r.hwm_kb.reason = m.value("hwm_kb_reason", "");
-  r.maxrss_kb = m.value("maxrss_kb", int64_t(0));
-  r.minflt = m.value("minflt", int64_t(0));
-  r.majflt = m.value("majflt", int64_t(0));
-  r.utime_ms = m.value("utime_ms", 0.0);
-  r.stime_ms = m.value("stime_ms", 0.0);
-  r.vol_ctxsw = m.value("vol_ctxsw", int64_t(0));
-  r.invol_ctxsw = m.value("invol_ctxsw", int64_t(0));
+  for (const auto& spec : metric_registry())
+    if (spec.set && m.contains(spec.name) && m[spec.name].is_number()) spec.set(r, m[spec.name].get<double>());
+  if (!r.hwm_kb.value) r.hwm_kb.reason = m.value("hwm_kb_reason", "");
+  if (m.contains("curve") && m["curve"].is_object())
+    for (const auto& [k, v] : m["curve"].items()) r.curve.push_back({k, maybe_from(v)});
+  r.curve_info = j.value("curve_info", Json::object());
   const Json perf = m.value("perf", Json::object()), wl = m.value("workload", Json::object());
   for (const auto& [k, v] : perf.items()) r.perf[k] = maybe_from(v);
   for (const auto& [k, v] : wl.items()) r.workload_metrics[k] = maybe_from(v);
@@ -265,6 +274,7 @@ RunRecord run_from_json(const Json& j) {
   if (sp.contains("unreadable") && sp["unreadable"].is_object())
     for (const auto& [k, v] : sp["unreadable"].items())
       if (v.is_string()) r.sampler.unreadable[k] = v.get<std::string>();
+  r.sampler.hwm_reset_error = sp.value("hwm_reset_error", "");
   r.output_tail = j.value("output_tail", "");
   r.memory_limit = j.value("memory_limit", Json());
   for (const auto& e : j.value("protocol_errors", Json::array()))
@@ -297,6 +307,7 @@ std::optional<ReportData> read_report(const std::string& path, std::string& erro
   }
   ReportData d;
   d.context = j.value("context", Json::object());
+  d.manifest = j.value("metrics", Json());
   d.complete = j.value("complete", true);
   for (const auto& r : j["runs"]) d.runs.push_back(run_from_json(r));
   return d;
@@ -321,12 +332,14 @@ Json summary_json(const std::vector<RunRecord>& runs) {
 
 }  // namespace
 
-Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool complete) {
+Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool complete,
+                 const DeclaredMetrics& declared) {
   Json jruns = Json::array();
   for (const auto& r : runs) jruns.push_back(run_to_json(r));
   return Json{{"schema", kReportSchema},
               {"context", context},
               {"complete", complete},
+              {"metrics", metric_manifest(runs, declared)},
               {"runs", jruns},
               {"summary", summary_json(runs)}};
 }
@@ -344,6 +357,8 @@ std::string ReportWriter::text(const std::vector<RunRecord>& runs, bool complete
   dump_into(context_, out, 1);
   out += ",\n  \"complete\": ";
   out += complete ? "true" : "false";
+  out += ",\n  \"metrics\": ";
+  dump_into(metric_manifest(runs, declared_), out, 1);
   out += ",\n  \"runs\": ";
   if (run_texts_.empty()) {
     out += "[]";

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics.h"
 #include "record.h"
 
 namespace mh {
@@ -17,14 +18,18 @@ Json run_to_json(const RunRecord& r);
 RunRecord run_from_json(const Json& j);
 // complete: false while runs of the plan are still to come (or never came:
 // the harness was interrupted).
-Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool complete = true);
+// Its "metrics" manifest (metrics.h) names every metric's unit and direction,
+// the declared ones of the workloads as well.
+Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool complete = true,
+                 const DeclaredMetrics& declared = {});
 
 // The report of a plan in progress. Each run is serialised once, when added,
 // so writing the report after every run costs what that run adds to it, not
 // everything again (a report of 100 runs used to be serialised 100 times).
 class ReportWriter {
  public:
-  explicit ReportWriter(Json context) : context_(std::move(context)) {}
+  explicit ReportWriter(Json context, DeclaredMetrics declared = {})
+      : context_(std::move(context)), declared_(std::move(declared)) {}
   void add(const RunRecord& r);
   // The report over `runs` (the records add() saw, in the same order):
   // the same text as dump_canonical(make_report(context, runs, complete)).
@@ -32,11 +37,13 @@ class ReportWriter {
 
  private:
   Json context_;
+  DeclaredMetrics declared_;
   std::vector<std::string> run_texts_;
 };
 
 struct ReportData {
   Json context;
+  Json manifest;         // "metrics"; null in reports from before it existed
   bool complete = true;  // reports from before "complete" existed were complete
   std::vector<RunRecord> runs;
 };

@@ -25,7 +25,7 @@ int bad_input(const std::string& message) {
 
 // Runs the plan, prints the table of what was done, and says how it ended:
 // the exit code (128 + the signal when the harness was asked to stop).
-int finish_execution(const Execution& e, const char* who) {
+int finish_execution(const Execution& e, const Options& o, const char* who) {
   std::vector<RunRecord> runs;
   auto outcome = execute(e, runs);
   if (e.verbose)
@@ -34,6 +34,11 @@ int finish_execution(const Execution& e, const char* who) {
   std::map<std::string, std::vector<Headline>> headlines;
   for (const auto& job : e.jobs) headlines[job.workload.name] = headline_metrics(job.workload);
   fmt::print("{}", summary_table(runs, headlines));
+  DeclaredMetrics declared;
+  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  for (const auto& [path, text] : {std::pair{o.export_markdown, summary_markdown(runs, headlines)},
+                                   std::pair{o.export_csv, summary_csv(runs, declared)}})
+    if (auto err = write_export(path, text); !err.empty()) fmt::print(stderr, "{}: {}\n", who, err);
   if (!outcome.error.empty()) {
     fmt::print(stderr, "{}: {}\n", who, outcome.error);
     if (!outcome.rescue.empty()) fmt::print(stderr, "{}: the {} runs done are in {}\n", who, runs.size(), outcome.rescue);
@@ -85,6 +90,8 @@ int run_command(const Options& o) {
 
   const std::string name = o.suite.empty() ? o.workload : "suite-" + o.suite;
   if (!apply_run_options(o, e, error)) return bad_input(error);
+  for (const auto& [path, option] : {std::pair{o.export_markdown, "--export-markdown"}, std::pair{o.export_csv, "--export-csv"}})
+    if (auto err = check_export(path, option); !err.empty()) return bad_input(err);
   if (!o.out.empty() || !o.resume.empty()) {
     e.out = !o.out.empty() ? o.out : o.resume;
     if (auto err = check_writable(e.out); !err.empty()) return bad_input("--out: " + err);
@@ -103,7 +110,7 @@ int run_command(const Options& o) {
     if (!kept) return bad_input(error);
     e.kept = std::move(*kept);
   }
-  return finish_execution(e, "harness");
+  return finish_execution(e, o, "harness");
 }
 
 }  // namespace mh

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "curve.h"
 #include "interrupt.h"
 #include "memory_limit.h"
 #include "perf.h"
@@ -235,7 +236,16 @@ RunRecord run_one(const RunRequest& req) {
   if (!rec.samples.empty()) rec.final_rss_kb = rec.samples.back().rss_kb;
   for (const auto& m : rec.marks)
     if (m.name == "end") rec.final_rss_kb = m.sample.rss_kb;
+  // With VmHWM reset at marks, each reading is one phase's peak: the run's is
+  // the largest of them and the workload's last (wait4's maxrss the same way).
+  if (std::any_of(rec.marks.begin(), rec.marks.end(), [](const Mark& m) { return m.hwm_reset; })) {
+    int64_t peak = 0;
+    for (const auto& m : rec.marks) peak = std::max(peak, m.hwm_kb.value_or(0));
+    if (rec.hwm_kb.value) rec.hwm_kb.value = std::max(*rec.hwm_kb.value, double(peak));
+    rec.maxrss_kb = std::max(rec.maxrss_kb, peak);
+  }
   if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty()) rec.hwm_kb.reason = "the workload did not report its VmHWM";
+  compute_curve(rec, req.after_mark, req.declared_after);
   std::string complaint;
   if (output >= 0) {
     rec.output_tail = tail_of(output, 4096);

@@ -29,6 +29,9 @@ struct RunRequest {
   // The workload gets it as TMPDIR; it is removed after the run, however it ended.
   std::string tmp_parent;
   ProgressFn on_progress;  // called about once a second and at each mark
+  // The mark the after.* curve metrics are measured from: --after, else the
+  // workload's declared idle mark, else the last mark (curve.h).
+  std::string after_mark, declared_after;
 };
 
 RunRecord run_one(const RunRequest& req);

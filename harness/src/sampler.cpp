@@ -139,6 +139,9 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
         Sample s;
         if (process_alive && take(s, true)) {
           mk.sample = s;
+          // The peak of the phase that ends here, then a fresh peak for the next.
+          mk.hwm_kb = proc.last_hwm_kb();
+          mk.hwm_reset = cfg.reset_hwm && proc.reset_hwm();
           merge_threads(threads, proc.threads());
         } else if (have_last) {
           mk.sample = last;
@@ -226,6 +229,7 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
   if (!gaps_ms.empty()) rec.sampler.achieved_ms = stats::median(gaps_ms);
   rec.sampler.smaps_reads = static_cast<int64_t>(smaps_costs_us.size());
   if (!smaps_costs_us.empty()) rec.sampler.smaps_cost_us_median = stats::median(smaps_costs_us);
+  rec.sampler.hwm_reset_error = proc.reset_error();
   return end;
 }
 

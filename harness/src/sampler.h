@@ -28,6 +28,8 @@ struct SamplerConfig {
   double timeout_s = 600;
   int stop_fd = -1;  // readable when the harness is asked to stop (interrupt::wake_fd)
   std::string proc_root = "/proc";
+  // Reset VmHWM at each mark, so that each phase has the kernel's own peak.
+  bool reset_hwm = true;
   ProgressFn on_progress;  // about once a second and at each mark
 };
 

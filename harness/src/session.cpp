@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -95,6 +96,7 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
   e.timeout_s = o.timeout_s;
   e.sample_ms = o.sample_ms;
   e.smaps_ms = o.smaps_ms;
+  e.after_mark = o.after_mark;
   e.verbose = o.verbose;
   e.progress = !o.quiet && isatty(STDERR_FILENO);
   if (!o.memory_limit.empty()) {
@@ -106,6 +108,21 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
     e.memory_limit = *bytes;
   }
   return true;
+}
+
+std::string check_export(const std::string& path, const std::string& option) {
+  if (path.empty() || path == "-") return "";
+  auto e = check_writable(path);
+  return e.empty() ? "" : option + ": " + e;
+}
+
+std::string write_export(const std::string& path, const std::string& text) {
+  if (path.empty()) return "";
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return "";
+  }
+  return write_atomic(path, text);
 }
 
 std::string run_key(const std::string& workload, const Json& params, const std::string& allocator,
@@ -128,6 +145,7 @@ Json plan_json(const Execution& e, const Json& extra) {
   plan["jobs"] = jobs;
   plan["arms"] = arms;
   plan["order"] = order;
+  if (!e.after_mark.empty()) plan["after"] = e.after_mark;
   return plan;
 }
 
@@ -173,7 +191,9 @@ std::string rescue_path(const std::string& out) {
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
   ExecutionOutcome outcome;
   Progress progress(e.progress, e.plan.size());
-  ReportWriter writer(e.context);
+  DeclaredMetrics declared;
+  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  ReportWriter writer(e.context, declared);
   std::map<std::string, const RunRecord*> kept;
   for (const auto& r : e.kept) kept[run_key(r)] = &r;
 
@@ -213,6 +233,8 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
       req.pass_output = e.verbose;
       req.declared_metrics = declared_metrics(job.workload);
       req.memory_limit = e.memory_limit;
+      req.after_mark = e.after_mark;
+      req.declared_after = declared_after_mark(job.workload);
       req.on_progress = [&](double ms, const std::string& mark) { progress.running(ms, mark); };
       runs.push_back(run_one(req));
       runs.back().role = arm.role;

@@ -36,6 +36,7 @@ struct Execution {
   std::vector<PlannedRun> plan;
   double timeout_s = 600, sample_ms = 10, smaps_ms = 0;
   uint64_t memory_limit = 0;  // bytes, 0: none
+  std::string after_mark;     // --after: the mark of the after.* metrics ("" the workload's)
   bool verbose = false, progress = false;
   std::string out;  // the report, rewritten after every run
   Json context;
@@ -45,7 +46,7 @@ struct Execution {
 };
 
 // The settings every execution takes from the command line (timeout,
-// sampling, memory limit, output); false with the error on bad input.
+// sampling, memory limit, --after, output); false with the error on bad input.
 bool apply_run_options(const Options& o, Execution& e, std::string& error);
 
 struct ExecutionOutcome {
@@ -61,6 +62,12 @@ struct ExecutionOutcome {
 // harness is asked to stop (the run in flight recorded as interrupted) or
 // when the report cannot be written. Failed runs are in the records.
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs);
+
+// --export-markdown / --export-csv: "" when `path` can be written (or is "-",
+// stdout), else the error naming the option; checked before anything runs.
+std::string check_export(const std::string& path, const std::string& option);
+// Writes an export ("-": stdout). Returns "" or the error.
+std::string write_export(const std::string& path, const std::string& text);
 
 // The identity of a planned run in a report: the same workload, parameters,
 // allocator, role and repetition. Used to match the runs of a report to a plan.

@@ -5,26 +5,9 @@
 #include <map>
 #include <tuple>
 
-namespace mh {
+#include "metrics.h"
 
-const std::vector<MetricDef>& run_metrics() {
-  using R = const RunRecord&;
-  static const std::vector<MetricDef> defs = {
-      {"peak_rss_kb", "KiB", [](R r) -> std::optional<double> { return double(r.peak_rss_kb); }},
-      {"final_rss_kb", "KiB", [](R r) -> std::optional<double> { return double(r.final_rss_kb); }},
-      {"hwm_kb", "KiB", [](R r) { return r.hwm_kb.value; }},
-      {"maxrss_kb", "KiB", [](R r) -> std::optional<double> { return double(r.maxrss_kb); }},
-      {"minflt", "faults", [](R r) -> std::optional<double> { return double(r.minflt); }},
-      {"majflt", "faults", [](R r) -> std::optional<double> { return double(r.majflt); }},
-      {"utime_ms", "ms", [](R r) -> std::optional<double> { return r.utime_ms; }},
-      {"stime_ms", "ms", [](R r) -> std::optional<double> { return r.stime_ms; }},
-      {"cpu_ms", "ms", [](R r) -> std::optional<double> { return r.utime_ms + r.stime_ms; }},
-      {"wall_ms", "ms", [](R r) -> std::optional<double> { return r.wall_ms; }},
-      {"vol_ctxsw", "switches", [](R r) -> std::optional<double> { return double(r.vol_ctxsw); }},
-      {"invol_ctxsw", "switches", [](R r) -> std::optional<double> { return double(r.invol_ctxsw); }},
-  };
-  return defs;
-}
+namespace mh {
 
 const stats::Summary* SummaryRow::find(const std::string& metric) const {
   for (const auto& [name, s] : metrics)
@@ -64,7 +47,9 @@ std::vector<SummaryRow> summarize_runs(const std::vector<RunRecord>& runs) {
     for (const RunRecord* r : members) {
       if (r->status != Status::Ok) continue;
       ++row.runs_ok;
-      for (const auto& def : run_metrics()) add(def.name, def.get(*r));
+      for (const auto& spec : metric_registry())
+        if (spec.get) add(spec.name, spec.get(*r));
+      for (const auto& [name, m] : r->curve) add(name, m.value);
       for (const auto& [name, m] : r->workload_metrics) add("workload." + name, m.value);
       for (const auto& [name, m] : r->perf) add("perf." + name, m.value);
     }

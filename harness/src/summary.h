@@ -1,5 +1,6 @@
-// Per-run metrics declared once, and the summary over repetitions: per workload
-// and allocator, per metric, median/min/max/n of the runs that are ok.
+// The summary over repetitions: per workload and allocator, per metric (the
+// registry's, metrics.h, then the workload's and perf's), median/min/max/n of
+// the runs that are ok.
 #pragma once
 
 #include <optional>
@@ -11,18 +12,10 @@
 
 namespace mh {
 
-struct MetricDef {
-  const char* name;
-  const char* unit;
-  std::optional<double> (*get)(const RunRecord&);
-};
-// The harness's own metrics of a run, in report order.
-const std::vector<MetricDef>& run_metrics();
-
 struct SummaryRow {
   std::string workload, allocator, role;
   size_t runs_ok = 0, runs_total = 0;
-  std::vector<std::pair<std::string, stats::Summary>> metrics;  // run metrics, then workload.*, perf.*
+  std::vector<std::pair<std::string, stats::Summary>> metrics;  // registry metrics, then workload.*, perf.*
   const stats::Summary* find(const std::string& metric) const;
 };
 

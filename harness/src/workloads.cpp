@@ -67,11 +67,23 @@ std::vector<std::string> declared_metrics(const WorkloadInfo& w) {
   return out;
 }
 
+std::map<std::string, DeclaredMetric> declared_metric_specs(const WorkloadInfo& w) {
+  std::map<std::string, DeclaredMetric> out;
+  for (const auto& m : w.description.value("metrics", Json::array()))
+    out[m.value("name", "")] = {m.value("unit", ""), m.value("better", ""), m.value("help", "")};
+  return out;
+}
+
+std::string declared_after_mark(const WorkloadInfo& w) { return w.description.value("after_mark", ""); }
+
 std::vector<Headline> headline_metrics(const WorkloadInfo& w) {
   std::vector<Headline> out;
   for (const auto& m : w.description.value("metrics", Json::array()))
     if (!m.value("column", "").empty())
       out.push_back({"workload." + m.value("name", ""), m.value("column", ""), m.value("unit", ""), m.value("better", "")});
+  for (const auto& c : w.description.value("curve_columns", Json::array()))
+    if (const MetricSpec* spec = find_metric(c.value("metric", "")))
+      out.push_back({c.value("metric", ""), c.value("column", ""), spec->unit, spec->better});
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics.h"
 #include "record.h"
 
 namespace mh {
@@ -26,9 +27,15 @@ std::optional<Json> check_params(const WorkloadInfo& w, const std::vector<std::s
 
 // The names of the metrics the workload declares.
 std::vector<std::string> declared_metrics(const WorkloadInfo& w);
+// Its declared metrics with unit, direction and description.
+std::map<std::string, DeclaredMetric> declared_metric_specs(const WorkloadInfo& w);
+// The mark after which it idles or settles ("" when it declares none): the
+// default of --after.
+std::string declared_after_mark(const WorkloadInfo& w);
 
 // A metric the workload declares as one of its headline figures (its result),
-// for the summary table: the first one ranks the allocators.
+// for the summary table: the first one ranks the allocators. One of its own
+// metrics, or one of the harness's curve metrics it names (curve_columns).
 struct Headline {
   std::string metric;  // as in the summary: "workload.excess_anon_kb"
   std::string title, unit, better;

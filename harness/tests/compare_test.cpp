@@ -17,6 +17,7 @@ RunRecord run(const std::string& role, int rep, double peak, double faults) {
   r.repetition = rep;
   r.status = Status::Ok;
   r.peak_rss_kb = int64_t(peak);
+  r.samples.push_back(Sample{});  // a run without samples has no RSS figures
   r.workload_metrics["faults_per_request"].value = faults;
   return r;
 }
@@ -137,7 +138,7 @@ TEST(Compare, TwoReportsOfSixRunsSayWhatTheyHad) {
   EXPECT_EQ(sample_size(three), "3 runs a side");
   ASSERT_EQ(three.warnings.size(), 2u);
   EXPECT_EQ(three.warnings[0], "with 3 baseline and 3 candidate runs the smallest p-value the test can give is 0.1, "
-                               "0.2 after the Holm adjustment over 2 metrics: above alpha 0.05, so no metric can be "
+                               "0.6 after the Holm adjustment over 6 metrics: above alpha 0.05, so no metric can be "
                                "called a regression");
   EXPECT_NE(find(three, "peak_rss_kb")->verdict, compare::Verdict::Regression);
 }
@@ -151,19 +152,26 @@ TEST(CompareStats, SmallestP) {
 TEST(Compare, DeclaredDirectionAppliesWhenNoPatternMatches) {
   Thresholds t;
   t.fallback = MetricRule{compare::Direction::None, 0.05, 0};
-  EXPECT_EQ(t.rule_for("workload.ms_to_baseline", "lower").direction, compare::Direction::Lower);
-  EXPECT_EQ(t.rule_for("workload.ms_to_baseline", "").direction, compare::Direction::None);
+  EXPECT_EQ(t.rule_for("workload.ms_to_back", "lower").direction, compare::Direction::Lower);
+  EXPECT_EQ(t.rule_for("workload.ms_to_back", "").direction, compare::Direction::None);
   t.rules.push_back({"workload.ms_*", MetricRule{compare::Direction::Higher, 0.2, 0}});
-  EXPECT_EQ(t.rule_for("workload.ms_to_baseline", "lower").direction, compare::Direction::Higher);
+  EXPECT_EQ(t.rule_for("workload.ms_to_back", "lower").direction, compare::Direction::Higher);
 }
 
-TEST(Compare, GlobPatterns) {
-  EXPECT_TRUE(glob_match("workload.ns.*", "workload.ns.malloc_free_random"));
-  EXPECT_TRUE(glob_match("*_kb", "final_rss_kb"));
-  EXPECT_TRUE(glob_match("perf.*", "perf.page-faults"));
-  EXPECT_FALSE(glob_match("perf.*", "workload.perf"));
-  EXPECT_FALSE(glob_match("peak_rss_kb", "peak_rss_kb2"));
-  EXPECT_TRUE(glob_match("a*b*c", "aXXbYYc"));
+// Without a file, a metric's rule is the registry's; the file's patterns
+// (fnmatch) override it, a family's members included.
+TEST(Compare, TheRegistryGivesTheDefaultRuleAndPatternsOverrideIt) {
+  Thresholds t;
+  EXPECT_EQ(t.rule_for("after.ms_to_90pct").direction, compare::Direction::Lower);
+  EXPECT_DOUBLE_EQ(t.rule_for("after.ms_to_90pct").min_delta, 10);
+  EXPECT_EQ(t.rule_for("phase.freed.peak_rss_kb").direction, compare::Direction::None);
+  EXPECT_DOUBLE_EQ(t.rule_for("phase.freed.peak_rss_kb").threshold, 0.03);
+  t.rules.push_back({"phase.*.peak_rss_kb", MetricRule{compare::Direction::Lower, 0.1, 0}});
+  t.rules.push_back({"perf.*", MetricRule{compare::Direction::Higher, 0.1, 0}});
+  EXPECT_EQ(t.rule_for("phase.freed.peak_rss_kb").direction, compare::Direction::Lower);
+  EXPECT_EQ(t.rule_for("perf.page-faults").direction, compare::Direction::Higher);
+  EXPECT_EQ(t.rule_for("workload.perf").direction, compare::Direction::None);  // perf.* is a prefix pattern
+  EXPECT_EQ(t.rule_for("peak_rss_kb2").direction, compare::Direction::None);    // not a registry name
 }
 
 TEST(Compare, TheShippedThresholdsFileLoads) {

@@ -25,7 +25,9 @@ const mhwl::WorkloadSpec kSpec{
       "run that shares --counter; skip-seq: a mark with a wrong sequence number"},
      {"ms", mhwl::ParamType::Int, "300", "", 1, 600000, {}, "sleep: how long, in ms"},
      {"counter", mhwl::ParamType::String, "", "", 0, -1, {}, "crash-second: a file counting the runs"}},
-    {{"slept_ms", "ms", "", "sleep: the time asked for (a figure that never varies)"}}};
+    {{"slept_ms", "ms", "", "sleep: the time asked for (a figure that never varies)"}},
+    "",
+    {}};
 
 // Which run of the ones that share `path` this is: 1, 2, 3...
 int next_count(const std::string& path) {

@@ -147,7 +147,7 @@ TEST_F(ComparePins, MarkdownIsWritten) {
   std::string md = test::slurp(md_);
   EXPECT_NE(md.find("### memharness: "), std::string::npos) << md;
   EXPECT_NE(md.find("candidate jemalloc against baseline glibc, 2 rounds"), std::string::npos);
-  EXPECT_NE(md.find("| final_rss_kb |"), std::string::npos);
+  EXPECT_NE(md.find("| final_rss_kb (MB) |"), std::string::npos);
   EXPECT_NE(md.find("**burst-writefile**"), std::string::npos);
 }
 

@@ -28,11 +28,12 @@ TEST(Procfs, StatRejectsTruncatedText) {
   EXPECT_FALSE(parse_stat("no parens at all"));
 }
 
-TEST(Procfs, StatmResidentPages) {
-  auto r = parse_statm_resident_pages(fixture("statm.txt"));
+TEST(Procfs, StatmResidentAndSharedPages) {
+  auto r = parse_statm_resident_shared_pages(fixture("statm.txt"));
   ASSERT_TRUE(r);
-  EXPECT_EQ(*r, 3382);
-  EXPECT_FALSE(parse_statm_resident_pages("17"));
+  EXPECT_EQ(r->first, 3382);
+  EXPECT_EQ(r->second, 1663);
+  EXPECT_FALSE(parse_statm_resident_shared_pages("17 4"));
 }
 
 TEST(Procfs, StatusFields) {

@@ -16,6 +16,7 @@ RunRecord fake(const std::string& alloc, int rep, int64_t peak, Status st = Stat
   r.repetition = rep;
   r.status = st;
   r.peak_rss_kb = peak;
+  r.samples.push_back(Sample{});  // a run without samples has no RSS figures
   r.utime_ms = 10;
   r.stime_ms = 5;
   r.workload_metrics["calls"].value = 300;
@@ -74,6 +75,7 @@ RunRecord pool_idle(const std::string& alloc, double excess_kb, int64_t exit_kb)
   r.status = Status::Ok;
   r.peak_rss_kb = 150000;
   r.final_rss_kb = exit_kb;
+  r.samples.push_back(Sample{});
   r.workload_metrics["excess_anon_kb"].value = excess_kb;
   return r;
 }

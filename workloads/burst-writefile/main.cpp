@@ -43,7 +43,9 @@ const mhwl::WorkloadSpec kSpec{
         {"bytes_written", "bytes", "", "bytes the writes put in files"},
         {"burst_ms", "ms", "lower", "from the first call to the last completion"},
         {"files_verified", "count", "", "files read back after the window that hold exactly the input"},
-    }};
+    },
+    "all-done",
+    {}};
 
 // UTF-16 to UTF-8, the work a runtime does to turn a string argument into bytes.
 // Unpaired surrogates become U+FFFD. Returns the bytes written (at most 3 per unit).

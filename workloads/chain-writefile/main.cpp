@@ -43,7 +43,9 @@ const mhwl::WorkloadSpec kSpec{
          "faults/write"},
         {"ms_per_write", "ms", "lower", "wall time over the same span, per write", "ms/write"},
         {"writes", "count", "", "writes completed"},
-    }};
+    },
+    "all-done",
+    {}};
 
 struct Write {
   size_t chain;

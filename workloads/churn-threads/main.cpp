@@ -36,7 +36,9 @@ const mhwl::WorkloadSpec kSpec{
         {"rss_end_kb", "KiB", "lower", "RSS (statm) at the end of the spin", "RSS after spin"},
         {"rss_churn_end_kb", "KiB", "", "RSS (statm) when every worker has freed everything"},
         {"rounds", "count", "", "buffers allocated and touched, all workers"},
-    }};
+    },
+    "churn-end",
+    {}};
 
 struct Shared {
   std::atomic<size_t> freed{0};       // workers that have freed everything

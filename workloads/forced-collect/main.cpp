@@ -28,7 +28,9 @@ const mhwl::WorkloadSpec kSpec{
         {"rss_after_kb", "KiB", "lower", "RSS (statm) right after the collect call returned", "RSS after collect"},
         {"rss_freed_kb", "KiB", "", "RSS right after the frees, before the collect"},
         {"collect_ms", "ms", "", "time spent in the collect call", "collect"},
-    }};
+    },
+    "collected",
+    {}};
 
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;

@@ -44,7 +44,9 @@ const mhwl::WorkloadSpec kSpec{
         {"min-time", ParamType::Double, "0.5", "0.01", 0.001, 3600, {}, "seconds each repetition runs at least (--benchmark_min_time)"},
         {"filter", ParamType::String, ".", "", 0, -1, {}, "regular expression of the benchmarks to run (--benchmark_filter)"},
     },
-    metric_specs()};
+    metric_specs(),
+    "benchmarks-done",
+    {}};
 
 // "producer_consumer/real_time/threads:2" -> "producer_consumer"
 std::string base_name(const std::string& run_name) { return run_name.substr(0, run_name.find('/')); }

@@ -53,7 +53,9 @@ const mhwl::WorkloadSpec kSpec{
         {"kept_kb", "KiB", "", "bytes of the buffers kept alive"},
         {"anon_start_kb", "KiB", "", "RssAnon at the start mark"},
         {"anon_settled_kb", "KiB", "", "RssAnon after the settle time"},
-    }};
+    },
+    "reads-done",
+    {}};
 
 // Reads a file into a fresh malloc'd buffer (the pool thread's allocation).
 char* read_into_heap(const std::string& path, size_t& len, int& error) {

@@ -33,7 +33,9 @@ const mhwl::WorkloadSpec kSpec{
         {"ms", "ms", "lower", "from the second free to the end of the second wait"},
         {"first_drop_seen", "bool", "", "1 when RSS fell by 1/6 of the total within wait-ms of the first free"},
         {"first_wait_ms", "ms", "", "length of the first wait"},
-    }};
+    },
+    "first-free",
+    {}};
 
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;

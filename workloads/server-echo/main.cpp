@@ -53,11 +53,11 @@ const mhwl::WorkloadSpec kSpec{
         {"requests_per_s", "count/s", "higher", "responses the client received, per second of load"},
         {"latency_p50_ms", "ms", "lower", "median request latency, measured by the client (first byte sent to last byte received)"},
         {"latency_p99_ms", "ms", "lower", "99th percentile of the same"},
-        {"rss_idle_early_kb", "KiB", "lower", "VmRSS of the server at idle/7 (10 s of the default 70 s idle)"},
-        {"anon_idle_early_kb", "KiB", "lower", "RssAnon of the server at the same moment"},
         {"rss_idle_end_kb", "KiB", "lower", "VmRSS of the server at the end of the idle time (70 s by default)"},
         {"anon_idle_end_kb", "KiB", "lower", "RssAnon of the server at the same moment", "idle anon at end"},
-    }};
+    },
+    "load-end",
+    {}};
 
 // "idle+10s", "idle+0.429s": the time since the load ended, to three digits.
 std::string idle_mark(double seconds) {
@@ -176,7 +176,7 @@ int body(mhwl::Context& ctx) {
 
   long faults0 = 0, faults1 = 0;
   uint64_t served0 = 0, served1 = 0;
-  mhwl::MemStatus early, end;
+  mhwl::MemStatus end;
   ctx.report.mark("load-start");
   faults0 = mhwl::minor_faults();
   served0 = server.responses();
@@ -192,7 +192,6 @@ int body(mhwl::Context& ctx) {
     ctx.report.mark("load-end");
     loop.remove_fd(result[0]);
     loop.add_timer(idle_early, false, [&] {
-      early = mhwl::read_mem_status();
       ctx.report.mark(early_mark);
     });
     loop.add_timer(idle_end, false, [&] {
@@ -220,8 +219,6 @@ int body(mhwl::Context& ctx) {
   ctx.report.metric("requests_per_s", outcome.completed / (outcome.elapsed_ms / 1000.0));
   ctx.report.metric("latency_p50_ms", outcome.p50);
   ctx.report.metric("latency_p99_ms", outcome.p99);
-  ctx.report.metric("rss_idle_early_kb", static_cast<double>(early.rss_kb));
-  ctx.report.metric("anon_idle_early_kb", static_cast<double>(early.anon_kb));
   ctx.report.metric("rss_idle_end_kb", static_cast<double>(end.rss_kb));
   ctx.report.metric("anon_idle_end_kb", static_cast<double>(end.anon_kb));
   if (outcome.errors > 0 || server.bad_requests() > 0) {

@@ -37,7 +37,9 @@ const mhwl::WorkloadSpec kSpec{
         {"live_kb", "KiB", "", "bytes of the blocks still allocated"},
         {"rss_peak_kb", "KiB", "", "RSS with every block allocated"},
         {"anon_huge_peak_kb", "KiB", "", "AnonHugePages with every block allocated"},
-    }};
+    },
+    "freed",
+    {}};
 
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;

@@ -35,7 +35,9 @@ const mhwl::WorkloadSpec kSpec{
     {
         {"turns", "count", "", "timer expirations handled"},
         {"loop_ms", "ms", "lower", "wall time of the loop from the first arming to the last turn"},
-    }};
+    },
+    "turns-done",
+    {}};
 
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;

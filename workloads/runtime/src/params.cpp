@@ -187,7 +187,11 @@ nlohmann::ordered_json describe(const WorkloadSpec& spec) {
     metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"help", m.help}});
     if (!m.column.empty()) metrics.back()["column"] = m.column;
   }
-  return {{"name", spec.name}, {"summary", spec.summary}, {"seed", spec.seed}, {"params", params}, {"metrics", metrics}};
+  nlohmann::ordered_json curve_columns = nlohmann::ordered_json::array();
+  for (const auto& c : spec.curve_columns) curve_columns.push_back({{"metric", c.metric}, {"column", c.column}});
+  return {{"name", spec.name},     {"summary", spec.summary},   {"seed", spec.seed},
+          {"params", params},      {"metrics", metrics},        {"after_mark", spec.after_mark},
+          {"curve_columns", curve_columns}};
 }
 
 int64_t Params::integer(const std::string& name) const { return values_.at(name).get<int64_t>(); }

@@ -36,12 +36,23 @@ struct MetricSpec {
   std::string column = "";
 };
 
+// One of the harness's own metrics (its registry: RSS curve metrics such as
+// after.ms_to_90pct) shown as one of this workload's headline figures.
+struct CurveColumn {
+  std::string metric;
+  std::string column;
+};
+
 struct WorkloadSpec {
   std::string name;
   std::string summary;
   std::string seed;  // which seed scenario it reproduces, free text
   std::vector<ParamSpec> params;
   std::vector<MetricSpec> metrics;
+  // The mark after which the workload holds no more than it must (its idle or
+  // settled phase): the harness measures its after.* curve metrics from here.
+  std::string after_mark;
+  std::vector<CurveColumn> curve_columns;
 };
 
 // Resolved values. Numbers are stored as double (sizes in bytes), the rest as text.

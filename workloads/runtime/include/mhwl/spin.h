@@ -27,8 +27,4 @@ bool spin_until(SpinClock::time_point deadline, Pred pred) {
   }
 }
 
-inline void spin_for(std::chrono::nanoseconds d) {
-  spin_until(SpinClock::now() + d, [] { return false; });
-}
-
 }  // namespace mhwl
