@@ -383,3 +383,56 @@ TEST(EndToEnd, OnATerminalTheProgressLineMovesDuringARun) {
 
 }  // namespace
 }  // namespace mh
+
+namespace mh {
+namespace {
+
+// The curve metrics of a real run: idle-return under scav gives its 64 MiB
+// back after the "freed" mark, which the workload declares; the phases' peaks
+// are the kernel's (VmHWM reset at each mark); the exports follow the table.
+TEST(CurveEndToEnd, IdleReturnUnderScavGivesBackAfterItsFreedMark) {
+  const std::string out = test::scratch("curve-idle.json"), md = test::scratch("curve-idle.md"),
+                    csv = test::scratch("curve-idle.csv");
+  auto c = test::run_harness({"-w", "idle-return", "--smoke", "-a", "scav", "-n", "1", "-q", "-o", out,
+                              "--export-markdown", md, "--export-csv", csv});
+  ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
+  EXPECT_NE(c.out.find("90% given back after ms"), std::string::npos) << c.out;
+  Json report = test::load_json(out);
+  Json run = report["runs"][0];
+  EXPECT_EQ(run["curve_info"]["after"]["mark"], "freed");
+  EXPECT_EQ(run["curve_info"]["after"]["start_from"], "the start mark");
+  const Json& curve = run["metrics"]["curve"];
+  ASSERT_TRUE(curve["after.ms_to_90pct"]["value"].is_number()) << curve.dump();
+  const double to_half = curve["after.ms_to_half"]["value"], to_90 = curve["after.ms_to_90pct"]["value"];
+  EXPECT_GE(to_90, to_half);
+  EXPECT_LT(to_90, 500);  // the idle time at smoke size
+  // The peak of the allocating phase is the run's: the whole heap is resident there.
+  const double peak = run["metrics"]["peak_rss_kb"], phase_peak = curve["phase.start.peak_rss_kb"]["value"];
+  EXPECT_GE(phase_peak, peak);
+  EXPECT_GT(phase_peak, 64 * 1024);
+  for (const auto& p : run["curve_info"]["phases"]) {
+    if (p["name"] != "end") {
+      EXPECT_EQ(p["peak_from"], "VmHWM") << p.dump();
+    }
+  }
+  EXPECT_EQ(run["sampler"]["hwm_reset_error"], "");
+  // The manifest names every metric of the report with its unit.
+  EXPECT_EQ(report["metrics"]["after.ms_to_90pct"]["unit"], "ms");
+  EXPECT_EQ(report["metrics"]["peak_rss_kb"]["display_unit"], "MB");
+  EXPECT_EQ(report["metrics"]["workload.rss_end_kb"]["unit"], "KiB");
+  EXPECT_NE(test::slurp(md).find("| workload | allocator | runs ok |"), std::string::npos) << test::slurp(md);
+  EXPECT_NE(test::slurp(csv).find("idle-return,scav,,1,1,after.ms_to_90pct,ms,"), std::string::npos)
+      << test::slurp(csv);
+
+  // --after picks another mark: from "allocated", nothing is given back before the free.
+  const std::string other = test::scratch("curve-idle-after.json");
+  c = test::run_harness({"-w", "idle-return", "--smoke", "-a", "scav", "-n", "1", "-q", "-o", other, "--after",
+                         "allocated"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  run = test::load_json(other)["runs"][0];
+  EXPECT_EQ(run["curve_info"]["after"]["mark"], "allocated");
+  EXPECT_EQ(run["curve_info"]["after"]["chosen_by"], "--after");
+}
+
+}  // namespace
+}  // namespace mh
