@@ -6,6 +6,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -161,12 +162,24 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
     WorkloadComparison wc;
     wc.workload = w;
     wc.params = params[w];
+    // The metrics either side has: one that only one side has is not compared,
+    // but said (a candidate that never gives memory back has no time to do it).
     std::vector<std::string> metrics;
     for (const auto& row : summarize_runs(runs))
-      if (row.workload == w && row.role == kRoleBaseline)
-        for (const auto& [name, st] : row.metrics) metrics.push_back(name);
+      if (row.workload == w && (row.role == kRoleBaseline || row.role == kRoleCandidate))
+        for (const auto& [name, st] : row.metrics)
+          if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
     for (const auto& name : metrics) {
       auto bv = values_of(base, name), cv = values_of(cand, name);
+      if (bv.empty() != cv.empty()) {
+        const bool base_lacks = bv.empty();
+        const auto& lacking = base_lacks ? base : cand;
+        std::string why = lacking.empty() ? "" : metric_reason(*lacking.front(), name);
+        c.warnings.push_back(fmt::format("{}: {} has {} in no run{}, the {} in {}: not compared", w,
+                                         base_lacks ? "the baseline" : "the candidate", name,
+                                         why.empty() ? "" : " (" + why + ")", base_lacks ? "candidate" : "baseline",
+                                         base_lacks ? cv.size() : bv.size()));
+      }
       if (bv.empty() || cv.empty()) continue;
       MetricComparison m;
       m.metric = name;

@@ -93,6 +93,19 @@ std::optional<double> metric_value(const RunRecord& r, const std::string& metric
   return std::nullopt;
 }
 
+std::string metric_reason(const RunRecord& r, const std::string& metric) {
+  auto from = [](const std::map<std::string, Maybe>& values, const std::string& key) {
+    auto it = values.find(key);
+    return it == values.end() ? std::string("not reported") : it->second.reason;
+  };
+  if (metric.rfind("workload.", 0) == 0) return from(r.workload_metrics, metric.substr(9));
+  if (metric.rfind("perf.", 0) == 0) return from(r.perf, metric.substr(5));
+  for (const auto& [name, m] : r.curve)
+    if (name == metric) return m.reason;
+  if (metric == "hwm_kb") return r.hwm_kb.reason;
+  return r.samples.empty() ? "no sample of the process could be read" : "";
+}
+
 DisplayUnit display_unit(const std::string& stored_unit) {
   if (stored_unit == "KiB") return {"MB", 1024.0 / 1e6};
   if (stored_unit == "bytes") return {"MB", 1e-6};

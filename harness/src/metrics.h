@@ -48,6 +48,8 @@ const MetricSpec* find_metric(const std::string& metric);
 // The value of any metric of a run: a registry metric, "workload.NAME" or
 // "perf.NAME"; nullopt when the run has none (or it is null).
 std::optional<double> metric_value(const RunRecord& r, const std::string& metric);
+// Why a run has no value of `metric` ("" when it has one or no reason is known).
+std::string metric_reason(const RunRecord& r, const std::string& metric);
 
 // A metric a workload declares (its --describe "metrics").
 struct DeclaredMetric {

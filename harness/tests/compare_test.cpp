@@ -235,3 +235,50 @@ TEST(Compare, ScatteredBaselineRunsRaiseTheNoiseFloor) {
 
 }  // namespace
 }  // namespace mh
+
+namespace mh {
+namespace {
+
+// A candidate that never gives its memory back has no time to give it back:
+// the metric cannot be compared, and the comparison says so instead of
+// leaving it out without a word.
+TEST(Compare, AMetricOnlyOneSideHasIsNamedInAWarning) {
+  auto runs = rounds(500000, 500000, 10, 10);
+  for (auto& r : runs) {
+    if (r.role == kRoleCandidate)
+      r.curve.push_back({"after.ms_to_90pct", Maybe{std::nullopt, "RSS never came down to 7.0 MB"}});
+    else
+      r.curve.push_back({"after.ms_to_90pct", Maybe{120.0, ""}});
+  }
+  Comparison c = analyze(runs, rules(), {});
+  EXPECT_EQ(find(c, "after.ms_to_90pct"), nullptr);
+  bool said = false;
+  for (const auto& w : c.warnings)
+    said = said || w == "w: the candidate has after.ms_to_90pct in no run (RSS never came down to 7.0 MB), the "
+                        "baseline in 10: not compared";
+  EXPECT_TRUE(said) << (c.warnings.empty() ? "no warnings" : c.warnings.front());
+}
+
+// The resolution is the smallest change that could have been called a
+// regression: the largest of threshold, noise floor and absolute floor.
+TEST(Compare, ResolutionIsTheLargestOfThresholdNoiseFloorAndAbsoluteFloor) {
+  Comparison c = analyze(rounds(500000, 500000, 10, 10), rules(), {});
+  const MetricComparison* peak = find(c, "peak_rss_kb");
+  ASSERT_NE(peak, nullptr);
+  ASSERT_TRUE(peak->resolution);
+  EXPECT_DOUBLE_EQ(*peak->resolution, std::max({0.03, peak->noise_floor, 1024.0 / peak->baseline.median}));
+  // An absolute floor larger than the threshold sets it.
+  Thresholds t = rules();
+  t.rules.insert(t.rules.begin(), {"peak_rss_kb", MetricRule{compare::Direction::Lower, 0.01, 100000}});
+  c = analyze(rounds(500000, 500000, 10, 10), t, {});
+  EXPECT_NEAR(*find(c, "peak_rss_kb")->resolution, 100000.0 / find(c, "peak_rss_kb")->baseline.median, 1e-12);
+  // Too few runs for any p-value to pass: no resolution, and why.
+  auto few = rounds(500000, 500000, 10, 10);
+  few.resize(6);
+  c = analyze(few, rules(), {});
+  EXPECT_FALSE(find(c, "peak_rss_kb")->resolution);
+  EXPECT_NE(find(c, "peak_rss_kb")->resolution_reason.find("no p-value can pass"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mh
