@@ -163,7 +163,8 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
     wc.workload = w;
     wc.params = params[w];
     // The metrics either side has: one that only one side has is not compared,
-    // but said (a candidate that never gives memory back has no time to do it).
+    // but said when it can regress (a candidate that never gives memory back
+    // has no time to do it).
     std::vector<std::string> metrics;
     for (const auto& row : summarize_runs(runs))
       if (row.workload == w && (row.role == kRoleBaseline || row.role == kRoleCandidate))
@@ -171,7 +172,11 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
           if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
     for (const auto& name : metrics) {
       auto bv = values_of(base, name), cv = values_of(cand, name);
-      if (bv.empty() != cv.empty()) {
+      std::string declared_better;
+      if (auto it = declared.find(w); it != declared.end() && name.rfind("workload.", 0) == 0)
+        if (auto d = it->second.find(name.substr(9)); d != it->second.end()) declared_better = d->second.better;
+      const MetricRule rule = t.rule_for(name, declared_better);
+      if (bv.empty() != cv.empty() && rule.direction != Direction::None) {
         const bool base_lacks = bv.empty();
         const auto& lacking = base_lacks ? base : cand;
         std::string why = lacking.empty() ? "" : metric_reason(*lacking.front(), name);
@@ -184,10 +189,7 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
       MetricComparison m;
       m.metric = name;
       m.unit = metric_info(name, w, declared).unit;
-      std::string declared_better;
-      if (auto it = declared.find(w); it != declared.end() && name.rfind("workload.", 0) == 0)
-        if (auto d = it->second.find(name.substr(9)); d != it->second.end()) declared_better = d->second.better;
-      m.rule = t.rule_for(name, declared_better);
+      m.rule = rule;
       m.baseline = side_stats(bv);
       m.candidate = side_stats(cv);
       auto av = values_of(again, name), b1 = values_of(base_only, name);
