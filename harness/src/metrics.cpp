@@ -3,6 +3,8 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
+
 #include <set>
 
 namespace mh {
@@ -26,6 +28,13 @@ const std::vector<MetricSpec>& metric_registry() {
   static const std::vector<MetricSpec> registry = {
       {"peak_rss_kb", "KiB", "lower", 0.03, 1024, "largest RSS of any sample", kRun, "peak RSS",
        [](R r) -> V { return r.samples.empty() ? V() : V(double(r.peak_rss_kb)); }, [](W r, double v) { r.peak_rss_kb = int64_t(v); }},
+      {"peak_anon_kb", "KiB", "lower", 0.03, 1024, "largest anonymous RSS of any sample (the heap's part of the peak)",
+       kRun, "", [](R r) -> V {
+         if (r.samples.empty()) return V();
+         int64_t peak = 0;
+         for (const auto& s : r.samples) peak = std::max(peak, s.anon_kb);
+         return double(peak);
+       }, nullptr},
       {"hwm_kb", "KiB", "lower", 0.03, 1024,
        "the kernel's peak RSS (VmHWM): the workload's reading before exit, or the largest of the phases' when the "
        "harness reset it at marks",
