@@ -11,5 +11,7 @@ int run_command(const Options& o);
 int compare_command(const Options& o);
 int merge_command(const Options& o);
 int plot_command(const Options& o);
+int bisect_command(const Options& o);
+int sweep_command(const Options& o);
 
 }  // namespace mh

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
     case mh::Command::Compare: return mh::compare_command(o);
     case mh::Command::Merge: return mh::merge_command(o);
     case mh::Command::Plot: return mh::plot_command(o);
+    case mh::Command::Bisect: return mh::bisect_command(o);
+    case mh::Command::Sweep: return mh::sweep_command(o);
     case mh::Command::Run: break;
   }
   return mh::run_command(o);

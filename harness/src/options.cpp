@@ -86,7 +86,7 @@ ParseOutcome parse_options(int argc, char** argv) {
       "Usage: harness [OPTIONS] --workload NAME [PARAMETERS...]\n"
       "   or: harness [OPTIONS] --suite NAME\n"
       "   or: harness --list\n"
-      "   or: harness compare|merge|plot ... (each with its own --help)"));
+      "   or: harness compare|bisect|sweep|merge|plot ... (each with its own --help)"));
   app.footer(
       "Workload parameters (harness --list shows each workload's, with defaults) follow the workload. Every "
       "workload also takes --smoke: a small, fast version, what the tests run.\n\n"
@@ -141,6 +141,64 @@ ParseOutcome parse_options(int argc, char** argv) {
   compare->add_option("--baseline-allocator", o.baseline_allocator, "two reports: the allocator of OLD.json");
   compare->add_option("--candidate-allocator", o.candidate_allocator, "two reports: the allocator of NEW.json");
 
+  CLI::App* bisect = app.add_subcommand(
+      "bisect",
+      "find the commit of a pin's repository that made a regression: checks that --good and --bad differ, then "
+      "builds and compares (as harness compare: rounds of good, commit, good again) the commits between them, "
+      "halving the range each step; a commit that does not build is skipped. Exit 0 found, 1 a run failed, 2 bad "
+      "input or good and bad do not differ");
+  bisect->allow_extras();
+  bisect->formatter(std::make_shared<Usage>(
+      "Usage: harness bisect [OPTIONS] --pin NAME --good REV --bad REV (--workload NAME [PARAMETERS...] | --suite "
+      "NAME)"));
+  add_what_to_run(*bisect, o);
+  int bisect_runs = 5;
+  bisect->add_option("--pin", o.pin, "a pin with a repository in allocators/pins.json (scav, ...)")->required();
+  bisect->add_option("--good", o.good, "a revision without the regression")->required();
+  bisect->add_option("--bad", o.bad, "a later revision with it")->required();
+  bisect->add_option("--metric", o.metrics,
+                     "the metric that decides, repeatable (default: every metric that regresses from good to bad); "
+                     "the comparison tests only these");
+  bisect->add_option("-n,--runs", bisect_runs, "rounds of each comparison")
+      ->check(in_range(1, 10000, true))
+      ->capture_default_str();
+  bisect->add_option("--seed", o.seed, "seed of the order shuffle of every step (default: drawn, and recorded)");
+  bisect->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney test")
+      ->check(in_range(0.0001, 0.5))
+      ->capture_default_str();
+  bisect->add_option("--thresholds", o.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
+  bisect->add_flag("--all-parents", o.all_parents,
+                   "walk every commit between good and bad, not only the first-parent line (git rev-list)");
+  bisect->add_option("--state", o.state,
+                     "the state file, which an interrupted bisect resumes from (default "
+                     "results/bisect-PIN-GOOD-BAD/state.json; each step's comparison goes beside it)");
+
+  CLI::App* sweep = app.add_subcommand(
+      "sweep",
+      "run an allocator over a grid of one or two options, interleaved, and tabulate and plot two metrics of each "
+      "point, marking the points no other beats on both (the Pareto front)");
+  sweep->allow_extras();
+  sweep->formatter(std::make_shared<Usage>(
+      "Usage: harness sweep [OPTIONS] (--allocator 'FAMILY:opt=a|b|c[,opt2=x|y]' | --preset NAME) "
+      "(--workload NAME [PARAMETERS...] | --suite NAME)"));
+  add_what_to_run(*sweep, o);
+  int sweep_runs = 3;
+  sweep->add_option("-a,--allocator", o.grids,
+                    "a grid: an allocator with one or two options whose values are separated by |, e.g. "
+                    "scav:purge_delay_ms=10|100|1000; repeatable (the grids' points run together)");
+  sweep->add_option("--preset", o.preset,
+                    "a built-in grid: scav-purge, jemalloc-decay, jemalloc-decay-bg, mimalloc-purge, "
+                    "tcmalloc-release");
+  sweep->add_option("-n,--runs", sweep_runs, "repetitions of each point, interleaved")
+      ->check(in_range(1, 10000, true))
+      ->capture_default_str();
+  sweep->add_option("--x", o.x_metric, "the metric across (default rss_area_mb_s)");
+  sweep->add_option("--y", o.y_metric, "the metric up (default minflt)");
+  sweep->add_option("-o,--out", o.out,
+                    "the report of every run (default results/sweep-<workload>-<UTC time>.json); the sweep's table "
+                    "goes beside it as -sweep.json");
+  sweep->add_option("--plot", o.plot, "also draw the two metrics of every point to this .png or .svg");
+
   CLI::App* merge = app.add_subcommand(
       "merge",
       "join reports (the shards of a job matrix, or runs of other allocators or workloads) into one; refuses, with "
@@ -157,7 +215,11 @@ ParseOutcome parse_options(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    std::cout << (app.got_subcommand(compare) ? compare->help() : app.got_subcommand(merge) ? merge->help() : app.help());
+    std::cout << (app.got_subcommand(compare)  ? compare->help()
+                  : app.got_subcommand(merge)  ? merge->help()
+                  : app.got_subcommand(bisect) ? bisect->help()
+                  : app.got_subcommand(sweep)  ? sweep->help()
+                                               : app.help());
     return {std::nullopt, 0};
   } catch (const CLI::ParseError& e) {
     std::cerr << "harness: " << e.what() << "\n";
@@ -168,6 +230,19 @@ ParseOutcome parse_options(int argc, char** argv) {
     o.inputs = plot->remaining();
     return {o, 0};
   }
+  for (auto [sub, command, runs] : {std::tuple{bisect, Command::Bisect, bisect_runs},
+                                    std::tuple{sweep, Command::Sweep, sweep_runs}})
+    if (app.got_subcommand(sub)) {
+      o.command = command;
+      o.runs = runs;
+      o.workload_args = sub->remaining();
+      if (o.smoke) o.workload_args.insert(o.workload_args.begin(), "--smoke");
+      if (o.workload.empty() && o.suite.empty()) {
+        std::cerr << "harness " << sub->get_name() << ": no workload given: use --workload NAME or --suite NAME\n";
+        return {std::nullopt, 2};
+      }
+      return {o, 0};
+    }
   if (app.got_subcommand(merge)) {
     o.command = Command::Merge;
     return {o, 0};

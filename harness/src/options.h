@@ -9,7 +9,7 @@
 
 namespace mh {
 
-enum class Command { Run, List, Compare, Merge, Plot };
+enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep };
 
 struct Options {
   Command command = Command::Run;
@@ -38,6 +38,15 @@ struct Options {
   std::string report;      // compare: where the runs go
   // compare OLD NEW: the allocator taken from each report ("" = its only one)
   std::string baseline_allocator, candidate_allocator;
+  // bisect: the pin with a repository, the two revisions, the metrics that
+  // decide (none: any that regresses from good to bad), the walk, the state file
+  std::string pin, good, bad, state;
+  std::vector<std::string> metrics;
+  bool all_parents = false;
+  // sweep: grids (FAMILY:opt=a|b|c[,opt2=x|y]) or a preset, the two metrics of
+  // the table and plot, and the plot file
+  std::vector<std::string> grids;
+  std::string preset, x_metric, y_metric, plot;
   // compare OLD NEW, merge A B..., plot REPORT...
   std::vector<std::string> inputs;
   std::vector<std::string> argv;  // the exact command line, for the report

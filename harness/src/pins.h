@@ -1,20 +1,74 @@
-// Pins: named allocator builds. A pins file gives names to specs a project
-// uses ({"pins": {"name": "spec"}}); "scav@REV" is the scav allocator built
-// from a git revision of this repository, cached per commit.
+// Pins: named allocator builds. A pins file ({"pins": {...}}) names specs a
+// project uses ("jemalloc-bg": "jemalloc:background_thread=true"), and
+// repositories an allocator can be built from at any revision:
+//
+//   "mimalloc-fork": {"repository": "https://host/mimalloc.git",
+//                     "build": [["cmake", "-S", "{source}", "-B", "{build}"],
+//                               ["cmake", "--build", "{build}", "-j", "{jobs}"]],
+//                     "library": "libmimalloc.so", "family": "mimalloc"}
+//
+// NAME@REV[:options] then builds that repository at REV (each argv run without a
+// shell; {source} the checked-out tree, {build} the build folder, {jobs} the
+// CPUs; the library path is relative to {build}) into a cache keyed by the
+// commit and the recipe, and is an allocator like any other. "{memharness}" as
+// the repository is this project's own tree (scav@REV). Main thread only.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mh {
 
-// The spec a pins file gives `name`, if any.
-std::optional<std::string> lookup_pin(const std::string& pins_file, const std::string& name);
+struct RepoPin {
+  std::string name;
+  std::string repository;                       // a path, a URL git understands, or {memharness}
+  std::vector<std::vector<std::string>> build;  // argv lists
+  std::string library;                          // the built library, relative to {build}
+  std::string family;                           // jemalloc, mimalloc, tcmalloc, scav or none
+};
 
-bool is_scav_revision(const std::string& spec);  // "scav@REV"
+struct PinsFile {
+  std::map<std::string, std::string> specs;  // name -> allocator spec
+  std::map<std::string, RepoPin> repos;      // name -> how to build it
+};
+// Reads a pins file; nullopt with a message naming the file and the bad entry.
+std::optional<PinsFile> load_pins(const std::string& path, std::string& error);
 
-// Builds libscav.so from revision `rev` of the repository at `source` into
-// <source>/build/pins/<commit>/ unless it is there already; returns its path.
-std::optional<std::string> build_scav_at(const std::string& source, const std::string& rev, std::string& error);
+// "NAME@REV[:options]": the pin's name, the revision and any options.
+struct PinRevision {
+  std::string name, rev, options;
+};
+std::optional<PinRevision> parse_pin_revision(const std::string& text);
+
+struct PinPaths {
+  std::string memharness_source;  // this project's tree ({memharness})
+  std::string cache;              // where builds and mirrors of URLs go
+};
+
+// The repository git works in: a local path as it is, a URL mirrored into the
+// cache (fetched again when `rev` is not there yet).
+std::optional<std::string> pin_repository(const RepoPin& pin, const PinPaths& paths, const std::string& rev,
+                                          std::string& error);
+// The full commit `rev` names in `repo`; nullopt with a message naming it.
+std::optional<std::string> resolve_commit(const std::string& repo, const std::string& rev, std::string& error);
+
+struct BuiltPin {
+  std::string library;  // absolute path of the built library
+  std::string commit;   // full hash
+  std::string dir;      // the cache folder
+};
+// Builds `pin` at `rev` unless the cache has it (cache/<name>-<commit>-<recipe>/);
+// the build's output goes to a log file that a failure names.
+std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, const PinPaths& paths,
+                                  std::string& error);
+
+// The first-parent commits after `good` up to and including `bad`, oldest first.
+std::optional<std::vector<std::string>> commits_between(const std::string& repo, const std::string& good,
+                                                        const std::string& bad, bool first_parent,
+                                                        std::string& error);
+// The subject line of a commit ("" if unknown).
+std::string commit_subject(const std::string& repo, const std::string& commit);
 
 }  // namespace mh

@@ -77,14 +77,47 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
   return jobs;
 }
 
+PinPaths pin_paths(const Layout& l) {
+  PinPaths p;
+  p.memharness_source = l.source;
+  if (!l.source.empty()) {
+    p.cache = l.source + "/build/pins";
+  } else {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    p.cache = std::string(xdg && *xdg ? xdg : std::string(home ? home : "/tmp") + "/.cache") + "/memharness/pins";
+  }
+  return p;
+}
+
+std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, std::string& error) {
+  auto pins = load_pins(l.share + "/pins.json", error);
+  if (!pins) return std::nullopt;
+  if (auto it = pins->repos.find(name); it != pins->repos.end()) return it->second;
+  std::string names;
+  for (const auto& [n, p] : pins->repos) names += (names.empty() ? "" : ", ") + n;
+  error = "'" + name + "' is not a pin with a repository in " + l.share + "/pins.json; pins with one: " +
+          (names.empty() ? "none" : names);
+  return std::nullopt;
+}
+
 std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::string& text, std::string& error) {
+  auto pins = load_pins(l.share + "/pins.json", error);
+  if (!pins) return std::nullopt;
   std::string spec = text;
-  if (auto named = lookup_pin(l.share + "/pins.json", text)) spec = *named;
+  if (auto it = pins->specs.find(text); it != pins->specs.end()) spec = it->second;
   std::optional<AllocatorSpec> out;
-  if (is_scav_revision(spec)) {
-    auto lib = build_scav_at(l.source, spec.substr(5), error);
-    if (!lib) return std::nullopt;
-    out = parse_allocator("scav=" + *lib, default_allocator_context(l.libdir), error);
+  if (auto rev = parse_pin_revision(spec)) {
+    auto pin = find_repo_pin(l, rev->name, error);
+    if (!pin) {
+      error = "allocator '" + text + "': " + error;
+      return std::nullopt;
+    }
+    auto built = build_pin(*pin, rev->rev, pin_paths(l), error);
+    if (!built) return std::nullopt;
+    const std::string family = pin->family == "none" ? "custom" : pin->family;
+    out = parse_allocator(family + "=" + built->library + (rev->options.empty() ? "" : ":" + rev->options),
+                          default_allocator_context(l.libdir), error);
   } else {
     out = parse_allocator(spec, default_allocator_context(l.libdir), error);
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "options.h"
+#include "pins.h"
 #include "plan.h"
 #include "report_json.h"
 
@@ -27,8 +28,13 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
                                              const std::vector<std::string>& args, const std::string& suite,
                                              const std::string& shard, std::string& error);
 
-// An allocator spec, a name from the pins file, or scav@REV (built on demand).
+// An allocator spec, a name from the pins file, or NAME@REV[:options] of a pin
+// with a repository (scav@REV; built on demand, exit 2 when the build fails).
 std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::string& text, std::string& error);
+// Where pins are built and which tree {memharness} is.
+PinPaths pin_paths(const Layout& l);
+// The pin of that name with a repository; nullopt naming the ones there are.
+std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, std::string& error);
 
 struct Execution {
   std::vector<Job> jobs;
