@@ -77,10 +77,17 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
   return jobs;
 }
 
+std::string pins_file(const Layout& l) {
+  const char* env = std::getenv("MEMHARNESS_PINS");
+  return env && *env ? env : l.share + "/pins.json";
+}
+
 PinPaths pin_paths(const Layout& l) {
   PinPaths p;
   p.memharness_source = l.source;
-  if (!l.source.empty()) {
+  if (const char* env = std::getenv("MEMHARNESS_PIN_CACHE"); env && *env) {
+    p.cache = env;
+  } else if (!l.source.empty()) {
     p.cache = l.source + "/build/pins";
   } else {
     const char* xdg = std::getenv("XDG_CACHE_HOME");
@@ -91,18 +98,18 @@ PinPaths pin_paths(const Layout& l) {
 }
 
 std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, std::string& error) {
-  auto pins = load_pins(l.share + "/pins.json", error);
+  auto pins = load_pins(pins_file(l), error);
   if (!pins) return std::nullopt;
   if (auto it = pins->repos.find(name); it != pins->repos.end()) return it->second;
   std::string names;
   for (const auto& [n, p] : pins->repos) names += (names.empty() ? "" : ", ") + n;
-  error = "'" + name + "' is not a pin with a repository in " + l.share + "/pins.json; pins with one: " +
+  error = "'" + name + "' is not a pin with a repository in " + pins_file(l) + "; pins with one: " +
           (names.empty() ? "none" : names);
   return std::nullopt;
 }
 
 std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::string& text, std::string& error) {
-  auto pins = load_pins(l.share + "/pins.json", error);
+  auto pins = load_pins(pins_file(l), error);
   if (!pins) return std::nullopt;
   std::string spec = text;
   if (auto it = pins->specs.find(text); it != pins->specs.end()) spec = it->second;

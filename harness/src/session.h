@@ -31,7 +31,10 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
 // An allocator spec, a name from the pins file, or NAME@REV[:options] of a pin
 // with a repository (scav@REV; built on demand, exit 2 when the build fails).
 std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::string& text, std::string& error);
-// Where pins are built and which tree {memharness} is.
+// The pins file: $MEMHARNESS_PINS, else the installed allocators/pins.json.
+std::string pins_file(const Layout& l);
+// Where pins are built ($MEMHARNESS_PIN_CACHE, else build/pins of the source
+// tree) and which tree {memharness} is.
 PinPaths pin_paths(const Layout& l);
 // The pin of that name with a repository; nullopt naming the ones there are.
 std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, std::string& error);

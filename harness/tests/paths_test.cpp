@@ -370,7 +370,7 @@ TEST_F(ScavAtRevision, BuildsAndRunsVerified) {
 TEST_F(ScavAtRevision, LibraryIsInTheClonesBuildCache) {
   ASSERT_TRUE(fs::exists(report_)) << run_.err;
   std::string lib = test::load_json(report_)["runs"][0]["allocator"]["library"];
-  std::string cache = clone_ + "/build/pins/" + sha_.substr(0, 12) + "/";
+  std::string cache = clone_ + "/build/pins/scav-" + sha_.substr(0, 12) + "-";
   EXPECT_EQ(lib.rfind(cache, 0), 0u) << lib << " is not under " << cache;
   EXPECT_TRUE(fs::exists(lib)) << lib;
   std::string served_by = test::load_json(report_)["runs"][0]["allocator"]["served_by"];

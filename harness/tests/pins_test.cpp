@@ -1,0 +1,92 @@
+// Pins files, NAME@REV and the pure parts of sweep: no process, no build.
+#include "pins.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "sweep.h"
+#include "test_util.h"
+
+namespace mh {
+namespace {
+
+TEST(Pins, RevisionsSplitIntoNameRevisionAndOptions) {
+  auto p = parse_pin_revision("mimalloc-fork@v2.1.7:purge_delay=10");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->name, "mimalloc-fork");
+  EXPECT_EQ(p->rev, "v2.1.7");
+  EXPECT_EQ(p->options, "purge_delay=10");
+  EXPECT_EQ(parse_pin_revision("scav@HEAD~3")->rev, "HEAD~3");
+  EXPECT_FALSE(parse_pin_revision("scav"));
+  EXPECT_FALSE(parse_pin_revision("scav@"));
+  EXPECT_FALSE(parse_pin_revision("mine=/opt/lib@2/libx.so"));  // a path, not a revision
+}
+
+TEST(Pins, AFileNamesSpecsAndRepositories) {
+  const std::string path = test::scratch("pins-ok.json");
+  std::ofstream(path) << R"({"pins": {"bg": "jemalloc:background_thread=true",
+    "fork": {"repository": "/src/fork", "build": [["make", "-C", "{source}"]], "library": "libx.so",
+             "family": "none"}}})";
+  std::string error;
+  auto f = load_pins(path, error);
+  ASSERT_TRUE(f) << error;
+  EXPECT_EQ(f->specs.at("bg"), "jemalloc:background_thread=true");
+  ASSERT_EQ(f->repos.count("fork"), 1u);
+  EXPECT_EQ(f->repos.at("fork").build.at(0), (std::vector<std::string>{"make", "-C", "{source}"}));
+  EXPECT_EQ(f->repos.at("fork").family, "none");
+}
+
+TEST(Pins, ABadEntryIsNamed) {
+  const std::string path = test::scratch("pins-bad.json");
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"pins": {"x": {"repository": "/r", "build": [["make"]], "library": "l.so", "family": "dlmalloc"}}})",
+       "unknown family 'dlmalloc'; valid: jemalloc, mimalloc, tcmalloc, scav, none"},
+      {R"({"pins": {"x": {"repository": "/r", "build": [], "library": "l.so", "family": "none"}}})",
+       "pin 'x': \"build\" must be a list of commands"},
+      {R"({"pins": {"x": {"repository": "/r", "build": [["make", 3]], "library": "l.so", "family": "none"}}})",
+       "is not a non-empty list of strings"},
+      {R"({"pins": {"x": {"build": [["make"]], "library": "l.so", "family": "none"}}})",
+       "pin 'x': \"repository\" must be a non-empty string"},
+      {R"({"pins": {"x": 3}})", "pin 'x' must be an allocator spec (a string) or a repository (an object)"},
+  };
+  for (const auto& [text, expected] : cases) {
+    std::ofstream(path) << text;
+    std::string error;
+    EXPECT_FALSE(load_pins(path, error)) << text;
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+    EXPECT_NE(error.find(path), std::string::npos) << error;
+  }
+}
+
+TEST(Sweep, GridsExpandOneOrTwoOptionsKeepingTheFixedOnes) {
+  std::string error;
+  auto one = expand_grid("scav:purge_delay_ms=10|100|1000", error);
+  ASSERT_TRUE(one) << error;
+  EXPECT_EQ(*one, (std::vector<std::string>{"scav:purge_delay_ms=10", "scav:purge_delay_ms=100",
+                                            "scav:purge_delay_ms=1000"}));
+  auto two = expand_grid("jemalloc:background_thread=true|false,narenas=1,dirty_decay_ms=0|100", error);
+  ASSERT_TRUE(two) << error;
+  ASSERT_EQ(two->size(), 4u);
+  EXPECT_EQ(two->front(), "jemalloc:background_thread=true,narenas=1,dirty_decay_ms=0");
+  EXPECT_EQ(two->back(), "jemalloc:background_thread=false,narenas=1,dirty_decay_ms=100");
+  EXPECT_FALSE(expand_grid("scav", error));
+  EXPECT_NE(error.find("is not a grid"), std::string::npos);
+  EXPECT_FALSE(expand_grid("scav:purge_delay_ms=10", error));
+  EXPECT_NE(error.find("varies 0 options"), std::string::npos);
+  EXPECT_FALSE(expand_grid("jemalloc:a=1|2,b=1|2,c=1|2", error));
+  EXPECT_NE(error.find("varies 3 options"), std::string::npos);
+  EXPECT_FALSE(expand_grid("scav:purge_delay_ms=10||100", error));
+  EXPECT_NE(error.find("an empty value of purge_delay_ms"), std::string::npos);
+}
+
+TEST(Sweep, TheParetoFrontIsThePointsNoOtherBeatsOnBoth) {
+  // (area, faults), both lower is better.
+  const std::vector<std::pair<double, double>> points = {{10, 500}, {20, 100}, {15, 600}, {30, 100}, {10, 500}};
+  EXPECT_EQ(pareto_front(points, false, false), (std::vector<bool>{true, true, false, false, true}));
+  // Faults higher is better (say, requests per second): (30, 100) is beaten by nothing on both now.
+  EXPECT_EQ(pareto_front({{10, 500}, {15, 600}, {30, 100}}, false, true), (std::vector<bool>{true, true, false}));
+}
+
+}  // namespace
+}  // namespace mh
