@@ -49,7 +49,8 @@ TEST_P(BadInput, ExitsTwoNamingTheValue) {
   const std::string out = test::scratch(std::string(c.name) + ".json");
   auto args = c.args;
   // Where the command would write a report, a path that must stay absent.
-  if (std::find(args.begin(), args.end(), "--out") == args.end() && !args.empty() && args[0] != "merge")
+  if (std::find(args.begin(), args.end(), "--out") == args.end() && !args.empty() && args[0] != "merge" &&
+      args[0] != "bisect")
     args.insert(args.end(), {"--out", out});
   auto r = test::run_harness(args);
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -102,6 +103,25 @@ std::vector<Case> cases() {
         "/proc/version/table.md"},
        {"--export-markdown", "/proc/version"}},
       {"compare-alpha-out-of-range", {"compare", "--alpha", "2", burst, burst}, {"2"}},
+      {"sweep-unknown-preset", {"sweep", "--preset", "fast", "-w", "idle-return", "--smoke"}, {"'fast'", "scav-purge"}},
+      {"sweep-not-a-grid", {"sweep", "-a", "scav", "-w", "idle-return", "--smoke"}, {"'scav' is not a grid"}},
+      {"sweep-three-options",
+       {"sweep", "-a", "jemalloc:narenas=1|2,tcache=true|false,dirty_decay_ms=0|10", "-w", "idle-return"},
+       {"varies 3 options"}},
+      {"sweep-unknown-metric", {"sweep", "--preset", "scav-purge", "--x", "area", "-w", "idle-return", "--smoke"},
+       {"area", "rss_area_mb_s"}},
+      {"sweep-unknown-option", {"sweep", "-a", "scav:purge_delay=1|2", "-w", "idle-return", "--smoke"},
+       {"purge_delay", "purge_delay_ms"}},
+      {"bisect-unknown-pin", {"bisect", "--pin", "nosuch", "--good", "HEAD~1", "--bad", "HEAD", "-w", "idle-return"},
+       {"nosuch", "scav"}},
+      {"bisect-same-commit", {"bisect", "--pin", "scav", "--good", "HEAD", "--bad", "HEAD", "-w", "idle-return"},
+       {"the same commit"}},
+      {"bisect-unknown-revision",
+       {"bisect", "--pin", "scav", "--good", "nosuchrev", "--bad", "HEAD", "-w", "idle-return"},
+       {"--good", "'nosuchrev'"}},
+      {"bisect-metric-without-direction",
+       {"bisect", "--pin", "scav", "--good", "HEAD~1", "--bad", "HEAD", "--metric", "majflt", "-w", "idle-return"},
+       {"majflt", "no direction"}},
       {"compare-without-candidate", {"compare", "--baseline", "glibc", "-w", "burst-writefile"}, {"--candidate"}},
       {"compare-missing-thresholds", {"compare", "--thresholds", "/nonexistent/t.json", burst, burst},
        {"/nonexistent/t.json"}},
