@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Compares the scav allocator at two revisions of this repository on the quick
-# suite: scav@BASE as baseline, scav@HEAD as candidate, baseline again, in
-# shuffled interleaved rounds. Both are built from `git archive` of their
-# commit into build/pins/<commit>/ (cached).
+# Compares an allocator pin at two revisions on the quick suite: PIN@BASE as
+# baseline, PIN@HEAD as candidate, baseline again, in shuffled interleaved
+# rounds. PIN is any pin with a repository in allocators/pins.json (default
+# scav, this repository's allocator); both revisions are built from
+# `git archive` of their commit into build/pins/ (cached).
 #
 #   ci/compare-pins.sh BASE_REV HEAD_REV [extra harness compare options]
 #
-# Environment: RUNS (rounds, default 5), SUITE (default quick), SHARD (I/N: run
-# one shard and write only its runs report), OUT (folder, default
-# results/compare-pins). Exit: 0 no regression, 1 a regression (or a failed
-# run), 2 bad input. The markdown table for a pull request is $OUT/comparison.md.
+# Environment: PIN (default scav), RUNS (rounds, default 5), SUITE (default
+# quick), SHARD (I/N: run one shard and write only its runs report), OUT
+# (folder, default results/compare-pins). Exit: 0 no regression, 1 a regression
+# (or a failed run), 2 bad input. The markdown table for a pull request is
+# $OUT/comparison.md.
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 BASE_REV HEAD_REV [harness compare options]" >&2
@@ -24,11 +26,17 @@ memharness_setup
 out=${OUT:-$root/results/compare-pins}
 mkdir -p "$out"
 harness="$root/build/bin/harness"
-# Resolve both now, so a moving branch name cannot change under the job.
-base_sha=$(git -C "$root" rev-parse --verify "$base^{commit}") || { echo "unknown revision $base" >&2; exit 2; }
-head_sha=$(git -C "$root" rev-parse --verify "$head^{commit}") || { echo "unknown revision $head" >&2; exit 2; }
+pin=${PIN:-scav}
+base_sha=$base head_sha=$head
+if [ "$pin" = scav ]; then
+  # This repository's scav: resolve both now, so a moving branch name cannot
+  # change under the job. (Another pin's revisions are resolved in its own
+  # repository by the harness, before anything runs.)
+  base_sha=$(git -C "$root" rev-parse --verify "$base^{commit}") || { echo "unknown revision $base" >&2; exit 2; }
+  head_sha=$(git -C "$root" rev-parse --verify "$head^{commit}") || { echo "unknown revision $head" >&2; exit 2; }
+fi
 
-args=(compare --baseline "scav@$base_sha" --candidate "scav@$head_sha" --suite "${SUITE:-quick}"
+args=(compare --baseline "$pin@$base_sha" --candidate "$pin@$head_sha" --suite "${SUITE:-quick}"
       --runs "${RUNS:-5}" --quiet)
 if [ -n "${SHARD:-}" ]; then
   # One shard of a job matrix: only the runs; `harness merge` and
@@ -40,8 +48,8 @@ if [ -n "${SHARD:-}" ]; then
 fi
 start=$(date +%s)
 set +e
-"$harness" "${args[@]}" --report "$out/runs.json" --out "$out/comparison.json" --markdown "$out/comparison.md" "$@"
+"$harness" "${args[@]}" --report "$out/runs.json" --out "$out/comparison.json" --export-markdown "$out/comparison.md" "$@"
 rc=$?
 set -e
-echo "compare-pins: scav@${base_sha:0:12} -> scav@${head_sha:0:12}: exit $rc after $(( $(date +%s) - start )) s" >&2
+echo "compare-pins: $pin@${base_sha:0:12} -> $pin@${head_sha:0:12}: exit $rc after $(( $(date +%s) - start )) s" >&2
 exit $rc
