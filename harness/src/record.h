@@ -57,6 +57,10 @@ struct AllocatorRecord {
   bool verified = false;
   std::string identified;  // the family the workload found serving malloc ("" if it never said)
   std::string served_by;   // the library that served malloc, as the workload found it
+  // "probe": the workload said itself (built-in workloads); "maps": the harness
+  // found the library mapped in the process (any program; see maps_check.h).
+  std::string verified_by = "probe";
+  std::string why_unverified;  // maps: why not verified (for exit.error)
 };
 
 // interrupted: stopped because the harness was asked to stop (SIGINT, SIGTERM,
@@ -117,6 +121,9 @@ struct RunRecord {
   // never acknowledged in time): a run with any is not ok.
   std::vector<std::string> protocol_errors;
   Json memory_limit;  // null without --memory-limit; else bytes, mechanism and any note
+  // The mark the run's idle figures count from ("" none): "load-end" for a
+  // program under --load, whose RSS at +1 s and +10 s after it is the result.
+  std::string after_mark;
 };
 
 }  // namespace mh

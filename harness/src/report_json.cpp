@@ -138,7 +138,8 @@ Json run_to_json(const RunRecord& r) {
         {"env", r.allocator.env},
         {"verified", r.allocator.verified},
         {"identified", r.allocator.identified},
-        {"served_by", r.allocator.served_by}}},
+        {"served_by", r.allocator.served_by},
+        {"verified_by", r.allocator.verified_by}}},
       {"role", r.role},
       {"repetition", r.repetition},
       {"status", status_name(r.status)},
@@ -162,6 +163,7 @@ Json run_to_json(const RunRecord& r) {
       {"output_tail", r.output_tail},
       {"memory_limit", r.memory_limit},
       {"protocol_errors", r.protocol_errors},
+      {"after_mark", r.after_mark.empty() ? Json(nullptr) : Json(r.after_mark)},
   };
 }
 
@@ -213,6 +215,7 @@ RunRecord run_from_json(const Json& j) {
   r.allocator.verified = a.value("verified", false);
   r.allocator.identified = a.value("identified", "");
   r.allocator.served_by = a.value("served_by", "");
+  r.allocator.verified_by = a.value("verified_by", "probe");
   r.role = j.value("role", "");
   r.repetition = j.value("repetition", 0);
   r.status = status_from(j.value("status", ""));
@@ -269,6 +272,7 @@ RunRecord run_from_json(const Json& j) {
   r.memory_limit = j.value("memory_limit", Json());
   for (const auto& e : j.value("protocol_errors", Json::array()))
     if (e.is_string()) r.protocol_errors.push_back(e.get<std::string>());
+  if (j.contains("after_mark") && j["after_mark"].is_string()) r.after_mark = j["after_mark"].get<std::string>();
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "allocators.h"
+#include "program.h"
 #include "record.h"
 #include "sampler.h"
 
@@ -29,6 +30,9 @@ struct RunRequest {
   // The workload gets it as TMPDIR; it is removed after the run, however it ended.
   std::string tmp_parent;
   ProgressFn on_progress;  // called about once a second and at each mark
+  // Set for any program (harness -- PROGRAM ARGS) instead of a workload binary:
+  // its argv, environment, marks and load; its allocator verified by its maps.
+  const Program* program = nullptr;
 };
 
 RunRecord run_one(const RunRequest& req);
@@ -40,6 +44,7 @@ struct RunEnd {
   bool oom = false;         // the memory cgroup's OOM killer ended it
   std::string error;        // the spawn or the sampler failed
   std::string limit_note;   // said with a failure under a memory limit
+  int expected_exit = 0;    // the exit status of an ok run (--expect-exit)
 };
 
 // Decides verified and status from what the run produced (pure; tested).

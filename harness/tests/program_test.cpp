@@ -1,0 +1,215 @@
+// Any program as a workload (harness -- PROGRAM ARGS): the pure parts
+// (word splitting, PATH lookup, maps parsing and the verdict on them, static
+// and setuid binaries), then real runs through the harness binary.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "maps_check.h"
+#include "program.h"
+#include "test_util.h"
+
+namespace mh {
+namespace {
+
+TEST(Program, WordsSplitLikeAShellWithoutOne) {
+  auto w = split_words(R"(redis-benchmark -t 'set,get' -d "64 KiB" a\ b  "x\"y")");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(*w, (std::vector<std::string>{"redis-benchmark", "-t", "set,get", "-d", "64 KiB", "a b", "x\"y"}));
+  EXPECT_FALSE(split_words("echo 'open"));
+  EXPECT_TRUE(split_words("")->empty());
+}
+
+TEST(Program, FoundInPathLikeExecvp) {
+  EXPECT_EQ(find_in_path("sh", "/nonexistent:/bin"), "/bin/sh");
+  EXPECT_EQ(find_in_path("no-such-program-anywhere", "/bin:/usr/bin"), "");
+  EXPECT_EQ(find_in_path("/bin/sh", ""), "/bin/sh");
+  EXPECT_EQ(find_in_path("/etc/passwd", ""), "");  // not executable
+}
+
+TEST(Program, SettingsAreCheckedBeforeAnythingRuns) {
+  std::string error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"no-such-program-anywhere"}}}, error));
+  EXPECT_NE(error.find("'no-such-program-anywhere' not found"), std::string::npos) << error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"true"}}, {"mark_on_output", {"a(b"}}}, error));
+  EXPECT_NE(error.find("a(b"), std::string::npos) << error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"true"}}, {"env", {"LD_PRELOAD=/x.so"}}}, error));
+  EXPECT_NE(error.find("--allocator"), std::string::npos) << error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"true"}}, {"load", "true"}}, error));
+  EXPECT_NE(error.find("--ready"), std::string::npos) << error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"true"}}, {"colour", "red"}}, error));
+  EXPECT_NE(error.find("unknown key 'colour'"), std::string::npos) << error;
+  auto p = program_from_json(Json{{"command", {"sh", "-c", "true"}}, {"mark_on_output", {"^ready=up", "a=b=c"}},
+                                  {"mark_at", {"250", "1000=one-second"}}},
+                             error);
+  ASSERT_TRUE(p) << error;
+  EXPECT_EQ(p->name, "sh");
+  EXPECT_EQ(p->output_marks[0].regex, "^ready");
+  EXPECT_EQ(p->output_marks[0].name, "up");
+  EXPECT_EQ(p->output_marks[1].regex, "a=b");
+  EXPECT_EQ(p->timed_marks[0].name, "at-250ms");
+  EXPECT_EQ(p->timed_marks[1].name, "one-second");
+}
+
+TEST(MapsCheck, MappedFilesInOrder) {
+  auto files = mapped_files(
+      "559cc10d2000-559cc10d4000 r--p 00000000 fe:00 247134                     /usr/bin/cat\n"
+      "559cc4790000-559cc47b1000 rw-p 00000000 00:00 0                          [heap]\n"
+      "7f5e4f35d000-7f5e4f37f000 rw-p 00000000 00:00 0 \n"
+      "7f5e4f3e0000-7f5e4f406000 r--p 00000000 fe:00 332835                     /usr/lib/libjemalloc.so.2\n"
+      "7f5e4f3e0000-7f5e4f406000 r--p 00000000 fe:00 332835                     /usr/lib/libc.so.6\n"
+      "7f5e4f406000-7f5e4f55c000 r-xp 00026000 fe:00 332835                     /usr/lib/libc.so.6\n"
+      "7f5e4f406000-7f5e4f55c000 r-xp 00026000 fe:00 332835                     /tmp/my lib.so (deleted)\n");
+  EXPECT_EQ(files, (std::vector<std::string>{"/usr/bin/cat", "/usr/lib/libjemalloc.so.2", "/usr/lib/libc.so.6",
+                                             "/tmp/my lib.so"}));
+}
+
+bool defines_if_allocator(const std::string& f) {
+  return f.find("libc.so") != std::string::npos || f.find("jemalloc") != std::string::npos ||
+         f.find("own-malloc") != std::string::npos;
+}
+
+TEST(MapsCheck, VerdictOnThePreloadAndOnGlibc) {
+  const std::string cat = "/usr/bin/cat", je = "/usr/lib/libjemalloc.so.2", libc = "/usr/lib/libc.so.6";
+  auto v = judge_maps({cat, "/usr/lib/ld-linux-x86-64.so.2"}, cat, je, defines_if_allocator);
+  EXPECT_FALSE(v.loaded);
+  v = judge_maps({cat, je, libc}, cat, je, defines_if_allocator);
+  EXPECT_TRUE(v.verified);
+  EXPECT_EQ(v.served_by, je);
+  v = judge_maps({cat, libc}, cat, je, defines_if_allocator);
+  EXPECT_FALSE(v.verified);
+  EXPECT_NE(v.reason.find("LD_PRELOAD was not honoured"), std::string::npos) << v.reason;
+  v = judge_maps({cat, libc}, cat, "", defines_if_allocator);
+  EXPECT_TRUE(v.verified);
+  EXPECT_EQ(v.served_by, libc);
+  v = judge_maps({cat, je, libc}, cat, "", defines_if_allocator);  // glibc asked, jemalloc linked in
+  EXPECT_FALSE(v.verified);
+  EXPECT_NE(v.reason.find(je), std::string::npos) << v.reason;
+  v = judge_maps({"/bin/own-malloc", je, libc}, "/bin/own-malloc", je, defines_if_allocator);
+  EXPECT_FALSE(v.verified);
+  EXPECT_NE(v.reason.find("defines malloc itself"), std::string::npos) << v.reason;
+}
+
+TEST(Program, StaticAndSetuidBinariesCannotTakeAPreload) {
+  EXPECT_EQ(preload_obstacle("/bin/true"), "");
+#ifdef STATIC_PROGRAM
+  EXPECT_NE(preload_obstacle(STATIC_PROGRAM).find("static binary"), std::string::npos);
+#endif
+  if (geteuid() != 0) GTEST_SKIP() << "making a setuid file of another user needs root";
+  const std::string copy = test::scratch("setuid-true");
+  std::filesystem::copy_file("/bin/true", copy);
+  ASSERT_EQ(chown(copy.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chmod(copy.c_str(), 04755), 0);
+  EXPECT_NE(preload_obstacle(copy).find("setuid"), std::string::npos) << preload_obstacle(copy);
+  std::filesystem::remove(copy);
+}
+
+// Real runs through the harness binary.
+struct ProgramRun {
+  Captured result;
+  Json report;
+  const Json& run(size_t i = 0) const { return report["runs"][i]; }
+};
+
+ProgramRun run_program(const std::string& name, std::vector<std::string> args) {
+  ProgramRun r;
+  const std::string out = test::scratch(name + ".json");
+  args.insert(args.begin(), {"--runs", "1", "--quiet", "--out", out});
+  r.result = test::run_harness(args);
+  if (std::filesystem::exists(out)) r.report = test::load_json(out);
+  return r;
+}
+
+TEST(ProgramRun, TrueIsMeasuredAndVerifiedByItsMaps) {
+  // /bin/true lives about a millisecond: held at its entry point, it still
+  // has its maps read and one sample taken.
+  auto r = run_program("true", {"-a", "glibc", "-a", "jemalloc", "--", "true"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.out << r.result.err;
+  ASSERT_EQ(r.report["runs"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Json& run = r.run(i);
+    EXPECT_EQ(run["workload"], "true");
+    EXPECT_EQ(run["status"], "ok") << run["exit"].dump();
+    EXPECT_EQ(run["allocator"]["verified_by"], "maps");
+    EXPECT_EQ(run["allocator"]["verified"], true);
+    EXPECT_GE(run["samples"]["rss_kb"].size(), 1u);
+    EXPECT_GT(run["metrics"]["peak_rss_kb"].get<int64_t>(), 0);
+    EXPECT_EQ(run["params"]["command"], Json({"true"}));
+    EXPECT_EQ(run["params"]["stdin"], "/dev/null");
+  }
+  EXPECT_NE(r.run(0)["allocator"]["served_by"].get<std::string>().find("libc.so"), std::string::npos);
+  EXPECT_NE(r.run(1)["allocator"]["served_by"].get<std::string>().find("libjemalloc"), std::string::npos);
+}
+
+TEST(ProgramRun, AWorkloadSaysItWasVerifiedByTheProbe) {
+  auto r = run_program("probe", {"-a", "glibc", "--workload", "churn-threads", "--smoke"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  EXPECT_EQ(r.run()["allocator"]["verified_by"], "probe");
+  EXPECT_TRUE(r.run()["after_mark"].is_null());
+}
+
+TEST(ProgramRun, NotFoundIsBadInputNamingIt) {
+  const std::string out = test::scratch("not-found.json");
+  auto c = test::run_harness({"-a", "glibc", "--out", out, "--", "no-such-program-anywhere", "x"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("'no-such-program-anywhere' not found in PATH"), std::string::npos) << c.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(ProgramRun, ANonZeroExitIsAFailedRunWithItsOutput) {
+  auto r = run_program("exit3", {"-a", "glibc", "--", "sh", "-c", "echo about to fail; exit 3"});
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_EQ(r.run()["status"], "failed");
+  EXPECT_EQ(r.run()["exit"]["code"], 3);
+  EXPECT_EQ(r.run()["exit"]["error"], "exited with status 3");
+  EXPECT_EQ(r.run()["output_tail"], "about to fail\n");
+  // ... and ok when that status is the one expected.
+  r = run_program("exit3-expected", {"-a", "glibc", "--expect-exit", "3", "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(r.result.exit_code, 0) << r.result.out;
+  EXPECT_EQ(r.run()["status"], "ok");
+}
+
+TEST(ProgramRun, NameCwdEnvAndStdinReachTheProgram) {
+  const std::string in = test::scratch("stdin.txt");
+  std::ofstream(in) << "from stdin\n";
+  auto r = run_program("settings", {"-a", "glibc", "--name", "shell", "--cwd", "/tmp", "--env", "GREETING=hello",
+                                    "--stdin", in, "--", "sh", "-c", "pwd; echo $GREETING; cat"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  EXPECT_EQ(r.run()["workload"], "shell");
+  EXPECT_EQ(r.run()["output_tail"], "/tmp\nhello\nfrom stdin\n");
+  EXPECT_EQ(r.run()["params"]["env"]["GREETING"], "hello");
+  EXPECT_EQ(r.run()["params"]["cwd"], "/tmp");
+  EXPECT_NE(r.result.out.find("shell"), std::string::npos);
+  // Without --stdin the program reads /dev/null, not the harness's input.
+  r = run_program("devnull", {"-a", "glibc", "--", "sh", "-c", "cat; echo end"});
+  EXPECT_EQ(r.run()["output_tail"], "end\n");
+}
+
+TEST(ProgramRun, AProgramThatDropsThePreloadIsNotVerified) {
+  // env execs sleep without LD_PRELOAD: the same process, no jemalloc mapped any more.
+  auto r = run_program("dropped", {"-a", "jemalloc", "--", "env", "-u", "LD_PRELOAD", "sleep", "1.3"});
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_EQ(r.run()["status"], "failed");
+  EXPECT_EQ(r.run()["allocator"]["verified"], false);
+  EXPECT_NE(r.run()["exit"]["error"].get<std::string>().find("LD_PRELOAD was not honoured"), std::string::npos)
+      << r.run()["exit"].dump();
+}
+
+#ifdef STATIC_PROGRAM
+TEST(ProgramRun, AStaticBinaryIsAFailedRunSayingWhy) {
+  auto r = run_program("static", {"-a", "glibc", "-a", "jemalloc", "--", STATIC_PROGRAM});
+  EXPECT_EQ(r.result.exit_code, 1);
+  for (const auto& run : r.report["runs"]) {
+    EXPECT_EQ(run["status"], "failed");
+    EXPECT_EQ(run["allocator"]["verified"], false);
+    EXPECT_NE(run["exit"]["error"].get<std::string>().find("allocator not verified"), std::string::npos);
+    EXPECT_NE(run["exit"]["error"].get<std::string>().find("static binary"), std::string::npos);
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace mh
