@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "maps_check.h"
 #include "program.h"
@@ -210,6 +211,30 @@ TEST(ProgramRun, AStaticBinaryIsAFailedRunSayingWhy) {
   }
 }
 #endif
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(ProgramRun, MarksOnOutputAndAtFixedTimes) {
+  auto r = run_program("marks", {"-a", "glibc", "--mark-on-output", "^phase (one|two)$", "--mark-on-output",
+                                 "all done=finished", "--mark-at", "150=early", "--mark-at", "300", "--", "sh", "-c",
+                                 "echo phase one; sleep 0.2; echo phase two; sleep 0.2; echo all done"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  std::vector<std::string> names;
+  std::map<std::string, double> at;
+  for (const auto& m : r.run()["marks"]) {
+    names.push_back(m["name"]);
+    at[m["name"]] = m["t_ms"];
+    EXPECT_GT(m["sample"]["rss_kb"].get<int64_t>(), 0);  // sampled when the line came
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"^phase (one|two)$", "early", "^phase (one|two)$", "at-300ms", "finished"}));
+  EXPECT_NEAR(at["early"], 150, 40);
+  EXPECT_NEAR(at["at-300ms"], 300, 40);
+  EXPECT_GT(at["finished"], 380);
+}
 
 }  // namespace
 }  // namespace mh
