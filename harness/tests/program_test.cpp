@@ -238,3 +238,49 @@ TEST(ProgramRun, MarksOnOutputAndAtFixedTimes) {
 
 }  // namespace
 }  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(ProgramRun, MarksThroughTheCHeader) {
+  auto r = run_program("c-marks", {"-a", "glibc", "--", MARK_CLIENT});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& marks = r.run()["marks"];
+  ASSERT_EQ(marks.size(), 2u) << marks.dump();
+  EXPECT_EQ(marks[0]["name"], "allocated");
+  EXPECT_EQ(marks[1]["name"], "freed \"quoted\"");
+  // Sampled while the program waited: 64 MiB resident, then given back.
+  EXPECT_GT(marks[0]["sample"]["rss_kb"].get<int64_t>(), 65536);
+  EXPECT_LT(marks[1]["sample"]["rss_kb"].get<int64_t>(), 16384);
+  EXPECT_EQ(r.run()["metrics"]["workload"]["marks_answered"]["value"], 2);
+  EXPECT_EQ(r.run()["output_tail"], "0 0\n");
+  // Without the harness the calls do nothing.
+  auto alone = run_capture({MARK_CLIENT});
+  EXPECT_EQ(alone.exit_code, 0);
+  EXPECT_EQ(alone.out, "-1 -1\n");
+}
+
+TEST(ProgramRun, MarksThroughThePythonModule) {
+  const std::string script =
+      "import memharness_mark as m\n"
+      "x = bytearray(64 << 20)\n"
+      "ok = m.mark('allocated')\n"
+      "del x\n"
+      "ok = m.mark('freed') and ok\n"
+      "m.metric('answered', 1 if ok else 0)\n"
+      "print(ok)\n";
+  auto r = run_program("py-marks", {"-a", "glibc", "--env", std::string("PYTHONPATH=") + PYTHON_MARK_DIR, "--",
+                                    "/usr/bin/python3", "-c", script});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& marks = r.run()["marks"];
+  ASSERT_EQ(marks.size(), 2u) << marks.dump() << r.run()["output_tail"];
+  EXPECT_EQ(marks[0]["name"], "allocated");
+  EXPECT_GT(marks[0]["sample"]["rss_kb"].get<int64_t>(), 65536);
+  EXPECT_LT(marks[1]["sample"]["rss_kb"].get<int64_t>(), marks[0]["sample"]["rss_kb"].get<int64_t>() - 60000);
+  EXPECT_EQ(r.run()["metrics"]["workload"]["answered"]["value"], 1);
+  auto alone = run_capture({"/usr/bin/env", std::string("PYTHONPATH=") + PYTHON_MARK_DIR, "/usr/bin/python3", "-c", script});
+  EXPECT_EQ(alone.out, "False\n") << alone.err;
+}
+
+}  // namespace
+}  // namespace mh
