@@ -63,7 +63,13 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
   std::vector<Job> jobs;
   for (const auto& e : entries) {
     if (!e.command.is_null()) {
-      auto p = program_from_json(e.command, error);
+      // {share} in the command: where the harness keeps the apps suite's scripts.
+      Json entry = e.command;
+      if (entry.contains("command") && entry["command"].is_array())
+        for (auto& a : entry["command"])
+          if (std::string text = a.is_string() ? a.get<std::string>() : ""; text.find("{share}") != std::string::npos)
+            a = text.replace(text.find("{share}"), 7, l.share);
+      auto p = program_from_json(entry, error);
       if (!p) {
         error = "in suite " + suite + ", entry " + e.command.dump() + ": " + error;
         return std::nullopt;

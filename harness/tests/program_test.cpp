@@ -10,6 +10,7 @@
 #include <map>
 
 #include "maps_check.h"
+#include "plan.h"
 #include "program.h"
 #include "test_util.h"
 
@@ -280,6 +281,61 @@ TEST(ProgramRun, MarksThroughThePythonModule) {
   EXPECT_EQ(r.run()["metrics"]["workload"]["answered"]["value"], 1);
   auto alone = run_capture({"/usr/bin/env", std::string("PYTHONPATH=") + PYTHON_MARK_DIR, "/usr/bin/python3", "-c", script});
   EXPECT_EQ(alone.out, "False\n") << alone.err;
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(ProgramSuite, CommandEntriesBesideWorkloadEntries) {
+  const std::string path = test::scratch("suites.json");
+  std::ofstream(path) << R"({"suites": {"mixed": {"runs": [
+      {"workload": "micro", "args": ["--smoke"]},
+      {"command": ["sort", "-r"], "name": "sort-back", "stdin": "/etc/passwd"}]}}})";
+  std::string error;
+  auto s = load_suite(path, "mixed", error);
+  ASSERT_TRUE(s) << error;
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_EQ((*s)[0].workload, "micro");
+  EXPECT_TRUE((*s)[0].command.is_null());
+  EXPECT_EQ((*s)[1].command["name"], "sort-back");
+  auto p = program_from_json((*s)[1].command, error);
+  ASSERT_TRUE(p) << error;
+  EXPECT_EQ(p->argv, (std::vector<std::string>{"sort", "-r"}));
+}
+
+TEST(ProgramSuite, TheAppsSuiteAtSmokeSize) {
+  auto r = run_program("apps-smoke", {"-a", "glibc", "--suite", "apps-smoke"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  std::vector<std::string> names;
+  for (const auto& run : r.report["runs"]) {
+    names.push_back(run["workload"]);
+    EXPECT_EQ(run["status"], "ok") << run["exit"].dump() << run["output_tail"];
+    EXPECT_EQ(run["allocator"]["verified_by"], "maps");
+    for (const auto& arg : run["params"]["command"]) EXPECT_EQ(arg.get<std::string>().find("{share}"), std::string::npos);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"python-stdlib", "sqlite3"}));
+}
+
+TEST(ProgramCompare, ACommandComparedUnderTwoPins) {
+  const std::string out = test::scratch("compare-true.json");
+  auto c = test::run_harness({"compare", "--baseline", "glibc", "--candidate", "jemalloc", "-n", "2", "-q", "-o", out,
+                              "--", "true"});
+  ASSERT_NE(c.exit_code, 2) << c.err;
+  Json comparison = test::load_json(out);
+  Json runs = test::load_json(out.substr(0, out.size() - 5) + "-runs.json");
+  ASSERT_EQ(runs["runs"].size(), 6u);
+  std::map<std::string, int> roles;
+  for (const auto& run : runs["runs"]) {
+    EXPECT_EQ(run["workload"], "true");
+    EXPECT_EQ(run["status"], "ok") << run["exit"].dump();
+    ++roles[run["role"]];
+  }
+  EXPECT_EQ(roles, (std::map<std::string, int>{{"baseline", 2}, {"baseline-again", 2}, {"candidate", 2}}));
+  EXPECT_NE(c.out.find("peak_rss_kb"), std::string::npos) << c.out;
+  EXPECT_NE(comparison.dump().find("\"true\""), std::string::npos);
 }
 
 }  // namespace
