@@ -78,7 +78,7 @@ class ProgramDriver : public SamplerDriver {
   std::optional<Child> load_;
   Stream load_out_;
   Clock::time_point load_start_;
-  Json load_record_;
+  Json load_record_ = Json::object();
 };
 
 }  // namespace mh

@@ -2,6 +2,9 @@
 // (word splitting, PATH lookup, maps parsing and the verdict on them, static
 // and setuid binaries), then real runs through the harness binary.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -336,6 +339,110 @@ TEST(ProgramCompare, ACommandComparedUnderTwoPins) {
   EXPECT_EQ(roles, (std::map<std::string, int>{{"baseline", 2}, {"baseline-again", 2}, {"candidate", 2}}));
   EXPECT_NE(c.out.find("peak_rss_kb"), std::string::npos) << c.out;
   EXPECT_NE(comparison.dump().find("\"true\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+// A load generator that costs: 0.4 s of CPU and 200 MiB touched (about 50000
+// minor faults), then says its rate and whether it got a preload.
+const char* kHeavyLoad =
+    "/usr/bin/python3 -c \"import os, time; x = bytearray(200 << 20); t = time.process_time()\n"
+    "while time.process_time() - t < 0.4: pass\n"
+    "print('rps: 1234.5 preload=' + os.environ.get('LD_PRELOAD', 'none'))\"";
+
+TEST(ProgramServer, ReadyByOutputThenLoadThenIdleThenStopped) {
+  auto r = run_program("server-regex", {"-a", "jemalloc", "--ready", "^listening", "--load", kHeavyLoad,
+                                        "--load-metric", "rps=rps: ([0-9.]+)", "--load-metric", "missing=nope ([0-9]+)",
+                                        "--idle", "0.5", "--", "sh", "-c",
+                                        "echo starting; sleep 0.3; echo listening now; exec sleep 30"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& run = r.run();
+  EXPECT_EQ(run["status"], "ok") << run["exit"].dump();  // stopped by SIGTERM after the idle time: not a failure
+  EXPECT_EQ(run["exit"]["signal"], 15);
+  std::map<std::string, double> at;
+  for (const auto& m : run["marks"]) at[m["name"]] = m["t_ms"];
+  ASSERT_EQ(at.size(), 3u) << run["marks"].dump();
+  EXPECT_GE(at["ready"], 290);
+  EXPECT_GE(at["load-start"], at["ready"]);
+  EXPECT_GT(at["load-end"], at["load-start"] + 350);
+  EXPECT_NEAR(run["wall_ms"].get<double>(), at["load-end"] + 500, 150);
+  EXPECT_EQ(run["after_mark"], "load-end");
+  EXPECT_EQ(run["metrics"]["workload"]["rps"]["value"], 1234.5);
+  EXPECT_TRUE(run["metrics"]["workload"]["missing"]["value"].is_null());
+  EXPECT_NE(run["metrics"]["workload"]["missing"]["reason"].get<std::string>().find("nope"), std::string::npos);
+  // The load generator ran without the allocator under test.
+  EXPECT_NE(run["data"]["load"]["output_tail"].get<std::string>().find("preload=none"), std::string::npos)
+      << run["data"]["load"].dump();
+}
+
+TEST(ProgramServer, TheLoadGeneratorCountsInNoneOfTheProgramsFigures) {
+  // The program sleeps; the load generator burns 0.4 s of CPU and faults in
+  // 200 MiB. It is the harness's child, not the program's: neither the
+  // program's rusage nor its perf counters (inherit counts descendants) nor
+  // its samples include it, and the report keeps its own figures apart.
+  auto r = run_program("server-exclusion", {"-a", "glibc", "--ready", "^up$", "--load", kHeavyLoad, "--", "sh", "-c",
+                                            "echo up; exec sleep 30"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& run = r.run();
+  const Json& m = run["metrics"];
+  const Json& load = run["data"]["load"];
+  EXPECT_GT(load["utime_ms"].get<double>() + load["stime_ms"].get<double>(), 350);
+  EXPECT_GT(load["minflt"].get<int64_t>(), 40000);
+  EXPECT_LT(m["utime_ms"].get<double>() + m["stime_ms"].get<double>(), 100);
+  EXPECT_LT(m["minflt"].get<int64_t>(), 5000);
+  EXPECT_LT(m["peak_rss_kb"].get<int64_t>(), 50000);
+  if (!m["perf"]["task-clock"]["value"].is_number()) GTEST_SKIP() << "no perf counters here: " << m["perf"].dump();
+  EXPECT_LT(m["perf"]["task-clock"]["value"].get<double>(), 100e6);  // ns
+  EXPECT_LT(m["perf"]["page-faults"]["value"].get<double>(), 5000);
+}
+
+int free_port() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+TEST(ProgramServer, ReadyByPort) {
+  const std::string port = std::to_string(free_port());
+  auto r = run_program("server-port",
+                       {"-a", "glibc", "--ready-port", port, "--idle", "0.2", "--", "/usr/bin/python3", "-c",
+                        "import socket, time\ns = socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                        "time.sleep(0.4)\ns.bind(('127.0.0.1', " + port + "))\ns.listen()\ntime.sleep(30)"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& run = r.run();
+  EXPECT_EQ(run["status"], "ok") << run["exit"].dump();
+  ASSERT_EQ(run["marks"].size(), 1u) << run["marks"].dump();
+  EXPECT_EQ(run["marks"][0]["name"], "ready");
+  EXPECT_GE(run["marks"][0]["t_ms"].get<double>(), 400);
+  EXPECT_TRUE(run["after_mark"].is_null());  // no load: nothing to count idle figures from
+}
+
+TEST(ProgramServer, NeverReadyIsAFailedRunSayingWhat) {
+  auto r = run_program("server-never", {"-a", "glibc", "--ready", "^never", "--ready-timeout", "0.3", "--load", "true",
+                                        "--", "sleep", "30"});
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_EQ(r.run()["status"], "failed");
+  EXPECT_NE(r.run()["exit"]["error"].get<std::string>().find("not ready after"), std::string::npos);
+  EXPECT_NE(r.run()["exit"]["error"].get<std::string>().find("^never"), std::string::npos);
+  EXPECT_LT(r.run()["wall_ms"].get<double>(), 5000);
+}
+
+TEST(ProgramServer, AFailingLoadGeneratorFailsTheRun) {
+  auto r = run_program("server-badload", {"-a", "glibc", "--ready", "^up", "--load", "sh -c 'echo refused; exit 4'",
+                                          "--", "sh", "-c", "echo up; exec sleep 30"});
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_NE(r.run()["exit"]["error"].get<std::string>().find("exit status 4"), std::string::npos)
+      << r.run()["exit"].dump();
 }
 
 }  // namespace
