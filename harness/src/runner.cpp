@@ -289,7 +289,9 @@ RunRecord run_one(const RunRequest& req) {
   if (!rec.samples.empty()) rec.final_rss_kb = rec.samples.back().rss_kb;
   for (const auto& m : rec.marks)
     if (m.name == "end") rec.final_rss_kb = m.sample.rss_kb;
-  if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty()) rec.hwm_kb.reason = "the workload did not report its VmHWM";
+  if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty())
+    rec.hwm_kb.reason = req.program ? "a program does not report its VmHWM; maxrss_kb (wait4) is the kernel's maximum"
+                                    : "the workload did not report its VmHWM";
   std::string complaint;
   if (driver) {
     driver->finish(rec);

@@ -447,3 +447,25 @@ TEST(ProgramServer, AFailingLoadGeneratorFailsTheRun) {
 
 }  // namespace
 }  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(ProgramRun, SampledPeakAgreesWithTimeMinusV) {
+  // /usr/bin/time -v around the harness reports the largest maximum resident
+  // size of the harness and its children: the program's, when it is the larger.
+  if (access("/usr/bin/time", X_OK) != 0) GTEST_SKIP() << "/usr/bin/time is not installed (Debian package time)";
+  const std::string out = test::scratch("time-v.json");
+  auto c = run_capture({"/usr/bin/time", "-v", HARNESS_BIN, "-a", "glibc", "-n", "1", "-q", "-o", out, "--",
+                        "/usr/bin/python3", "-c",
+                        "import time\nx = bytearray(150 << 20)\ntime.sleep(0.1)\ndel x\ny = [str(i) for i in range(200000)]"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  auto at = c.err.find("Maximum resident set size (kbytes): ");
+  ASSERT_NE(at, std::string::npos) << c.err;
+  const double time_kb = std::stod(c.err.substr(at + 36));
+  const double peak_kb = test::load_json(out)["runs"][0]["metrics"]["peak_rss_kb"].get<double>();
+  EXPECT_NEAR(peak_kb, time_kb, 0.05 * time_kb) << "sampled " << peak_kb << " kB, time -v " << time_kb << " kB";
+}
+
+}  // namespace
+}  // namespace mh
