@@ -15,8 +15,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "interrupt.h"
 #include "entry_stop.h"
+#include "interrupt.h"
 #include "memory_limit.h"
 #include "perf.h"
 #include "program_run.h"
