@@ -90,7 +90,7 @@ int compare_command(const Options& o) {
   // --out (and the -runs.json beside it) is replaced, as asked. Resuming
   // RUNS.json (a comparison's -runs.json) writes the comparison it would have
   // written: the same name without -runs.
-  const bool runs_here = !o.workload.empty() || !o.suite.empty();
+  const bool runs_here = !o.workload.empty() || !o.suite.empty() || !o.program.empty();
   std::string out = o.out, runs_out = !o.resume.empty() ? o.resume : o.report;
   if (out.empty() && !o.resume.empty() && o.resume.ends_with("-runs.json"))
     out = o.resume.substr(0, o.resume.size() - 10) + ".json";
@@ -117,7 +117,7 @@ int compare_command(const Options& o) {
   DeclaredMetrics from_reports;  // the workloads' metrics as the reports read back declare them
   std::vector<Job> jobs;
   Json context = make_context(o.argv);
-  if ((o.workload.empty() && o.suite.empty()) && o.inputs.size() == 1) {
+  if ((o.workload.empty() && o.suite.empty() && o.program.empty()) && o.inputs.size() == 1) {
     // The runs report of an earlier comparison (or the merged shards of one):
     // its runs carry their roles.
     auto report = read_report(o.inputs[0], error);
@@ -130,7 +130,7 @@ int compare_command(const Options& o) {
       runs.push_back(std::move(r));
     }
     context["inputs"] = o.inputs;
-  } else if (o.workload.empty() && o.suite.empty()) {
+  } else if (o.workload.empty() && o.suite.empty() && o.program.empty()) {
     if (o.inputs.size() != 2)
       return bad_input("give --baseline and --candidate with --workload or --suite, two reports "
                        "(harness compare OLD.json NEW.json), or the runs report of a comparison");
@@ -155,7 +155,8 @@ int compare_command(const Options& o) {
     if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty())
       return bad_input("--allocator, --baseline-allocator and --candidate-allocator choose runs from two reports; "
                        "with --workload or --suite the pins are --baseline and --candidate");
-    auto found = resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error);
+    auto found = o.program.empty() ? resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error)
+                                   : program_jobs(o, error);
     if (!found) return bad_input(error);
     jobs = *found;
     auto base = resolve_allocator(l, o.baseline, error);

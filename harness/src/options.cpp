@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -36,6 +37,48 @@ class Usage : public CLI::Formatter {
   std::string lines_;
 };
 
+// The flags of harness -- PROGRAM ARGS (program.h says what each does).
+void add_program_flags(CLI::App& app, ProgramFlags& f) {
+  const char* group = "Any program (harness [OPTIONS] -- PROGRAM [ARGS...])";
+  app.add_option("--name", f.name, "the program's name in tables and reports (default: its base name)")->group(group);
+  app.add_option("--cwd", f.cwd, "the program's working folder")->group(group);
+  app.add_option("--env", f.env, "KEY=VALUE added to the program's environment, repeatable")->group(group);
+  app.add_option("--stdin", f.stdin_path, "the program's standard input (default /dev/null)")->group(group);
+  app.add_option("--expect-exit", f.expect_exit, "the exit status of a run that is ok (default 0)")
+      ->check(in_range(0, 255, true))
+      ->group(group);
+  app.add_option("--mark-on-output", f.mark_on_output,
+                 "REGEX[=NAME]: a mark at every line of the program's output that matches (POSIX extended), "
+                 "repeatable")
+      ->group(group);
+  app.add_option("--mark-at", f.mark_at, "MS[=NAME]: a mark MS milliseconds after the start, repeatable")->group(group);
+  app.add_option("--load", f.load,
+                 "'PROGRAM ARGS' (split like shell words, no shell): a load generator started once the program is "
+                 "ready, in its own process group, without the allocator under test, counted in none of the "
+                 "program's figures")
+      ->group(group);
+  app.add_option("--ready", f.ready, "REGEX: the program is ready at the first output line that matches")->group(group);
+  app.add_option("--ready-port", f.ready_port, "N: the program is ready once a TCP connect to 127.0.0.1:N succeeds")
+      ->check(in_range(1, 65535, true))
+      ->group(group);
+  app.add_option("--ready-timeout", f.ready_timeout, "seconds to wait for --ready or --ready-port (default 30)")
+      ->check(in_range(0.1, 86400.0))
+      ->group(group);
+  app.add_option("--idle", f.idle,
+                 "S: after the load ends (or after ready without --load) the program idles S seconds, then is stopped "
+                 "with SIGTERM (SIGKILL after --stop-grace); that stop is not a failure")
+      ->check(in_range(0.0, 86400.0))
+      ->group(group);
+  app.add_option("--stop-grace", f.stop_grace,
+                 "seconds between SIGTERM and SIGKILL when the program is stopped (default 2)")
+      ->check(in_range(0.0, 600.0))
+      ->group(group);
+  app.add_option("--load-metric", f.load_metric,
+                 "NAME=REGEX: the first capture group of the load generator's last matching output line, a number, "
+                 "becomes the metric workload.NAME; repeatable")
+      ->group(group);
+}
+
 void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("-w,--workload", o.workload, "workload to run (see --list); its parameters follow it");
   app.add_flag("--smoke", o.smoke, "a workload parameter every workload takes: its small, fast version (see --list)");
@@ -67,6 +110,10 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--export-csv", o.export_csv,
                  "also write CSV to FILE (- for stdout): every metric's median, min, max and n per workload and "
                  "allocator, or the comparison's rows");
+  // Only with a program: a workload's own parameters may have the same names (server-echo --idle).
+  const bool help = std::find(o.argv.begin(), o.argv.end(), "--help") != o.argv.end() ||
+                    std::find(o.argv.begin(), o.argv.end(), "-h") != o.argv.end();
+  if (!o.program.empty() || help) add_program_flags(app, o.program_flags);
   app.add_flag("-q,--quiet", o.quiet, "no progress line");
   app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr, and say what writing the report cost");
 }
@@ -76,6 +123,19 @@ void add_what_to_run(CLI::App& app, Options& o) {
 ParseOutcome parse_options(int argc, char** argv) {
   Options o;
   o.argv.assign(argv, argv + argc);
+  // Everything after the first "--" is the program to run (plot passes its
+  // arguments on as they are).
+  if (argc > 1 && std::string(argv[1]) != "plot")
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == "--") {
+        o.program.assign(argv + i + 1, argv + argc);
+        argc = i;
+        if (o.program.empty()) {
+          std::cerr << "harness: nothing after --: give the program to run, harness [OPTIONS] -- PROGRAM [ARGS...]\n";
+          return {std::nullopt, 2};
+        }
+        break;
+      }
   CLI::App app{
       "memharness: runs a workload in a child process under each allocator, samples its memory from outside, "
       "and writes a JSON report.\nWorkload parameters follow the workload: harness --workload burst-writefile "
@@ -85,6 +145,7 @@ ParseOutcome parse_options(int argc, char** argv) {
   app.formatter(std::make_shared<Usage>(
       "Usage: harness [OPTIONS] --workload NAME [PARAMETERS...]\n"
       "   or: harness [OPTIONS] --suite NAME\n"
+      "   or: harness [OPTIONS] -- PROGRAM [ARGS...]    (any program, argv as given, no shell)\n"
       "   or: harness --list\n"
       "   or: harness compare|bisect|sweep|merge|plot ... (each with its own --help)"));
   app.footer(
@@ -115,6 +176,7 @@ ParseOutcome parse_options(int argc, char** argv) {
   compare->formatter(std::make_shared<Usage>(
       "Usage: harness compare [OPTIONS] --baseline PIN --candidate PIN --workload NAME [PARAMETERS...]\n"
       "   or: harness compare [OPTIONS] --baseline PIN --candidate PIN --suite NAME\n"
+      "   or: harness compare [OPTIONS] --baseline PIN --candidate PIN -- PROGRAM [ARGS...]\n"
       "   or: harness compare [OPTIONS] OLD.json NEW.json    (two reports; --allocator NAME for reports of "
       "several)\n"
       "   or: harness compare [OPTIONS] RUNS.json            (the runs report of a comparison, or merged shards)"));
@@ -258,8 +320,8 @@ ParseOutcome parse_options(int argc, char** argv) {
       }
       o.baseline_allocator = o.candidate_allocator = both_allocator;
     }
-    // Without a workload or suite, the extras are the two reports to compare.
-    if (o.workload.empty() && o.suite.empty()) o.inputs = compare->remaining();
+    // Without a workload, suite or program, the extras are the two reports to compare.
+    if (o.workload.empty() && o.suite.empty() && o.program.empty()) o.inputs = compare->remaining();
     else o.workload_args = compare->remaining();
     if (o.smoke) o.workload_args.insert(o.workload_args.begin(), "--smoke");
     return {o, 0};
@@ -267,8 +329,9 @@ ParseOutcome parse_options(int argc, char** argv) {
   o.workload_args = app.remaining();
   if (o.smoke) o.workload_args.insert(o.workload_args.begin(), "--smoke");
   o.command = list ? Command::List : Command::Run;
-  if (!list && o.workload.empty() && o.suite.empty()) {
-    std::cerr << "harness: no workload given: use --workload NAME or --suite NAME (see harness --list)\n";
+  if (!list && o.workload.empty() && o.suite.empty() && o.program.empty()) {
+    std::cerr << "harness: no workload given: use --workload NAME, --suite NAME (see harness --list) or -- PROGRAM "
+                 "[ARGS...]\n";
     return {std::nullopt, 2};
   }
   return {o, 0};

@@ -11,11 +11,22 @@ namespace mh {
 
 enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep };
 
+// harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
+// given (program.h checks them, under the keys of a suite's command entry).
+struct ProgramFlags {
+  std::string name, cwd, stdin_path, load, ready;
+  std::vector<std::string> env, mark_on_output, mark_at, load_metric;
+  std::optional<int> expect_exit, ready_port;
+  std::optional<double> ready_timeout, idle, stop_grace;
+};
+
 struct Options {
   Command command = Command::Run;
   // What to run (run and compare).
   std::string workload, suite, shard;
   std::vector<std::string> workload_args;  // everything the harness does not know, and --smoke
+  std::vector<std::string> program;        // after "--": any program as the workload
+  ProgramFlags program_flags;
   bool smoke = false;                      // passed on to the workload, declared here for --help
   std::vector<std::string> allocators;     // run: specs as given; empty = every available built-in
   int runs = 3;                            // compare: 5

@@ -43,6 +43,11 @@ std::optional<std::vector<SuiteEntry>> load_suite(const std::string& path, const
   std::vector<SuiteEntry> out;
   for (const auto& e : j["suites"][name].value("runs", Json::array())) {
     SuiteEntry s;
+    if (e.contains("command")) {
+      s.command = e;
+      out.push_back(std::move(s));
+      continue;
+    }
     s.workload = e.value("workload", "");
     for (const auto& a : e.value("args", Json::array())) s.args.push_back(a.get<std::string>());
     out.push_back(std::move(s));

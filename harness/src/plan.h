@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "allocators.h"
+#include "program.h"
 #include "record.h"
 #include "workloads.h"
 
@@ -18,6 +19,7 @@ struct Job {
   WorkloadInfo workload;
   std::vector<std::string> args;  // as given, passed to the workload
   Json params;                    // resolved by the workload's own declaration
+  std::optional<Program> program;  // set for any program (harness -- PROGRAM ARGS)
 };
 
 struct Arm {
@@ -37,6 +39,7 @@ std::vector<PlannedRun> interleave(size_t jobs, size_t arms, int rounds, std::op
 struct SuiteEntry {
   std::string workload;
   std::vector<std::string> args;
+  Json command;  // a program's entry ({"command": [...], "name": ...}, program.h); null for a workload
 };
 // Reads suite `name` from a suites file ({"suites": {"quick": {"about": ..., "runs": [...]}}}).
 // On error returns nullopt with a message naming the bad value and the valid ones.

@@ -61,20 +61,25 @@ std::optional<std::pair<int64_t, int64_t>> parse_statm_resident_shared_pages(std
   return std::make_pair(resident, shared);
 }
 
-std::map<std::string, int64_t> parse_kv(std::string_view text) {
-  std::map<std::string, int64_t> out;
+void for_each_line(std::string_view text, const std::function<void(std::string_view)>& f) {
   size_t pos = 0;
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
     if (eol == std::string_view::npos) eol = text.size();
-    std::string_view line = text.substr(pos, eol - pos);
+    f(text.substr(pos, eol - pos));
     pos = eol + 1;
+  }
+}
+
+std::map<std::string, int64_t> parse_kv(std::string_view text) {
+  std::map<std::string, int64_t> out;
+  for_each_line(text, [&](std::string_view line) {
     auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
+    if (colon == std::string_view::npos) return;
     auto fields = split_ws(line.substr(colon + 1));
     int64_t v = 0;
     if (!fields.empty() && to_num(fields[0], v)) out.emplace(std::string(line.substr(0, colon)), v);
-  }
+  });
   return out;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,8 @@ struct StatFields {
 std::optional<StatFields> parse_stat(std::string_view text);
 // /proc/PID/statm: resident and shared (file-backed + shmem) pages.
 std::optional<std::pair<int64_t, int64_t>> parse_statm_resident_shared_pages(std::string_view text);
+// Calls f with every line of text (without its '\n').
+void for_each_line(std::string_view text, const std::function<void(std::string_view)>& f);
 // "Key:   value kB" files (status, smaps_rollup): every key with its number.
 std::map<std::string, int64_t> parse_kv(std::string_view text);
 struct SchedStat {

@@ -63,6 +63,10 @@ struct AllocatorRecord {
   bool verified = false;
   std::string identified;  // the family the workload found serving malloc ("" if it never said)
   std::string served_by;   // the library that served malloc, as the workload found it
+  // "probe": the workload said itself (built-in workloads); "maps": the harness
+  // found the library mapped in the process (any program; see maps_check.h).
+  std::string verified_by = "probe";
+  std::string why_unverified;  // maps: why not verified (for exit.error)
 };
 
 // interrupted: stopped because the harness was asked to stop (SIGINT, SIGTERM,

@@ -144,7 +144,8 @@ Json run_to_json(const RunRecord& r) {
         {"env", r.allocator.env},
         {"verified", r.allocator.verified},
         {"identified", r.allocator.identified},
-        {"served_by", r.allocator.served_by}}},
+        {"served_by", r.allocator.served_by},
+        {"verified_by", r.allocator.verified_by}}},
       {"role", r.role},
       {"repetition", r.repetition},
       {"status", status_name(r.status)},
@@ -221,6 +222,7 @@ RunRecord run_from_json(const Json& j) {
   r.allocator.verified = a.value("verified", false);
   r.allocator.identified = a.value("identified", "");
   r.allocator.served_by = a.value("served_by", "");
+  r.allocator.verified_by = a.value("verified_by", "probe");
   r.role = j.value("role", "");
   r.repetition = j.value("repetition", 0);
   r.status = status_from(j.value("status", ""));

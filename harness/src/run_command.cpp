@@ -70,7 +70,8 @@ int list_command(const Options&) {
 int run_command(const Options& o) {
   auto l = find_layout();
   std::string error;
-  auto jobs = resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error);
+  auto jobs = o.program.empty() ? resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error)
+                                : program_jobs(o, error);
   if (!jobs) return bad_input(error);
 
   Execution e;
@@ -88,7 +89,7 @@ int run_command(const Options& o) {
     e.arms.push_back({*spec, ""});
   }
 
-  const std::string name = o.suite.empty() ? o.workload : "suite-" + o.suite;
+  const std::string name = !o.suite.empty() ? "suite-" + o.suite : jobs->front().workload.name;
   if (!apply_run_options(o, e, error)) return bad_input(error);
   for (const auto& [path, option] : {std::pair{o.export_markdown, "--export-markdown"}, std::pair{o.export_csv, "--export-csv"}})
     if (auto err = check_export(path, option); !err.empty()) return bad_input(err);

@@ -16,9 +16,11 @@
 #include <filesystem>
 
 #include "curve.h"
+#include "entry_stop.h"
 #include "interrupt.h"
 #include "memory_limit.h"
 #include "perf.h"
+#include "program_run.h"
 #include "sampler.h"
 #include "spawn.h"
 
@@ -54,8 +56,12 @@ void judge(RunRecord& rec, const RunEnd& end, const std::vector<std::string>& de
   for (const auto& m : declared_metrics)
     if (!rec.workload_metrics.count(m)) missing += (missing.empty() ? "" : ", ") + m;
   auto& a = rec.allocator;
-  a.verified = !a.identified.empty() && a.identified == (a.family == "custom" ? a.identified : a.family);
-  if (a.verified && !a.library.empty()) a.verified = canonical(a.served_by) == canonical(a.library);
+  if (a.verified_by == "probe") {
+    a.verified = !a.identified.empty() && a.identified == (a.family == "custom" ? a.identified : a.family);
+    if (a.verified && !a.library.empty()) a.verified = canonical(a.served_by) == canonical(a.library);
+  }
+  // A program the harness stopped as planned (after its idle time) did not fail.
+  const bool stopped = end.how == SamplerEnd::Stopped;
   const int ws = end.wait_status;
   const std::string under_limit = end.limit_note.empty() ? "" : " (" + end.limit_note + ")";
 
@@ -71,12 +77,13 @@ void judge(RunRecord& rec, const RunEnd& end, const std::vector<std::string>& de
   } else if (end.how == SamplerEnd::TimedOut) {
     rec.status = Status::Timeout;
     rec.exit.error = "still running after the timeout; the process group was killed";
-  } else if (WIFSIGNALED(ws)) {
+  } else if (!stopped && WIFSIGNALED(ws)) {
     rec.status = Status::Crashed;
     rec.exit.error = std::string("killed by signal ") + strsignal(WTERMSIG(ws)) + under_limit;
-  } else if (rec.exit.code.value_or(-1) != 0) {
+  } else if (!stopped && rec.exit.code.value_or(-1) != end.expected_exit) {
     rec.status = Status::Failed;
-    rec.exit.error = "exited with status " + std::to_string(rec.exit.code.value_or(-1)) + under_limit;
+    rec.exit.error = "exited with status " + std::to_string(rec.exit.code.value_or(-1)) +
+                     (end.expected_exit ? " (expected " + std::to_string(end.expected_exit) + ")" : "") + under_limit;
   } else if (rec.samples.empty()) {
     rec.status = Status::Failed;
     rec.exit.error = "no sample of the process could be read" +
@@ -86,7 +93,8 @@ void judge(RunRecord& rec, const RunEnd& end, const std::vector<std::string>& de
     rec.exit.error = "marks out of step: " + rec.protocol_errors.front();
   } else if (!a.verified) {
     rec.status = Status::Failed;
-    rec.exit.error = a.identified.empty()
+    rec.exit.error = !a.why_unverified.empty() ? "allocator not verified: " + a.why_unverified
+                     : a.identified.empty()
                          ? "the workload never said which allocator served malloc"
                          : "asked for " + a.name + " but malloc was served by " + a.identified + " (" + a.served_by + ")";
   } else if (!missing.empty()) {
@@ -135,6 +143,7 @@ RunRecord run_one(const RunRequest& req) {
   rec.allocator.family = req.allocator.family;
   rec.allocator.library = req.allocator.library;
   rec.allocator.env = req.allocator.env;
+  rec.allocator.verified_by = req.program ? "maps" : "probe";
 
   RunEnd end;
   RunTempDir tmp(req.tmp_parent);
@@ -150,13 +159,32 @@ RunRecord run_one(const RunRequest& req) {
     return rec;
   }
   fcntl(marks[0], F_SETFL, O_NONBLOCK);
-  int output = memfd_create("workload-output", MFD_CLOEXEC);
+  // A workload's output is read once it is over; a program's as it comes
+  // (marks on output, readiness), through a pipe.
+  int output = -1, program_output = -1;
+  if (!req.program) {
+    output = memfd_create("workload-output", MFD_CLOEXEC);
+  } else if (int p[2]; pipe2(p, O_CLOEXEC) == 0) {
+    program_output = p[0];
+    output = p[1];
+    fcntl(program_output, F_SETFL, O_NONBLOCK);
+  }
 
   ChildSpec spec;
   spec.path = req.binary;
   spec.argv.push_back(req.binary);
   spec.argv.insert(spec.argv.end(), req.args.begin(), req.args.end());
   spec.env = clean_environment();
+  int program_stdin = -1;
+  if (req.program) {
+    spec.path = req.program->path;
+    spec.argv = req.program->argv;
+    spec.cwd = req.program->cwd;
+    for (const auto& [k, v] : req.program->env) spec.env[k] = v;
+    const std::string in = req.program->stdin_path.empty() ? "/dev/null" : req.program->stdin_path;
+    spec.stdin_fd = program_stdin = ::open(in.c_str(), O_RDONLY | O_CLOEXEC);
+    end.expected_exit = req.program->expect_exit;
+  }
   for (const auto& [k, v] : req.allocator.env) spec.env[k] = v;
   if (!req.allocator.library.empty()) spec.env["LD_PRELOAD"] = req.allocator.library;
   spec.env["MEMHARNESS_MARK_FD"] = std::to_string(marks[1]);
@@ -186,12 +214,34 @@ RunRecord run_one(const RunRequest& req) {
   auto child = Child::start_paused(spec, end.error);
   close(marks[1]);
   close(acks[0]);
+  if (req.program) {
+    if (program_stdin >= 0) close(program_stdin);
+    if (output >= 0) close(output);  // the program holds the write end
+    output = -1;
+  }
+  std::optional<ProgramDriver> driver;
   if (child) {
     interrupt::set_child_group(child->pid());
     if (cgroup && cgroup->ok() && !cgroup->add(child->pid(), end.error)) child->signal_group(SIGKILL);
     PerfCounters perf(child->pid());
+    // A program is held at its entry point, where its maps say which
+    // allocator it got, even when it lives a millisecond.
+    EntryStop entry;
+    std::string no_hold;
+    const bool traced = req.program && entry.attach(child->pid(), no_hold);
     const auto t0 = Clock::now();
     if (end.error.empty() && child->resume(end.error)) {
+      if (req.program) {
+        driver.emplace(*req.program, child->pid(), t0, program_output, req.allocator.library);
+        program_output = -1;
+        if (traced && entry.run_to_entry(no_hold)) {
+          driver->maps().check();
+          entry.leave_stopped();
+          driver->hold(entry);
+        } else {
+          driver->maps().right_after_exec();
+        }
+      }
       SamplerConfig cfg;
       cfg.pid = child->pid();
       cfg.pidfd = child->pidfd();
@@ -203,13 +253,16 @@ RunRecord run_one(const RunRequest& req) {
       cfg.timeout_s = req.timeout_s;
       cfg.stop_fd = interrupt::wake_fd();
       cfg.on_progress = req.on_progress;
+      if (driver) cfg.driver = &*driver;
       std::string sampler_error;
       end.how = sample_until_exit(cfg, rec, sampler_error);
       if (end.how == SamplerEnd::Error) end.error = sampler_error;
       if (end.how != SamplerEnd::Exited) {
         child->signal_group(SIGTERM);
+        if (driver) driver->first_sample_taken();  // a program still held gets its SIGTERM
         pollfd p{child->pidfd(), POLLIN, 0};
-        if (poll(&p, 1, kTermGraceMs) <= 0) child->signal_group(SIGKILL);
+        if (poll(&p, 1, req.program ? int(req.program->stop_grace_s * 1000) : kTermGraceMs) <= 0)
+          child->signal_group(SIGKILL);
       }
     }
     child->wait(status, ru);
@@ -221,6 +274,7 @@ RunRecord run_one(const RunRequest& req) {
   }
   close(marks[0]);
   close(acks[1]);
+  if (program_output >= 0) close(program_output);
   end.wait_status = status;
 
   if (WIFEXITED(status) && end.error.empty()) rec.exit.code = WEXITSTATUS(status);
@@ -244,10 +298,19 @@ RunRecord run_one(const RunRequest& req) {
     if (rec.hwm_kb.value) rec.hwm_kb.value = std::max(*rec.hwm_kb.value, double(peak));
     rec.maxrss_kb = std::max(rec.maxrss_kb, peak);
   }
-  if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty()) rec.hwm_kb.reason = "the workload did not report its VmHWM";
+  if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty())
+    rec.hwm_kb.reason = req.program ? "a program does not report its VmHWM; maxrss_kb (wait4) is the kernel's maximum"
+                                    : "the workload did not report its VmHWM";
   compute_curve(rec, req.after_mark, req.declared_after);
   std::string complaint;
-  if (output >= 0) {
+  if (driver) {
+    driver->finish(rec);
+    complaint = option_complaint(req.allocator, driver->head() + "\n" + rec.output_tail);
+    if (auto obstacle = preload_obstacle(req.program->path); !obstacle.empty()) {
+      rec.allocator.verified = false;
+      rec.allocator.why_unverified = obstacle;
+    }
+  } else if (output >= 0) {
     rec.output_tail = tail_of(output, 4096);
     // An allocator complains about its options at start-up, before the tail.
     std::string head(4096, '\0');

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "allocators.h"
+#include "program.h"
 #include "record.h"
 #include "sampler.h"
 
@@ -32,6 +33,9 @@ struct RunRequest {
   // The mark the after.* curve metrics are measured from: --after, else the
   // workload's declared idle mark, else the last mark (curve.h).
   std::string after_mark, declared_after;
+  // Set for any program (harness -- PROGRAM ARGS) instead of a workload binary:
+  // its argv, environment, marks and load; its allocator verified by its maps.
+  const Program* program = nullptr;
 };
 
 RunRecord run_one(const RunRequest& req);
@@ -43,6 +47,7 @@ struct RunEnd {
   bool oom = false;         // the memory cgroup's OOM killer ended it
   std::string error;        // the spawn or the sampler failed
   std::string limit_note;   // said with a failure under a memory limit
+  int expected_exit = 0;    // the exit status of an ok run (--expect-exit)
 };
 
 // Decides verified and status from what the run produced (pure; tested).

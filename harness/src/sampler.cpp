@@ -115,6 +115,29 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
     return ok;
   };
 
+  auto add_mark = [&](const std::string& name, Clock::time_point received, bool process_alive) {
+    Mark mk;
+    mk.name = name;
+    Sample s;
+    if (process_alive && take(s, true)) {
+      mk.sample = s;
+      // The peak of the phase that ends here, then a fresh peak for the next.
+      mk.hwm_kb = proc.last_hwm_kb();
+      mk.hwm_reset = cfg.reset_hwm && proc.reset_hwm();
+      merge_threads(threads, proc.threads());
+    } else if (have_last) {
+      mk.sample = last;
+    }
+    mk.t_ms = ms_since(cfg.t0, received);
+    if (cfg.on_progress) cfg.on_progress(mk.t_ms, mk.name);
+    rec.marks.push_back(std::move(mk));
+  };
+
+  auto drive = [&](bool alive) {
+    const auto now = Clock::now();
+    for (const auto& name : cfg.driver->step(now, alive)) add_mark(name, now, alive);
+  };
+
   auto handle_lines = [&](bool process_alive) {
     size_t eol;
     while ((eol = pending.find('\n')) != std::string::npos) {
@@ -133,23 +156,7 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
                                         std::to_string(seq) + ", expected " + std::to_string(last_seq + 1));
         last_seq = seq;
       }
-      if (m.contains("mark") && m["mark"].is_string()) {
-        Mark mk;
-        mk.name = m["mark"].get<std::string>();
-        Sample s;
-        if (process_alive && take(s, true)) {
-          mk.sample = s;
-          // The peak of the phase that ends here, then a fresh peak for the next.
-          mk.hwm_kb = proc.last_hwm_kb();
-          mk.hwm_reset = cfg.reset_hwm && proc.reset_hwm();
-          merge_threads(threads, proc.threads());
-        } else if (have_last) {
-          mk.sample = last;
-        }
-        mk.t_ms = ms_since(cfg.t0, received);
-        if (cfg.on_progress) cfg.on_progress(mk.t_ms, mk.name);
-        rec.marks.push_back(std::move(mk));
-      }
+      if (m.contains("mark") && m["mark"].is_string()) add_mark(m["mark"].get<std::string>(), received, process_alive);
       if (m.value("sync", false) && cfg.ack_fd >= 0) write_ack(cfg.ack_fd, seq);
     }
   };
@@ -177,6 +184,7 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
         if (last_periodic_ms >= 0) gaps_ms.push_back(s.t_ms - last_periodic_ms);
         last_periodic_ms = s.t_ms;
       }
+      if (cfg.driver && costs_us.size() == 1) cfg.driver->first_sample_taken();
       next += interval;
       if (next <= now) next = now + interval;  // we fell behind: do not burst to catch up
       if (now >= next_threads) {
@@ -195,10 +203,13 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
     }
     auto wake = std::min(next, deadline);
     if (cfg.on_progress) wake = std::min(wake, next_progress);
+    if (cfg.driver) wake = std::min(wake, cfg.driver->next_wake());
     auto wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now()).count());
     timespec ts{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
-    pollfd fds[3] = {{cfg.pidfd, POLLIN, 0}, {mark_open ? cfg.mark_fd : -1, POLLIN, 0}, {cfg.stop_fd, POLLIN, 0}};
-    int r = ppoll(fds, 3, &ts, nullptr);
+    std::vector<pollfd> fds = {{cfg.pidfd, POLLIN, 0}, {mark_open ? cfg.mark_fd : -1, POLLIN, 0}, {cfg.stop_fd, POLLIN, 0}};
+    if (cfg.driver)
+      for (int fd : cfg.driver->watch_fds()) fds.push_back({fd, POLLIN, 0});
+    int r = ppoll(fds.data(), fds.size(), &ts, nullptr);
     if (r < 0 && errno != EINTR) {
       error = std::string("ppoll: ") + std::strerror(errno);
       end = SamplerEnd::Error;
@@ -213,10 +224,20 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
       handle_lines(true);
     }
     if (r > 0 && (fds[0].revents & POLLIN)) exited = true;
+    if (cfg.driver && !exited) {
+      drive(true);
+      std::string why;
+      if (auto e = cfg.driver->end(why)) {
+        end = *e;
+        if (end == SamplerEnd::Error) error = why;
+        break;
+      }
+    }
   }
   // What the workload wrote just before it exited.
   if (mark_open) read_marks();
   handle_lines(false);
+  if (cfg.driver && end == SamplerEnd::Exited) drive(false);
 
   for (auto& [tid, t] : threads) rec.threads.push_back(t);
   rec.sampler.interval_ms = cfg.interval_ms;

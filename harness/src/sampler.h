@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "record.h"
 
@@ -16,6 +18,28 @@ namespace mh {
 // Told the time since the start (ms) and the last mark's name ("" before the
 // first): the progress line.
 using ProgressFn = std::function<void(double, const std::string&)>;
+
+// Why sampling ended. Anything but Exited leaves a child to be stopped;
+// Stopped is the driver's planned stop (a server after its idle time), not a failure.
+enum class SamplerEnd { Exited, TimedOut, Interrupted, Error, Stopped };
+
+// What a run of a program adds to the loop (program_run.h): marks from its
+// output and from the clock, a load generator, a planned stop.
+class SamplerDriver {
+ public:
+  using Clock = std::chrono::steady_clock;
+  virtual ~SamplerDriver() = default;
+  // Descriptors polled besides the child's (-1 entries are skipped).
+  virtual std::vector<int> watch_fds() const = 0;
+  // After a wake-up (a descriptor readable, or next_wake() reached; also once
+  // after the child exited, alive false): the marks to take now, in order.
+  virtual std::vector<std::string> step(Clock::time_point now, bool alive) = 0;
+  virtual Clock::time_point next_wake() const = 0;
+  // Set when sampling should end (Stopped, or Error with the message).
+  virtual std::optional<SamplerEnd> end(std::string& error) const = 0;
+  // After the first sample (a program held at its entry goes on from here).
+  virtual void first_sample_taken() {}
+};
 
 struct SamplerConfig {
   int pid = -1;
@@ -31,10 +55,8 @@ struct SamplerConfig {
   // Reset VmHWM at each mark, so that each phase has the kernel's own peak.
   bool reset_hwm = true;
   ProgressFn on_progress;  // about once a second and at each mark
+  SamplerDriver* driver = nullptr;  // a program's run; none for a built-in workload
 };
-
-// Why sampling ended. Anything but Exited leaves a child to be stopped.
-enum class SamplerEnd { Exited, TimedOut, Interrupted, Error };
 
 // Fills samples, marks, threads, workload metrics, allocator identity and
 // statistics, hwm and the sampler's own cost into `rec`. On Error, `error`

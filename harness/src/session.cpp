@@ -47,7 +47,7 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
     if (!s) return std::nullopt;
     entries = *s;
   } else if (!workload.empty()) {
-    entries.push_back({workload, args});
+    entries.push_back({workload, args, Json()});
   } else {
     error = "no workload given: use --workload NAME or --suite NAME (see harness --list)";
     return std::nullopt;
@@ -63,6 +63,21 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
   }
   std::vector<Job> jobs;
   for (const auto& e : entries) {
+    if (!e.command.is_null()) {
+      // {share} in the command: where the harness keeps the apps suite's scripts.
+      Json entry = e.command;
+      if (entry.contains("command") && entry["command"].is_array())
+        for (auto& a : entry["command"])
+          if (std::string text = a.is_string() ? a.get<std::string>() : ""; text.find("{share}") != std::string::npos)
+            a = text.replace(text.find("{share}"), 7, l.share);
+      auto p = program_from_json(entry, error);
+      if (!p) {
+        error = "in suite " + suite + ", entry " + e.command.dump() + ": " + error;
+        return std::nullopt;
+      }
+      jobs.push_back(program_job(std::move(*p)));
+      continue;
+    }
     auto w = find_workload(l.libexec, e.workload);
     if (!w) {
       std::string names;
@@ -72,7 +87,7 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
     }
     auto params = check_params(*w, e.args, error);
     if (!params) return std::nullopt;
-    jobs.push_back(Job{*w, e.args, *params});
+    jobs.push_back(Job{*w, e.args, *params, std::nullopt});
   }
   return jobs;
 }
@@ -106,6 +121,57 @@ std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, s
   error = "'" + name + "' is not a pin with a repository in " + pins_file(l) + "; pins with one: " +
           (names.empty() ? "none" : names);
   return std::nullopt;
+}
+
+Job program_job(Program p) {
+  Job job;
+  job.workload.name = p.name;
+  job.workload.binary = p.path;
+  job.workload.description = Json{{"name", p.name}, {"program", p.argv}};
+  job.args = p.argv;
+  job.params = program_params(p);
+  job.program = std::move(p);
+  return job;
+}
+
+std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& error) {
+  if (!o.workload.empty() || !o.suite.empty()) {
+    error = "give --workload, --suite or -- PROGRAM [ARGS...], not more than one";
+    return std::nullopt;
+  }
+  if (!o.workload_args.empty()) {
+    error = "unexpected arguments before --: " + o.workload_args.front() +
+            " (the program's own arguments follow it: harness [OPTIONS] -- PROGRAM [ARGS...])";
+    return std::nullopt;
+  }
+  const ProgramFlags& f = o.program_flags;
+  Json j{{"command", o.program}};
+  auto text = [&](const char* key, const std::string& v) {
+    if (!v.empty()) j[key] = v;
+  };
+  auto list = [&](const char* key, const std::vector<std::string>& v) {
+    if (!v.empty()) j[key] = v;
+  };
+  auto num = [&](const char* key, auto v) {
+    if (v) j[key] = *v;
+  };
+  text("name", f.name);
+  text("cwd", f.cwd);
+  text("stdin", f.stdin_path);
+  text("load", f.load);
+  text("ready", f.ready);
+  list("env", f.env);
+  list("mark_on_output", f.mark_on_output);
+  list("mark_at", f.mark_at);
+  list("load_metric", f.load_metric);
+  num("expect_exit", f.expect_exit);
+  num("ready_port", f.ready_port);
+  num("ready_timeout", f.ready_timeout);
+  num("idle", f.idle);
+  num("stop_grace", f.stop_grace);
+  auto p = program_from_json(j, error);
+  if (!p) return std::nullopt;
+  return std::vector<Job>{program_job(std::move(*p))};
 }
 
 std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::string& text, std::string& error) {
@@ -274,8 +340,12 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
       req.declared_metrics = declared_metrics(job.workload);
       req.memory_limit = e.memory_limit;
       req.after_mark = e.after_mark;
-      req.declared_after = declared_after_mark(job.workload);
+      // A program under --load idles after its load: its after.* figures count from there.
+      req.declared_after = !job.program                  ? declared_after_mark(job.workload)
+                           : job.program->load_argv.empty() ? ""
+                                                            : "load-end";
       req.on_progress = [&](double ms, const std::string& mark) { progress.running(ms, mark); };
+      if (job.program) req.program = &*job.program;
       runs.push_back(run_one(req));
       runs.back().role = arm.role;
       progress.finished(runs.back());

@@ -28,6 +28,11 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
                                              const std::vector<std::string>& args, const std::string& suite,
                                              const std::string& shard, std::string& error);
 
+// harness -- PROGRAM ARGS: the one job of the program, with the settings its
+// flags give (program.h); also what a suite's command entry becomes.
+std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& error);
+Job program_job(Program p);
+
 // An allocator spec, a name from the pins file, or NAME@REV[:options] of a pin
 // with a repository (scav@REV; built on demand, exit 2 when the build fails).
 std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::string& text, std::string& error);

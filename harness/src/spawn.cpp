@@ -79,11 +79,12 @@ std::optional<Child> Child::start_paused(const ChildSpec& spec, std::string& err
       dup2(spec.output_fd, STDOUT_FILENO);
       dup2(spec.output_fd, STDERR_FILENO);
     }
+    if (spec.stdin_fd >= 0) dup2(spec.stdin_fd, STDIN_FILENO);
     for (int fd : spec.inherit_fds) fcntl(fd, F_SETFD, 0);
     char byte;
     while (read(go[0], &byte, 1) < 0 && errno == EINTR) {
     }
-    execve(spec.path.c_str(), argv.data(), envp.data());
+    if (spec.cwd.empty() || chdir(spec.cwd.c_str()) == 0) execve(spec.path.c_str(), argv.data(), envp.data());
     int err = errno;
     ssize_t w = write(exec_status[1], &err, sizeof err);
     (void)w;

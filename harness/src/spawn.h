@@ -22,6 +22,8 @@ struct ChildSpec {
   std::vector<int> inherit_fds;            // stay open (same numbers) in the child
   int output_fd = -1;                      // stdout and stderr go here; -1 keeps ours
   uint64_t rlimit_as = 0;                  // RLIMIT_AS of the child in bytes; 0 leaves it
+  int stdin_fd = -1;                       // standard input; -1 keeps ours
+  std::string cwd;                         // "" keeps ours
 };
 
 class Child {

@@ -11,6 +11,7 @@ MEMHARNESS_PACKAGES=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
   python3 python3-matplotlib python3-pytest python3-jsonschema
+  sqlite3 redis-server redis-tools
   time
 )
 

@@ -1,0 +1,478 @@
+// Any program as a workload (harness -- PROGRAM ARGS): the pure parts
+// (word splitting, PATH lookup, maps parsing and the verdict on them, static
+// and setuid binaries), then real runs through the harness binary.
+#include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "maps_check.h"
+#include "plan.h"
+#include "program.h"
+#include "test_util.h"
+
+namespace mh {
+namespace {
+
+TEST(Program, WordsSplitLikeAShellWithoutOne) {
+  auto w = split_words(R"(redis-benchmark -t 'set,get' -d "64 KiB" a\ b  "x\"y")");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(*w, (std::vector<std::string>{"redis-benchmark", "-t", "set,get", "-d", "64 KiB", "a b", "x\"y"}));
+  EXPECT_FALSE(split_words("echo 'open"));
+  EXPECT_TRUE(split_words("")->empty());
+}
+
+TEST(Program, FoundInPathLikeExecvp) {
+  EXPECT_EQ(find_in_path("sh", "/nonexistent:/bin"), "/bin/sh");
+  EXPECT_EQ(find_in_path("no-such-program-anywhere", "/bin:/usr/bin"), "");
+  EXPECT_EQ(find_in_path("/bin/sh", ""), "/bin/sh");
+  EXPECT_EQ(find_in_path("/etc/passwd", ""), "");  // not executable
+}
+
+TEST(Program, SettingsAreCheckedBeforeAnythingRuns) {
+  std::string error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"no-such-program-anywhere"}}}, error));
+  EXPECT_NE(error.find("'no-such-program-anywhere' not found"), std::string::npos) << error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"true"}}, {"mark_on_output", {"a(b"}}}, error));
+  EXPECT_NE(error.find("a(b"), std::string::npos) << error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"true"}}, {"env", {"LD_PRELOAD=/x.so"}}}, error));
+  EXPECT_NE(error.find("--allocator"), std::string::npos) << error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"true"}}, {"load", "true"}}, error));
+  EXPECT_NE(error.find("--ready"), std::string::npos) << error;
+  EXPECT_FALSE(program_from_json(Json{{"command", {"true"}}, {"colour", "red"}}, error));
+  EXPECT_NE(error.find("unknown key 'colour'"), std::string::npos) << error;
+  auto p = program_from_json(Json{{"command", {"sh", "-c", "true"}}, {"mark_on_output", {"^ready=up", "a=b=c"}},
+                                  {"mark_at", {"250", "1000=one-second"}}},
+                             error);
+  ASSERT_TRUE(p) << error;
+  EXPECT_EQ(p->name, "sh");
+  EXPECT_EQ(p->output_marks[0].regex, "^ready");
+  EXPECT_EQ(p->output_marks[0].name, "up");
+  EXPECT_EQ(p->output_marks[1].regex, "a=b");
+  EXPECT_EQ(p->timed_marks[0].name, "at-250ms");
+  EXPECT_EQ(p->timed_marks[1].name, "one-second");
+}
+
+TEST(MapsCheck, MappedFilesInOrder) {
+  auto files = mapped_files(
+      "559cc10d2000-559cc10d4000 r--p 00000000 fe:00 247134                     /usr/bin/cat\n"
+      "559cc4790000-559cc47b1000 rw-p 00000000 00:00 0                          [heap]\n"
+      "7f5e4f35d000-7f5e4f37f000 rw-p 00000000 00:00 0 \n"
+      "7f5e4f3e0000-7f5e4f406000 r--p 00000000 fe:00 332835                     /usr/lib/libjemalloc.so.2\n"
+      "7f5e4f3e0000-7f5e4f406000 r--p 00000000 fe:00 332835                     /usr/lib/libc.so.6\n"
+      "7f5e4f406000-7f5e4f55c000 r-xp 00026000 fe:00 332835                     /usr/lib/libc.so.6\n"
+      "7f5e4f406000-7f5e4f55c000 r-xp 00026000 fe:00 332835                     /tmp/my lib.so (deleted)\n");
+  EXPECT_EQ(files, (std::vector<std::string>{"/usr/bin/cat", "/usr/lib/libjemalloc.so.2", "/usr/lib/libc.so.6",
+                                             "/tmp/my lib.so"}));
+}
+
+bool defines_if_allocator(const std::string& f) {
+  return f.find("libc.so") != std::string::npos || f.find("jemalloc") != std::string::npos ||
+         f.find("own-malloc") != std::string::npos;
+}
+
+TEST(MapsCheck, VerdictOnThePreloadAndOnGlibc) {
+  const std::string cat = "/usr/bin/cat", je = "/usr/lib/libjemalloc.so.2", libc = "/usr/lib/libc.so.6";
+  auto v = judge_maps({cat, "/usr/lib/ld-linux-x86-64.so.2"}, cat, je, defines_if_allocator);
+  EXPECT_FALSE(v.loaded);
+  v = judge_maps({cat, je, libc}, cat, je, defines_if_allocator);
+  EXPECT_TRUE(v.verified);
+  EXPECT_EQ(v.served_by, je);
+  v = judge_maps({cat, libc}, cat, je, defines_if_allocator);
+  EXPECT_FALSE(v.verified);
+  EXPECT_NE(v.reason.find("LD_PRELOAD was not honoured"), std::string::npos) << v.reason;
+  v = judge_maps({cat, libc}, cat, "", defines_if_allocator);
+  EXPECT_TRUE(v.verified);
+  EXPECT_EQ(v.served_by, libc);
+  v = judge_maps({cat, je, libc}, cat, "", defines_if_allocator);  // glibc asked, jemalloc linked in
+  EXPECT_FALSE(v.verified);
+  EXPECT_NE(v.reason.find(je), std::string::npos) << v.reason;
+  v = judge_maps({"/bin/own-malloc", je, libc}, "/bin/own-malloc", je, defines_if_allocator);
+  EXPECT_FALSE(v.verified);
+  EXPECT_NE(v.reason.find("defines malloc itself"), std::string::npos) << v.reason;
+}
+
+TEST(Program, StaticAndSetuidBinariesCannotTakeAPreload) {
+  EXPECT_EQ(preload_obstacle("/bin/true"), "");
+#ifdef STATIC_PROGRAM
+  EXPECT_NE(preload_obstacle(STATIC_PROGRAM).find("static binary"), std::string::npos);
+#endif
+  if (geteuid() != 0) GTEST_SKIP() << "making a setuid file of another user needs root";
+  const std::string copy = test::scratch("setuid-true");
+  std::filesystem::copy_file("/bin/true", copy);
+  ASSERT_EQ(chown(copy.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chmod(copy.c_str(), 04755), 0);
+  EXPECT_NE(preload_obstacle(copy).find("setuid"), std::string::npos) << preload_obstacle(copy);
+  std::filesystem::remove(copy);
+}
+
+// Real runs through the harness binary.
+struct ProgramRun {
+  Captured result;
+  Json report;
+  const Json& run(size_t i = 0) const { return report["runs"][i]; }
+};
+
+ProgramRun run_program(const std::string& name, std::vector<std::string> args) {
+  ProgramRun r;
+  const std::string out = test::scratch(name + ".json");
+  args.insert(args.begin(), {"--runs", "1", "--quiet", "--out", out});
+  r.result = test::run_harness(args);
+  if (std::filesystem::exists(out)) r.report = test::load_json(out);
+  return r;
+}
+
+TEST(ProgramRun, TrueIsMeasuredAndVerifiedByItsMaps) {
+  // /bin/true lives about a millisecond: held at its entry point, it still
+  // has its maps read and one sample taken.
+  auto r = run_program("true", {"-a", "glibc", "-a", "jemalloc", "--", "true"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.out << r.result.err;
+  ASSERT_EQ(r.report["runs"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Json& run = r.run(i);
+    EXPECT_EQ(run["workload"], "true");
+    EXPECT_EQ(run["status"], "ok") << run["exit"].dump();
+    EXPECT_EQ(run["allocator"]["verified_by"], "maps");
+    EXPECT_EQ(run["allocator"]["verified"], true);
+    EXPECT_GE(run["samples"]["rss_kb"].size(), 1u);
+    EXPECT_GT(run["metrics"]["peak_rss_kb"].get<int64_t>(), 0);
+    EXPECT_EQ(run["params"]["command"], Json({"true"}));
+    EXPECT_EQ(run["params"]["stdin"], "/dev/null");
+  }
+  EXPECT_NE(r.run(0)["allocator"]["served_by"].get<std::string>().find("libc.so"), std::string::npos);
+  EXPECT_NE(r.run(1)["allocator"]["served_by"].get<std::string>().find("libjemalloc"), std::string::npos);
+}
+
+TEST(ProgramRun, AWorkloadSaysItWasVerifiedByTheProbe) {
+  auto r = run_program("probe", {"-a", "glibc", "--workload", "churn-threads", "--smoke"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  EXPECT_EQ(r.run()["allocator"]["verified_by"], "probe");
+  EXPECT_EQ(r.run()["curve_info"]["after"]["chosen_by"], "the workload's idle mark");
+}
+
+TEST(ProgramRun, NotFoundIsBadInputNamingIt) {
+  const std::string out = test::scratch("not-found.json");
+  auto c = test::run_harness({"-a", "glibc", "--out", out, "--", "no-such-program-anywhere", "x"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("'no-such-program-anywhere' not found in PATH"), std::string::npos) << c.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(ProgramRun, ANonZeroExitIsAFailedRunWithItsOutput) {
+  auto r = run_program("exit3", {"-a", "glibc", "--", "sh", "-c", "echo about to fail; exit 3"});
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_EQ(r.run()["status"], "failed");
+  EXPECT_EQ(r.run()["exit"]["code"], 3);
+  EXPECT_EQ(r.run()["exit"]["error"], "exited with status 3");
+  EXPECT_EQ(r.run()["output_tail"], "about to fail\n");
+  // ... and ok when that status is the one expected.
+  r = run_program("exit3-expected", {"-a", "glibc", "--expect-exit", "3", "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(r.result.exit_code, 0) << r.result.out;
+  EXPECT_EQ(r.run()["status"], "ok");
+}
+
+TEST(ProgramRun, NameCwdEnvAndStdinReachTheProgram) {
+  const std::string in = test::scratch("stdin.txt");
+  std::ofstream(in) << "from stdin\n";
+  auto r = run_program("settings", {"-a", "glibc", "--name", "shell", "--cwd", "/tmp", "--env", "GREETING=hello",
+                                    "--stdin", in, "--", "sh", "-c", "pwd; echo $GREETING; cat"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  EXPECT_EQ(r.run()["workload"], "shell");
+  EXPECT_EQ(r.run()["output_tail"], "/tmp\nhello\nfrom stdin\n");
+  EXPECT_EQ(r.run()["params"]["env"]["GREETING"], "hello");
+  EXPECT_EQ(r.run()["params"]["cwd"], "/tmp");
+  EXPECT_NE(r.result.out.find("shell"), std::string::npos);
+  // Without --stdin the program reads /dev/null, not the harness's input.
+  r = run_program("devnull", {"-a", "glibc", "--", "sh", "-c", "cat; echo end"});
+  EXPECT_EQ(r.run()["output_tail"], "end\n");
+}
+
+TEST(ProgramRun, AProgramThatDropsThePreloadIsNotVerified) {
+  // env execs sleep without LD_PRELOAD: the same process, no jemalloc mapped any more.
+  auto r = run_program("dropped", {"-a", "jemalloc", "--", "env", "-u", "LD_PRELOAD", "sleep", "1.3"});
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_EQ(r.run()["status"], "failed");
+  EXPECT_EQ(r.run()["allocator"]["verified"], false);
+  EXPECT_NE(r.run()["exit"]["error"].get<std::string>().find("LD_PRELOAD was not honoured"), std::string::npos)
+      << r.run()["exit"].dump();
+}
+
+#ifdef STATIC_PROGRAM
+TEST(ProgramRun, AStaticBinaryIsAFailedRunSayingWhy) {
+  auto r = run_program("static", {"-a", "glibc", "-a", "jemalloc", "--", STATIC_PROGRAM});
+  EXPECT_EQ(r.result.exit_code, 1);
+  for (const auto& run : r.report["runs"]) {
+    EXPECT_EQ(run["status"], "failed");
+    EXPECT_EQ(run["allocator"]["verified"], false);
+    EXPECT_NE(run["exit"]["error"].get<std::string>().find("allocator not verified"), std::string::npos);
+    EXPECT_NE(run["exit"]["error"].get<std::string>().find("static binary"), std::string::npos);
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(ProgramRun, MarksOnOutputAndAtFixedTimes) {
+  auto r = run_program("marks", {"-a", "glibc", "--mark-on-output", "^phase (one|two)$", "--mark-on-output",
+                                 "all done=finished", "--mark-at", "150=early", "--mark-at", "300", "--", "sh", "-c",
+                                 "echo phase one; sleep 0.2; echo phase two; sleep 0.2; echo all done"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  std::vector<std::string> names;
+  std::map<std::string, double> at;
+  for (const auto& m : r.run()["marks"]) {
+    names.push_back(m["name"]);
+    at[m["name"]] = m["t_ms"];
+    EXPECT_GT(m["sample"]["rss_kb"].get<int64_t>(), 0);  // sampled when the line came
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"^phase (one|two)$", "early", "^phase (one|two)$", "at-300ms", "finished"}));
+  EXPECT_NEAR(at["early"], 150, 40);
+  EXPECT_NEAR(at["at-300ms"], 300, 40);
+  EXPECT_GT(at["finished"], 380);
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(ProgramRun, MarksThroughTheCHeader) {
+  auto r = run_program("c-marks", {"-a", "glibc", "--", MARK_CLIENT});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& marks = r.run()["marks"];
+  ASSERT_EQ(marks.size(), 2u) << marks.dump();
+  EXPECT_EQ(marks[0]["name"], "allocated");
+  EXPECT_EQ(marks[1]["name"], "freed \"quoted\"");
+  // Sampled while the program waited: 64 MiB resident, then given back.
+  EXPECT_GT(marks[0]["sample"]["rss_kb"].get<int64_t>(), 65536);
+  EXPECT_LT(marks[1]["sample"]["rss_kb"].get<int64_t>(), 16384);
+  EXPECT_EQ(r.run()["metrics"]["workload"]["marks_answered"]["value"], 2);
+  EXPECT_EQ(r.run()["output_tail"], "0 0\n");
+  // Without the harness the calls do nothing.
+  auto alone = run_capture({MARK_CLIENT});
+  EXPECT_EQ(alone.exit_code, 0);
+  EXPECT_EQ(alone.out, "-1 -1\n");
+}
+
+TEST(ProgramRun, MarksThroughThePythonModule) {
+  const std::string script =
+      "import memharness_mark as m\n"
+      "x = bytearray(64 << 20)\n"
+      "ok = m.mark('allocated')\n"
+      "del x\n"
+      "ok = m.mark('freed') and ok\n"
+      "m.metric('answered', 1 if ok else 0)\n"
+      "print(ok)\n";
+  auto r = run_program("py-marks", {"-a", "glibc", "--env", std::string("PYTHONPATH=") + PYTHON_MARK_DIR, "--",
+                                    "/usr/bin/python3", "-c", script});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& marks = r.run()["marks"];
+  ASSERT_EQ(marks.size(), 2u) << marks.dump() << r.run()["output_tail"];
+  EXPECT_EQ(marks[0]["name"], "allocated");
+  EXPECT_GT(marks[0]["sample"]["rss_kb"].get<int64_t>(), 65536);
+  EXPECT_LT(marks[1]["sample"]["rss_kb"].get<int64_t>(), marks[0]["sample"]["rss_kb"].get<int64_t>() - 60000);
+  EXPECT_EQ(r.run()["metrics"]["workload"]["answered"]["value"], 1);
+  auto alone = run_capture({"/usr/bin/env", std::string("PYTHONPATH=") + PYTHON_MARK_DIR, "/usr/bin/python3", "-c", script});
+  EXPECT_EQ(alone.out, "False\n") << alone.err;
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(ProgramSuite, CommandEntriesBesideWorkloadEntries) {
+  const std::string path = test::scratch("suites.json");
+  std::ofstream(path) << R"({"suites": {"mixed": {"runs": [
+      {"workload": "micro", "args": ["--smoke"]},
+      {"command": ["sort", "-r"], "name": "sort-back", "stdin": "/etc/passwd"}]}}})";
+  std::string error;
+  auto s = load_suite(path, "mixed", error);
+  ASSERT_TRUE(s) << error;
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_EQ((*s)[0].workload, "micro");
+  EXPECT_TRUE((*s)[0].command.is_null());
+  EXPECT_EQ((*s)[1].command["name"], "sort-back");
+  auto p = program_from_json((*s)[1].command, error);
+  ASSERT_TRUE(p) << error;
+  EXPECT_EQ(p->argv, (std::vector<std::string>{"sort", "-r"}));
+}
+
+TEST(ProgramSuite, TheAppsSuiteAtSmokeSize) {
+  // jemalloc: Debian's redis-server links libjemalloc, so under glibc it is
+  // (rightly) not verified.
+  auto r = run_program("apps-smoke", {"-a", "jemalloc", "--suite", "apps-smoke"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  std::vector<std::string> names;
+  for (const auto& run : r.report["runs"]) {
+    names.push_back(run["workload"]);
+    EXPECT_EQ(run["status"], "ok") << run["exit"].dump() << run["output_tail"];
+    EXPECT_EQ(run["allocator"]["verified_by"], "maps");
+    for (const auto& arg : run["params"]["command"]) EXPECT_EQ(arg.get<std::string>().find("{share}"), std::string::npos);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"redis", "python-stdlib", "sqlite3"}));
+  const Json& redis = r.run(0);
+  EXPECT_EQ(redis["curve_info"]["after"]["mark"], "load-end");
+  EXPECT_GT(redis["metrics"]["workload"]["set_rps"]["value"].get<double>(), 0);
+  EXPECT_GT(redis["metrics"]["workload"]["get_rps"]["value"].get<double>(), 0);
+}
+
+TEST(ProgramCompare, ACommandComparedUnderTwoPins) {
+  const std::string out = test::scratch("compare-true.json");
+  auto c = test::run_harness({"compare", "--baseline", "glibc", "--candidate", "jemalloc", "-n", "2", "-q", "-o", out,
+                              "--", "true"});
+  ASSERT_NE(c.exit_code, 2) << c.err;
+  Json comparison = test::load_json(out);
+  Json runs = test::load_json(out.substr(0, out.size() - 5) + "-runs.json");
+  ASSERT_EQ(runs["runs"].size(), 6u);
+  std::map<std::string, int> roles;
+  for (const auto& run : runs["runs"]) {
+    EXPECT_EQ(run["workload"], "true");
+    EXPECT_EQ(run["status"], "ok") << run["exit"].dump();
+    ++roles[run["role"]];
+  }
+  EXPECT_EQ(roles, (std::map<std::string, int>{{"baseline", 2}, {"baseline-again", 2}, {"candidate", 2}}));
+  EXPECT_NE(c.out.find("peak_rss_kb"), std::string::npos) << c.out;
+  EXPECT_NE(comparison.dump().find("\"true\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+// A load generator that costs: 0.4 s of CPU and 200 MiB touched (about 50000
+// minor faults), then says its rate and whether it got a preload.
+const char* kHeavyLoad =
+    "/usr/bin/python3 -c \"import os, time; x = bytearray(200 << 20); t = time.process_time()\n"
+    "while time.process_time() - t < 0.4: pass\n"
+    "print('rps: 1234.5 preload=' + os.environ.get('LD_PRELOAD', 'none'))\"";
+
+TEST(ProgramServer, ReadyByOutputThenLoadThenIdleThenStopped) {
+  auto r = run_program("server-regex", {"-a", "jemalloc", "--ready", "^listening", "--load", kHeavyLoad,
+                                        "--load-metric", "rps=rps: ([0-9.]+)", "--load-metric", "missing=nope ([0-9]+)",
+                                        "--idle", "0.5", "--", "sh", "-c",
+                                        "echo starting; sleep 0.3; echo listening now; exec sleep 30"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& run = r.run();
+  EXPECT_EQ(run["status"], "ok") << run["exit"].dump();  // stopped by SIGTERM after the idle time: not a failure
+  EXPECT_EQ(run["exit"]["signal"], 15);
+  std::map<std::string, double> at;
+  for (const auto& m : run["marks"]) at[m["name"]] = m["t_ms"];
+  ASSERT_EQ(at.size(), 3u) << run["marks"].dump();
+  EXPECT_GE(at["ready"], 290);
+  EXPECT_GE(at["load-start"], at["ready"]);
+  EXPECT_GT(at["load-end"], at["load-start"] + 350);
+  EXPECT_NEAR(run["wall_ms"].get<double>(), at["load-end"] + 500, 150);
+  EXPECT_EQ(run["curve_info"]["after"]["mark"], "load-end");
+  EXPECT_TRUE(run["metrics"]["curve"]["after.rss_100ms_kb"]["value"].is_number());
+  EXPECT_EQ(run["metrics"]["workload"]["rps"]["value"], 1234.5);
+  EXPECT_TRUE(run["metrics"]["workload"]["missing"]["value"].is_null());
+  EXPECT_NE(run["metrics"]["workload"]["missing"]["reason"].get<std::string>().find("nope"), std::string::npos);
+  // The load generator ran without the allocator under test.
+  EXPECT_NE(run["data"]["load"]["output_tail"].get<std::string>().find("preload=none"), std::string::npos)
+      << run["data"]["load"].dump();
+}
+
+TEST(ProgramServer, TheLoadGeneratorCountsInNoneOfTheProgramsFigures) {
+  // The program sleeps; the load generator burns 0.4 s of CPU and faults in
+  // 200 MiB. It is the harness's child, not the program's: neither the
+  // program's rusage nor its perf counters (inherit counts descendants) nor
+  // its samples include it, and the report keeps its own figures apart.
+  auto r = run_program("server-exclusion", {"-a", "glibc", "--ready", "^up$", "--load", kHeavyLoad, "--", "sh", "-c",
+                                            "echo up; exec sleep 30"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& run = r.run();
+  const Json& m = run["metrics"];
+  const Json& load = run["data"]["load"];
+  EXPECT_GT(load["utime_ms"].get<double>() + load["stime_ms"].get<double>(), 350);
+  EXPECT_GT(load["minflt"].get<int64_t>(), 40000);
+  EXPECT_LT(m["utime_ms"].get<double>() + m["stime_ms"].get<double>(), 100);
+  EXPECT_LT(m["minflt"].get<int64_t>(), 5000);
+  EXPECT_LT(m["peak_rss_kb"].get<int64_t>(), 50000);
+  if (!m["perf"]["task-clock"]["value"].is_number()) GTEST_SKIP() << "no perf counters here: " << m["perf"].dump();
+  EXPECT_LT(m["perf"]["task-clock"]["value"].get<double>(), 100e6);  // ns
+  EXPECT_LT(m["perf"]["page-faults"]["value"].get<double>(), 5000);
+}
+
+int free_port() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+TEST(ProgramServer, ReadyByPort) {
+  const std::string port = std::to_string(free_port());
+  auto r = run_program("server-port",
+                       {"-a", "glibc", "--ready-port", port, "--idle", "0.2", "--", "/usr/bin/python3", "-c",
+                        "import socket, time\ns = socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                        "time.sleep(0.4)\ns.bind(('127.0.0.1', " + port + "))\ns.listen()\ntime.sleep(30)"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  const Json& run = r.run();
+  EXPECT_EQ(run["status"], "ok") << run["exit"].dump();
+  ASSERT_EQ(run["marks"].size(), 1u) << run["marks"].dump();
+  EXPECT_EQ(run["marks"][0]["name"], "ready");
+  EXPECT_GE(run["marks"][0]["t_ms"].get<double>(), 400);
+  EXPECT_EQ(run["curve_info"]["after"]["chosen_by"], "the last mark");  // no load: no idle mark of its own
+}
+
+TEST(ProgramServer, NeverReadyIsAFailedRunSayingWhat) {
+  auto r = run_program("server-never", {"-a", "glibc", "--ready", "^never", "--ready-timeout", "0.3", "--load", "true",
+                                        "--", "sleep", "30"});
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_EQ(r.run()["status"], "failed");
+  EXPECT_NE(r.run()["exit"]["error"].get<std::string>().find("not ready after"), std::string::npos);
+  EXPECT_NE(r.run()["exit"]["error"].get<std::string>().find("^never"), std::string::npos);
+  EXPECT_LT(r.run()["wall_ms"].get<double>(), 5000);
+}
+
+TEST(ProgramServer, AFailingLoadGeneratorFailsTheRun) {
+  auto r = run_program("server-badload", {"-a", "glibc", "--ready", "^up", "--load", "sh -c 'echo refused; exit 4'",
+                                          "--", "sh", "-c", "echo up; exec sleep 30"});
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_NE(r.run()["exit"]["error"].get<std::string>().find("exit status 4"), std::string::npos)
+      << r.run()["exit"].dump();
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+TEST(ProgramRun, SampledPeakAgreesWithTimeMinusV) {
+  // /usr/bin/time -v around the harness reports the largest maximum resident
+  // size of the harness and its children: the program's, when it is the larger.
+  if (access("/usr/bin/time", X_OK) != 0) GTEST_SKIP() << "/usr/bin/time is not installed (Debian package time)";
+  const std::string out = test::scratch("time-v.json");
+  auto c = run_capture({"/usr/bin/time", "-v", HARNESS_BIN, "-a", "glibc", "-n", "1", "-q", "-o", out, "--",
+                        "/usr/bin/python3", "-c",
+                        "import time\nx = bytearray(150 << 20)\ntime.sleep(0.1)\ndel x\ny = [str(i) for i in range(200000)]"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  auto at = c.err.find("Maximum resident set size (kbytes): ");
+  ASSERT_NE(at, std::string::npos) << c.err;
+  const double time_kb = std::stod(c.err.substr(at + 36));
+  const double peak_kb = test::load_json(out)["runs"][0]["metrics"]["peak_rss_kb"].get<double>();
+  EXPECT_NEAR(peak_kb, time_kb, 0.05 * time_kb) << "sampled " << peak_kb << " kB, time -v " << time_kb << " kB";
+}
+
+}  // namespace
+}  // namespace mh
