@@ -12,7 +12,7 @@ bootstrap.ensure_matplotlib()  # also selects the headless Agg backend
 
 import argparse  # noqa: E402
 
-from memharness_plot.comparison import DEFAULT_METRICS, comparison_from_reports  # noqa: E402
+from memharness_plot.harness import HARNESS_ENV, compare_reports  # noqa: E402
 from memharness_plot.report import COMPARISON_SCHEMA, PlotError, load_any  # noqa: E402
 
 PROG = "plot_compare.py"
@@ -25,13 +25,16 @@ def parse_args(argv):
                     "noise floor as a band around the baseline median, the relative change and the\n"
                     "verdict. INPUT is either one comparison (memharness.comparison/1, from\n"
                     "`harness compare`) or two reports (memharness.report/1): baseline first,\n"
-                    "candidate second, their summary[] metrics compared per allocator. From two\n"
-                    "reports the verdict only says whether the runs' min-max ranges overlap.\n"
+                    "candidate second, which this runs `harness compare OLD NEW` on and draws\n"
+                    f"(the harness: ${HARNESS_ENV}, else beside the installed scripts, this\n"
+                    "tree's build/bin, or PATH). Every verdict drawn is the harness's.\n"
+                    "Memory in MB = 10^6 bytes.\n"
                     "The runs report `harness compare` writes beside a comparison is passed over\n"
                     "with a note, so results/compare-*.json after one comparison draws it.",
         epilog="example: %(prog)s cmp.json -o cmp.png\n"
                "         %(prog)s before.json after.json --allocator glibc -o glibc.png\n"
-               "exit status: 0 written, 2 bad arguments or input (the message names the file)",
+               "exit status: 0 written, 2 bad arguments or input (the message names the file), or\n"
+               "             two reports and no harness to compare them",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
                         help="one comparison JSON (and, passed over, its runs report), or two report JSONs "
@@ -39,9 +42,9 @@ def parse_args(argv):
     parser.add_argument("-o", "--output", required=True, metavar="FILE",
                         help="output image, .png or .svg")
     parser.add_argument("--metric", action="append", metavar="NAME",
-                        help="metric to draw, repeatable (default: %s, those present)"
-                             % ", ".join(DEFAULT_METRICS))
-    parser.add_argument("--workload", metavar="NAME", help="two reports: compare only this workload")
+                        help="metric to draw, repeatable (default: those with a direction, as the "
+                             "comparison's table shows)")
+    parser.add_argument("--workload", metavar="NAME", help="draw only this workload")
     parser.add_argument("--allocator", metavar="NAME",
                         help="two reports: compare this allocator of both")
     parser.add_argument("--baseline-allocator", metavar="NAME",
@@ -84,16 +87,25 @@ def load(args):
             raise PlotError(f"{args.inputs[0]}: is a report; give a comparison "
                             f"({COMPARISON_SCHEMA}) or two reports (baseline candidate)")
         return data
-    return comparison_from_reports(loaded[0][1], loaded[1][1], names=args.inputs,
-                                   workload=args.workload, allocator=args.allocator,
-                                   baseline_allocator=args.baseline_allocator,
-                                   candidate_allocator=args.candidate_allocator)
+    return compare_reports(args.inputs[0], args.inputs[1], allocator=args.allocator,
+                           baseline_allocator=args.baseline_allocator,
+                           candidate_allocator=args.candidate_allocator)
+
+
+def only_workload(data, workload):
+    """`data` with only the group of `workload`; PlotError listing those present."""
+    if workload is None:
+        return data
+    present = [g["workload"] for g in data["workloads"]]
+    if workload not in present:
+        raise PlotError(f"no workload {workload!r} in the comparison; workloads present: {', '.join(present)}")
+    return dict(data, workloads=[g for g in data["workloads"] if g["workload"] == workload])
 
 
 def main(argv):
     args = parse_args(argv)
     try:
-        data = load(args)
+        data = only_workload(load(args), args.workload)
         # Drawing modules load only now: bad input is reported without their import time.
         from memharness_plot.compare import compare_figure
         from memharness_plot.style import save_figure

@@ -23,10 +23,14 @@ def parse_args(argv):
         description="Plot RSS over time for each allocator of one or more memharness reports\n"
                     "(memharness.report/1): the median run (by peak) strong, the other repetitions\n"
                     "faint, the marks of the median runs as labelled vertical lines, the phases\n"
-                    "between marks, and cumulative minor faults below. Only runs with status ok\n"
-                    "are drawn; the footnote says how many were left out.",
+                    "between marks, and cumulative minor faults below. The area under RSS after\n"
+                    "the --after mark (after.area_mb_s) is shaded and the RSS 1 s after it drawn\n"
+                    "as a point, where the report has them. Units as the report declares them:\n"
+                    "memory in MB = 10^6 bytes. Only runs with status ok are drawn; the footnote\n"
+                    "says how many were left out.",
         epilog="example: %(prog)s results/burst.json -o burst.png\n"
                "         %(prog)s a.json b.json --metric anon_kb -o anon.svg\n"
+               "         %(prog)s results/idle-return.json --align freed -o idle.png\n"
                "exit status: 0 written, 2 bad arguments or input (the message names the file)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("reports", nargs="+", metavar="REPORT", help="report JSON written by harness")
@@ -34,9 +38,12 @@ def parse_args(argv):
                         help="output image, .png or .svg")
     parser.add_argument("--metric", default="rss_kb", metavar="COLUMN",
                         help="sampled column to plot instead of rss_kb, e.g. anon_kb, anon_huge_kb, "
-                             "file_kb, shmem_kb (_kb columns are drawn in MiB)")
+                             "file_kb, shmem_kb (memory is drawn in MB)")
     parser.add_argument("--workload", metavar="NAME",
                         help="workload to plot when the reports hold several")
+    parser.add_argument("--align", metavar="MARK",
+                        help="count every run's time from its first mark MARK, so that every "
+                             "allocator's curve starts that phase at t=0")
     args = parser.parse_args(argv)
     if os.path.splitext(args.output)[1].lower() not in (".png", ".svg"):
         parser.error(f"-o {args.output}: the output must end in .png or .svg")
@@ -50,7 +57,8 @@ def main(argv):
         # Drawing modules load only now: bad input is reported without their import time.
         from memharness_plot.rss import rss_figure
         from memharness_plot.style import save_figure
-        figure = rss_figure(reports, metric=args.metric, workload=args.workload, names=args.reports)
+        figure = rss_figure(reports, metric=args.metric, workload=args.workload, names=args.reports,
+                            align=args.align)
         save_figure(figure, args.output)
     except PlotError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

@@ -147,8 +147,16 @@ Json manifest_entry(const std::string& unit, const std::string& better, double t
 
 Json metric_manifest(const std::vector<RunRecord>& runs, const DeclaredMetrics& declared) {
   Json out = Json::object();
-  for (const auto& m : metric_registry())
+  for (const auto& m : metric_registry()) {
     out[m.name] = manifest_entry(m.unit, m.better, m.threshold, m.min_delta, scope_name(m.scope), m.about);
+    if (*m.title) out[m.name]["title"] = m.title;
+  }
+  // The sampled columns too, so that a plot of one reads its unit here as well.
+  for (const auto& c : sample_columns()) {
+    const std::string name = std::string("samples.") + c.name;
+    out[name] = manifest_entry(c.unit, "none", 0, 0, "sample", std::string("sampled column: ") + c.title);
+    out[name]["title"] = c.title;
+  }
   // Workload metrics: the declaration of the first workload that has one of the name.
   for (const auto& [workload, metrics] : declared)
     for (const auto& [name, d] : metrics)

@@ -75,8 +75,10 @@ struct MetricInfo {
 MetricInfo metric_info(const std::string& metric, const std::string& workload, const DeclaredMetrics& declared);
 
 // The "metrics" manifest of a report: every registry entry, every declared
-// workload metric and the perf counters of `runs`, each with unit, display
-// unit and scale, direction, default rule, scope and description.
+// workload metric, the perf counters of `runs` and the sampled columns
+// ("samples.rss_kb", scope "sample"), each with unit, display unit and scale,
+// direction, default rule, scope and description, and a title where a table
+// or plot has one.
 Json metric_manifest(const std::vector<RunRecord>& runs, const DeclaredMetrics& declared);
 // Declared workload metrics read back from a manifest (a report written by
 // metric_manifest), for comparing reports without the workloads at hand.

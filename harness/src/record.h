@@ -23,9 +23,11 @@ struct Sample {
 };
 
 // The sampled columns, declared once: the JSON writer, the schema test and the
-// plots all follow this list.
+// plots (through the report's manifest, "samples.NAME") all follow this list.
 struct SampleColumn {
   const char* name;
+  const char* unit;   // as stored, in the registry's units (metrics.h)
+  const char* title;  // what a plot calls it
   double (*get)(const Sample&);
 };
 const std::vector<SampleColumn>& sample_columns();

@@ -8,7 +8,7 @@ import importlib
 _EXPORTS = {
     "PlotError": "report", "ReportError": "report", "load_report": "report",
     "load_comparison": "report", "load_any": "report",
-    "comparison_from_reports": "comparison",
+    "compare_reports": "harness",
     "rss_figure": "rss", "compare_figure": "compare", "save_figure": "style",
 }
 __all__ = sorted(_EXPORTS)

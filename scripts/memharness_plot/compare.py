@@ -1,15 +1,15 @@
 """Baseline against candidate, one small panel per metric and one row of panels per
 compared group (workload, allocator pair): medians with min-max bars, the single
 runs, the noise floor as a band around the baseline median, the change and verdict
-as text. Draws a memharness.comparison/1 dict; each call builds a new Figure.
+as text: what `harness compare` decided, nothing recomputed. Draws a
+memharness.comparison/1 dict; each call builds a new Figure.
 """
 import math
 import textwrap
 
 from matplotlib.ticker import EngFormatter
 
-from . import style, text
-from .comparison import DEFAULT_METRICS, describe_change
+from . import style, text, units
 from .report import PlotError
 
 WIDTH = 12.0
@@ -24,18 +24,21 @@ DATA_FRACTION = 0.62   # of a panel's height for the data; the text sits above
 
 
 def choose_metrics(data, metrics=None):
-    """Metric names to draw: `metrics` (each must occur somewhere), else the default
-    ones present, else every one present."""
-    present = []
+    """Metric names to draw: `metrics` (each must occur somewhere), else those the
+    comparison can call a regression (a direction, as its tables show), else every
+    one present."""
+    present, directed = [], []
     for group in data["workloads"]:
         present += [e["metric"] for e in group["metrics"] if e["metric"] not in present]
+        directed += [e["metric"] for e in group["metrics"]
+                     if e.get("direction") in ("lower", "higher") and e["metric"] not in directed]
     if metrics:
         unknown = [m for m in metrics if m not in present]
         if unknown:
             raise PlotError(f"metric {', '.join(unknown)} not in the comparison; available: "
                             f"{', '.join(present)}")
         return list(dict.fromkeys(metrics))
-    return [m for m in DEFAULT_METRICS if m in present] or present
+    return directed or present
 
 
 def _group_title(group):
@@ -43,10 +46,7 @@ def _group_title(group):
     b, c = group.get("baseline_allocator"), group.get("candidate_allocator")
     if b and c:
         parts.append(b if b == c else f"{b} \u2192 {c}")
-    changed = group.get("params_changed")
-    if changed:
-        parts.append(describe_change(changed))
-    elif group.get("params") and not b:
+    if group.get("params") and not b:
         parts.append(text.format_params(group["params"]))
     return "  \u00b7  ".join(p for p in parts if p)
 
@@ -63,20 +63,24 @@ def _detail(entry):
         parts.append(f"p (Holm) {entry['p_adjusted']:.3f}")
     elif entry.get("p") is not None:
         parts.append(f"p {entry['p']:.3f}")
-    if entry.get("noise_floor") is not None:
-        parts.append(f"noise \u00b1{entry['noise_floor'] * 100:.1f}%")
-    if entry.get("verdict_basis") == "ranges":
-        overlap = entry.get("verdict") == "no change"
-        parts.append("ranges overlap" if overlap else "ranges disjoint")
     n = [str(entry[s].get("n", "?")) for s, _ in SIDES if entry.get(s)]
     parts.append("n=" + "/".join(n))
     lines.append(" \u00b7 ".join(parts))
+    limits = []
+    if entry.get("noise_floor") is not None:
+        limits.append(f"noise \u00b1{entry['noise_floor'] * 100:.1f}%")
+    # The smallest change this comparison could have called a regression.
+    if entry.get("resolution") is not None:
+        limits.append(f"resolution {entry['resolution'] * 100:.1f}%")
+    if limits:
+        lines.append(" \u00b7 ".join(limits))
     return "\n".join(lines)
 
 
 def _panel(ax, entry, metric):
-    title, unit, factor = text.display(metric, entry.get("unit"))
-    ax.set_title(text.axis_label(metric, entry.get("unit")), loc="left", fontsize=8.5)
+    shown = units.from_unit(metric, entry.get("unit"))
+    factor = shown.scale
+    ax.set_title(shown.label(), loc="left", fontsize=8.5, gid="panel-title")
     sides = [(name, colour) for name, colour in SIDES if entry.get(name)]
     lows, highs = [], []
     for x, (name, colour) in enumerate(sides):
@@ -117,7 +121,7 @@ def _panel(ax, entry, metric):
     ax.set_xticks(range(len(sides)))
     ax.set_xticklabels([TICKS[name] for name, _ in sides], fontsize=7.5 if len(sides) > 2 else 8)
     ax.grid(False, axis="x")
-    if not unit:
+    if not shown.unit:
         ax.yaxis.set_major_formatter(EngFormatter(sep=""))
     verdict = entry.get("verdict") or "no verdict"
     change = entry.get("change")
@@ -137,16 +141,16 @@ def _footnote(data):
         legend.append("grey band: noise floor around the baseline median")
     if any(e.get("threshold") for e in entries):
         legend.append("dashed: verdict threshold")
-    lines = textwrap.wrap("; ".join(legend) + ". Change = candidate median / baseline median \u2212 1.", 175)
+    lines = textwrap.wrap("; ".join(legend) + ". Change = candidate median / baseline median \u2212 1; "
+                          f"verdicts as `harness compare` gave them; {units.CONVENTION}.", 175)
     for warning in data.get("warnings") or []:
         lines += textwrap.wrap(f"warning: {warning}", 175, subsequent_indent="    ")
     return lines
 
 
 def compare_figure(data, metrics=None):
-    """Figure for a checked memharness.comparison/1 dict (load_comparison, or
-    comparison_from_reports). `metrics`: names to draw (default: peak_rss_kb,
-    final_rss_kb, minflt, wall_ms, cpu_ms, those present). Raises PlotError."""
+    """Figure for a checked memharness.comparison/1 dict (load_comparison).
+    `metrics`: names to draw (default: those with a direction). Raises PlotError."""
     chosen = choose_metrics(data, metrics)
     groups = data["workloads"]
     columns = min(MAX_COLUMNS, len(chosen))
@@ -175,7 +179,7 @@ def compare_figure(data, metrics=None):
                 if metric in entries:
                     _panel(ax, entries[metric], metric)
                 else:
-                    ax.set_title(text.axis_label(metric), loc="left", fontsize=8.5)
+                    ax.set_title(metric, loc="left", fontsize=8.5, gid="panel-title")
                     ax.text(0.5, 0.5, "not in this\ncomparison", transform=ax.transAxes, ha="center",
                             va="center", color="0.5", gid="missing")
                     ax.set_xticks([])

@@ -1,27 +1,36 @@
 """RSS over time: one colour per allocator, the median run strong and the other
 repetitions faint, marks as labelled vertical lines, the phases between them shaded
-in a lane per allocator, cumulative minor faults below. Each call builds a new Figure.
+in a lane per allocator, cumulative minor faults below. The curve metrics are drawn
+where they are measured: the area after the --after mark shaded, the RSS 1 s after
+it as a point. Units as the report's manifest declares them. Each call builds a new
+Figure.
 """
 import textwrap
 from dataclasses import dataclass, field
 
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import EngFormatter
 from matplotlib.transforms import blended_transform_factory
 
-from . import style, text
+from . import style, text, units
 from .report import PlotError, ReportError, is_number, select_workload
 
 FIGSIZE = (12.0, 8.0)
-LEFT, RIGHT, TOP, BOTTOM = 0.07, 0.79, 0.885, 0.135
+LEFT, RIGHT, TOP, BOTTOM = 0.07, 0.79, 0.885, 0.15
 MARK_FONT = 7.5
 MARK_PAD_PX = 3      # between a mark line and its label
 MARK_GAP_PX = 6      # between two labels in one row
+MAX_SHIFT_PX = 80    # a label moves at most this far right of its mark before a new row
 PHASE_FONT = 6.5
 PHASE_PAD_PX = 4     # room left around a phase's name inside its segment
 TITLE_FONT = 12
 TITLE_RIGHT = 0.985  # a title wraps rather than run past this (figure fraction)
 FAULTS = "minflt"
+# The sampled column whose area after the --after mark the report measures
+# (after.area_mb_s), and the reading 1 s after that mark of each column.
+AREA_COLUMN = "rss_kb"
+ONE_SECOND = {"rss_kb": "after.rss_1s_kb", "anon_kb": "after.anon_1s_kb"}
 
 
 @dataclass
@@ -33,6 +42,8 @@ class RunLine:
     faults: list        # cumulative minor faults
     marks: list         # [(seconds, name)]
     peak: float
+    after: tuple = None      # (seconds, mark name) of the --after mark, when the report has it
+    one_second: float = None  # the plotted column 1 s after that mark, shown units, when measured
 
 
 @dataclass
@@ -65,9 +76,16 @@ def _column(samples, name, n, path, where):
     return values
 
 
-def run_line(run, index, path, metric, factor):
+def _curve_value(run, name):
+    entry = ((run.get("metrics") or {}).get("curve") or {}).get(name)
+    value = entry.get("value") if isinstance(entry, dict) else None
+    return value if is_number(value) else None
+
+
+def run_line(run, index, path, metric, factor, align=None):
     """The plotted points of one run: periodic samples plus the samples taken at
-    marks (peak_rss_kb is the maximum over both), in time order."""
+    marks (peak_rss_kb is the maximum over both), in time order; with `align`, the
+    times counted from the first mark of that name."""
     where = f"runs[{index}] ({run['allocator']['name']} #{run.get('repetition', '?')})"
     samples = run.get("samples")
     if not isinstance(samples, dict) or not samples:
@@ -95,10 +113,23 @@ def run_line(run, index, path, metric, factor):
             at = sample["t_ms"] if is_number(sample.get("t_ms")) else mark["t_ms"]
             points.append((at, sample[metric], sample[FAULTS]))
     points.sort(key=lambda p: p[0])
+    zero = 0.0
+    if align is not None:
+        zero = next((t for t, name in marks if name == align), None)
+        if zero is None:
+            raise ReportError(path, f"{where} has no mark {align!r}; its marks: "
+                                    f"{', '.join(name for _, name in marks) or 'none'}")
+        marks = [(t - zero, name) for t, name in marks]
     ys = [p[1] * factor for p in points]
-    return RunLine(index=index, repetition=run.get("repetition", 0) or 0,
-                   t=[p[0] / 1000.0 for p in points], y=ys,
+    line = RunLine(index=index, repetition=run.get("repetition", 0) or 0,
+                   t=[p[0] / 1000.0 - zero for p in points], y=ys,
                    faults=[p[2] for p in points], marks=marks, peak=max(ys))
+    after = (run.get("curve_info") or {}).get("after")
+    if isinstance(after, dict) and is_number(after.get("t_ms")):
+        line.after = (after["t_ms"] / 1000.0 - zero, str(after.get("mark") or "?"))
+        reading = _curve_value(run, ONE_SECOND[metric]) if metric in ONE_SECOND else None
+        line.one_second = reading * factor if reading is not None else None
+    return line
 
 
 def _valid_columns(reports, workload):
@@ -113,15 +144,35 @@ def _valid_columns(reports, workload):
     return columns or []
 
 
-def collect(reports, names, workload, metric):
-    """(series, left_out, total): the ok runs grouped per report and allocator, and
-    the runs not drawn as {(allocator, status): count}."""
+def column_shown(reports, names, metric):
+    """How the column is shown, from each report's manifest; PlotError when two
+    reports show it differently. The +1 s reading is drawn on the column's axis, so
+    it needs the column's stored unit."""
+    shown = None
+    for report, path in zip(reports, names):
+        this = units.shown(report, f"samples.{metric}", path)
+        if metric in ONE_SECOND and units.manifest_of(report) is not None:
+            reading = units.shown(report, ONE_SECOND[metric], path)
+            if reading.stored != this.stored:
+                raise ReportError(path, f"{ONE_SECOND[metric]} is in {reading.stored} and samples.{metric} in "
+                                        f"{this.stored}: one axis cannot show both")
+        if shown is not None and (this.unit, this.scale) != (shown.unit, shown.scale):
+            raise PlotError(f"the reports show {metric} in different units: {shown.unit} "
+                            f"({names[0]}) and {this.unit} ({path})")
+        shown = shown or this
+    return shown
+
+
+def collect(reports, names, workload, metric, align=None):
+    """(series, left_out, total, shown): the ok runs grouped per report and
+    allocator, the runs not drawn as {(allocator, status): count}, and how the
+    column is shown."""
     valid = _valid_columns(reports, workload)
     if valid and metric not in valid and (metric == "t_ms" or not any(
             metric in (run.get("samples") or {}) for report in reports for run in report["runs"])):
         raise PlotError(f"{', '.join(names)}: no sampled column {metric!r}; "
                         f"valid --metric values: {', '.join(valid)}")
-    _, _, factor = text.display(metric)
+    shown = column_shown(reports, names, metric)
     series, left_out, total = [], {}, 0
     for r, (report, path) in enumerate(zip(reports, names)):
         by_name = {}
@@ -140,11 +191,12 @@ def collect(reports, names, workload, metric):
                                            family=run["allocator"].get("family") or "custom",
                                            params=run.get("params") or {})
                 series.append(s)
-            s.runs.append(run_line(run, i, path, metric, factor))
+            scale = units.shown(report, f"samples.{metric}", path).scale
+            s.runs.append(run_line(run, i, path, metric, scale, align))
     if not series:
         raise PlotError(f"{', '.join(names)}: no run of {workload} has status ok "
                         f"({', '.join(f'{n} {c} {st}' for (n, st), c in left_out.items())})")
-    return series, left_out, total
+    return series, left_out, total, shown
 
 
 def _label_series(series, names):
@@ -173,7 +225,7 @@ def _label_series(series, names):
     return common
 
 
-def _legend(ax, series):
+def _legend(ax, series, after_mark, one_second):
     handles = []
     for s in series:
         n = len(s.runs)
@@ -182,6 +234,11 @@ def _legend(ax, series):
         handles.append(Line2D([], [], color=s.colour, linestyle=s.linestyle, lw=2.0, label=label))
     handles.append(Line2D([], [], color="0.3", lw=2.0, label="median run"))
     handles.append(Line2D([], [], color="0.3", lw=0.9, alpha=0.35, label="other runs"))
+    if after_mark:
+        handles.append(Patch(facecolor="0.3", alpha=0.15, lw=0, label=f"area after {_short(after_mark, 20)}"))
+    if one_second:
+        handles.append(Line2D([], [], color="0.3", marker="o", ms=6, mec="white", ls="none",
+                              label="1 s after it"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.015, 1.0), borderaxespad=0.0,
               frameon=False, title="allocator", alignment="left")
 
@@ -194,11 +251,16 @@ class _Label:
     width: float = 0.0
     row: int = 0
     ha: str = "left"
+    shift: float = 0.0   # px the label sits right of its usual place
 
 
 def place_mark_labels(fig, ax, marks, x0, x1):
     """Merge same-name marks whose labels would collide and put the labels in rows
-    so that none overlap. marks: [(x, name, colour)]. Returns ([_Label], row height px)."""
+    so that none overlap; a label that finds no room at its mark moves right along a
+    row (up to MAX_SHIFT_PX) before it opens a
+    new row, so that marks close together (at the start) do not stack up: their
+    labels read left to right in the order of the marks, each in its mark's colour.
+    marks: [(x, name, colour)]. Returns ([_Label], row height px)."""
     box = ax.get_position()
     width_px = box.width * fig.get_figwidth() * fig.dpi
     span = (x1 - x0) or 1.0
@@ -228,8 +290,15 @@ def place_mark_labels(fig, ax, marks, x0, x1):
             if left >= right + MARK_GAP_PX:
                 break
         else:
-            row = len(row_right)
-            row_right.append(float("-inf"))
+            for row, right in enumerate(row_right):
+                shifted = right + MARK_GAP_PX
+                if (label.ha == "left" and shifted - left <= MAX_SHIFT_PX
+                        and shifted + label.width <= width_px):
+                    label.shift, left = shifted - left, shifted
+                    break
+            else:
+                row = len(row_right)
+                row_right.append(float("-inf"))
         label.row = row
         row_right[row] = left + label.width
     return labels, height + 4
@@ -251,7 +320,7 @@ def _draw_marks(fig, ax, lower, series, x0, x1):
     transform = blended_transform_factory(ax.transData, ax.transAxes)
     for label in labels:
         colour = label.colours[0] if len(label.colours) == 1 else "#333333"
-        offset = MARK_PAD_PX if label.ha == "left" else -MARK_PAD_PX
+        offset = MARK_PAD_PX + label.shift if label.ha == "left" else -MARK_PAD_PX
         y = 1.0 - (3 + label.row * row_px) / height_px
         ax.annotate(label.name, xy=(label.x, y), xycoords=transform, xytext=(offset * 72 / fig.dpi, 0),
                     textcoords="offset points", ha=label.ha, va="top", fontsize=MARK_FONT,
@@ -308,31 +377,70 @@ def _draw_phases(fig, lanes, series, x0, x1):
     lanes.spines["left"].set_visible(False)
 
 
-def _footnote(series, left_out, total, metric, names):
-    title, _, _ = text.display(metric)
-    lines = [f"Strong line: the median run by peak {title}; faint: the other repetitions. "
+def _footnote(series, left_out, total, shown, names, legacy, shaded):
+    lines = [f"Strong line: the median run by peak {shown.title}; faint: the other repetitions. "
              "Dashed verticals: marks of each median run; phases: the time between its marks, "
              "each named by the mark that opens it."]
+    if shaded:
+        lines.append("Shaded: the area under each median run's RSS after its --after mark (after.area_mb_s); "
+                     "dot: its reading 1 s after that mark (after.*_1s_kb), where the run lasted that long.")
     dropped = sum(left_out.values())
     if dropped:
         detail = ", ".join(f"{name} {count} {status}" for (name, status), count in left_out.items())
-        lines.append(f"Left out {dropped} of {total} runs that were not ok: {detail}.")
+        note = f"Left out {dropped} of {total} runs that were not ok: {detail}."
     else:
-        lines.append(f"All {total} runs ok.")
+        note = f"All {total} runs ok."
+    note += f" Memory in {units.CONVENTION}; parameters in binary units (MiB = 2^20 bytes) as given."
+    if legacy:
+        note += " Units by the report format's naming rule: a report without a metric manifest."
+    lines.append(note)
     lines.append("Source: " + ", ".join(text.file_label(n) for n in names))
     return "\n".join(lines)
 
 
-def rss_figure(reports, metric="rss_kb", workload=None, names=None):
+def _draw_after(ax, series, metric):
+    """The area after each median run's --after mark (only for the column the
+    area is measured on) and its +1 s reading. Returns (mark name or "", whether
+    a reading was drawn)."""
+    marks, drawn = [], False
+    for s in series:
+        run = s.median()
+        if run.after is None:
+            continue
+        start, mark = run.after
+        marks.append(mark)
+        if metric == AREA_COLUMN:
+            xs = [start] + [t for t in run.t if t > start]
+            ys = [_at(run, start)] + [y for t, y in zip(run.t, run.y) if t > start]
+            ax.fill_between(xs, 0, ys, color=s.colour, alpha=0.13, lw=0, zorder=1, gid="after-area")
+        if run.one_second is not None:
+            ax.plot([start + 1.0], [run.one_second], ls="none", marker="o", ms=6, color=s.colour, mec="white",
+                    mew=1.0, zorder=5, gid="after-1s")
+            drawn = True
+    names = sorted(set(marks))
+    shaded = names if metric == AREA_COLUMN else []
+    return (shaded[0] if len(shaded) == 1 else "the --after mark" if shaded else ""), drawn
+
+
+def _at(run, t):
+    """The run's plotted value at time t (linear between samples)."""
+    for (t0, y0), (t1, y1) in zip(zip(run.t, run.y), zip(run.t[1:], run.y[1:])):
+        if t0 <= t <= t1:
+            return y0 if t1 == t0 else y0 + (y1 - y0) * (t - t0) / (t1 - t0)
+    return run.y[-1] if t > run.t[-1] else run.y[0]
+
+
+def rss_figure(reports, metric="rss_kb", workload=None, names=None, align=None):
     """Figure of `metric` (a sampled column, default rss_kb) over time for every
     allocator in `reports` (checked report dicts, see load_report). `names` (file
-    names) are used in messages and the footnote. Raises PlotError / ReportError."""
+    names) are used in messages and the footnote; `align`: a mark name, every run's
+    time counted from its first mark of that name. Raises PlotError / ReportError."""
     reports = list(reports)
     if not reports:
         raise PlotError("no report given")
     names = list(names) if names is not None else [f"report {i + 1}" for i in range(len(reports))]
     workload = select_workload(reports, names, workload)
-    series, left_out, total = collect(reports, names, workload, metric)
+    series, left_out, total, shown = collect(reports, names, workload, metric, align)
     common = _label_series(series, names)
     with style.rc():
         fig = style.new_figure(*FIGSIZE)
@@ -342,7 +450,7 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None):
         ax = fig.add_subplot(grid[0])
         lanes = fig.add_subplot(grid[1], sharex=ax)
         lower = fig.add_subplot(grid[2], sharex=ax)
-        ymax, ymin, xmax = 0.0, 0.0, 0.0
+        ymax, ymin, xmin, xmax = 0.0, 0.0, 0.0, 0.0
         for s in series:
             med = s.median()
             for run in s.runs:
@@ -354,19 +462,25 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None):
                 lower.plot(run.t, run.faults, **kw)
                 ymax, ymin = max(ymax, max(run.y)), min(ymin, min(run.y))
                 xmax = max(xmax, run.t[-1], *(m[0] for m in run.marks))
-        x1 = xmax * 1.02 if xmax > 0 else 1.0
-        ax.set_xlim(0.0, x1)
-        headroom = _draw_marks(fig, ax, lower, series, 0.0, x1)
-        _draw_phases(fig, lanes, series, 0.0, x1)
+                xmin = min(xmin, run.t[0], *(m[0] for m in run.marks))
+            if med.one_second is not None:
+                xmax = max(xmax, med.after[0] + 1.0)
+                ymax = max(ymax, med.one_second)
+        after_mark, one_second = _draw_after(ax, series, metric)
+        x0 = xmin - (xmax - xmin) * 0.02 if xmin < 0 else 0.0
+        x1 = xmax + (xmax - x0) * 0.02 if xmax > x0 else x0 + 1.0
+        ax.set_xlim(x0, x1)
+        headroom = _draw_marks(fig, ax, lower, series, x0, x1)
+        _draw_phases(fig, lanes, series, x0, x1)
         top = ymax if ymax > ymin else ymin + 1.0
         ax.set_ylim(ymin, ymin + (top - ymin) / max(0.2, 1.0 - headroom - 0.03))
         lower.set_ylim(bottom=0)
-        ax.set_ylabel(text.axis_label(metric))
+        ax.set_ylabel(shown.label())
         ax.tick_params(labelbottom=False)
         lower.set_ylabel("minor faults\n(cumulative)")
         lower.yaxis.set_major_formatter(EngFormatter(sep=""))
-        lower.set_xlabel("time since exec (s)")
-        _legend(ax, series)
+        lower.set_xlabel(f"time since the mark {align} (s)" if align else "time since exec (s)")
+        _legend(ax, series, after_mark, one_second)
         # A title with many parameters wraps onto a second line instead of running
         # off the right edge; the machine line moves down with it.
         title = style.wrap_to_width(fig, f"{workload}  {text.format_params(common)}".strip(), TITLE_FONT,
@@ -376,6 +490,7 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None):
         below = 0.935 - 0.0225 * (min(len(title), 2) - 1)
         fig.text(LEFT, below, text.machines(r.get("context") for r in reports), ha="left",
                  va="center", fontsize=9, color="0.3")
-        fig.text(LEFT, 0.012, _footnote(series, left_out, total, metric, names), ha="left",
+        legacy = any(units.manifest_of(r) is None for r in reports)
+        fig.text(LEFT, 0.012, _footnote(series, left_out, total, shown, names, legacy, bool(after_mark)), ha="left",
                  va="bottom", fontsize=7.5, color="0.3", linespacing=1.4)
     return fig

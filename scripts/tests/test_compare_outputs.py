@@ -77,8 +77,10 @@ def test_plot_shows_the_holm_adjusted_p_of_the_terminal_and_markdown(compared):
         assert detail_p(fig, metric) == shown, metric
         row = next(line for line in terminal.splitlines() if line.startswith(metric + " "))
         assert row[p_column:].split()[0] == shown, row
+        md_head = next(line for line in markdown.splitlines() if line.startswith("| metric |"))
         md_row = next(line for line in markdown.splitlines() if line.startswith(f"| {metric} "))
-        assert md_row.split("|")[8].strip() == shown, md_row
+        p_cell = [c.strip() for c in md_head.split("|")].index("p (Holm)")
+        assert md_row.split("|")[p_cell].strip() == shown, md_row
         checked += 1
     assert checked == 3
     assert any(e["p"] != e["p_adjusted"] for e in data["workloads"][0]["metrics"])  # the two really differ here

@@ -30,9 +30,8 @@ matplotlib.use("Agg")
 import numpy  # noqa: E402
 from matplotlib.image import imread  # noqa: E402
 
-from memharness_plot import bootstrap, rss, style, text  # noqa: E402
+from memharness_plot import bootstrap, harness, rss, style, text, units  # noqa: E402
 from memharness_plot.compare import compare_figure  # noqa: E402
-from memharness_plot.comparison import comparison_from_reports  # noqa: E402
 from memharness_plot.report import PlotError, ReportError, check_comparison, load_comparison, load_report  # noqa: E402
 from memharness_plot.rss import rss_figure  # noqa: E402
 from memharness_plot.style import save_figure  # noqa: E402
@@ -88,6 +87,9 @@ def gids(artists, prefix):
     return [a for a in artists if (a.get_gid() or "").startswith(prefix)]
 
 
+MB = 1024 / 1e6   # KiB to MB, the display scale every manifest entry in KiB declares
+
+
 def median_peak_kb(report, allocator, column="rss_kb"):
     """Peak of `column` (periodic and mark samples) of the median run by that peak."""
     peaks = []
@@ -97,6 +99,17 @@ def median_peak_kb(report, allocator, column="rss_kb"):
             peaks.append((max(values), run["repetition"], run))
     peaks.sort(key=lambda p: (p[0], p[1]))
     return peaks[(len(peaks) - 1) // 2]
+
+
+def label_boxes(fig, labels):
+    """The drawn boxes of `labels`, checked not to overlap."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (a, b)
+    return boxes
 
 
 # ---------------------------------------------------------------- plot_rss
@@ -125,7 +138,7 @@ def test_rss_lines_marks_and_phases(smoke, smoke_figure):
     assert len(medians) == 2
     for allocator, line in zip(("glibc", "jemalloc"), medians):
         peak_kb, _, run_data = median_peak_kb(smoke, allocator)
-        assert max(line.get_ydata()) == pytest.approx(peak_kb / 1024)
+        assert max(line.get_ydata()) == pytest.approx(peak_kb * MB)
         assert line.get_color() == style.allocator_colours([(allocator, allocator)])[allocator]
     # Every mark of each median run: a vertical line in both panels.
     marks = sum(len(median_peak_kb(smoke, a)[2]["marks"]) for a in ("glibc", "jemalloc"))
@@ -138,9 +151,9 @@ def test_rss_lines_marks_and_phases(smoke, smoke_figure):
         assert t in drawn
     # Phases: the 3 intervals between the 4 marks of each median run.
     assert len(gids(lanes.patches, "phase")) == 2 * 3
-    # Time in seconds, memory in MiB.
+    # Time in seconds, memory in MB (10^6 bytes), as the manifest declares.
     assert "(s)" in lower.get_xlabel()
-    assert top.get_ylabel() == "RSS (MiB)"
+    assert top.get_ylabel() == "RSS (MB)"
 
 
 def test_rss_mark_labels_do_not_overlap_or_cover_data(smoke_figure):
@@ -149,12 +162,8 @@ def test_rss_mark_labels_do_not_overlap_or_cover_data(smoke_figure):
     names = {t.get_text() for t in labels}
     assert names == {"start", "all-started", "all-done", "end"}
     assert len(labels) <= 8
-    smoke_figure.canvas.draw()
+    boxes = label_boxes(smoke_figure, labels)
     renderer = smoke_figure.canvas.get_renderer()
-    boxes = [t.get_window_extent(renderer) for t in labels]
-    for i, a in enumerate(boxes):
-        for b in boxes[i + 1:]:
-            assert not a.overlaps(b), (a, b)
     lowest_label = min(b.y0 for b in boxes)
     highest_data = max(line.get_transform().transform(line.get_xydata())[:, 1].max()
                        for line in gids(top.lines, "run"))
@@ -226,9 +235,9 @@ def test_rss_leaves_out_runs_not_ok(smoke):
 def test_rss_other_metric(smoke):
     fig = rss_figure([smoke], metric="anon_kb", names=["x.json"])
     top = fig.axes[0]
-    assert top.get_ylabel() == "anonymous memory (MiB)"
+    assert top.get_ylabel() == "anonymous memory (MB)"
     peak_kb, _, _ = median_peak_kb(smoke, "jemalloc", "anon_kb")
-    assert max(max(l.get_ydata()) for l in gids(top.lines, "run:median")) == pytest.approx(peak_kb / 1024)
+    assert max(max(l.get_ydata()) for l in gids(top.lines, "run:median")) == pytest.approx(peak_kb * MB)
 
 
 def test_rss_two_reports_label_what_differs(smoke):
@@ -246,6 +255,98 @@ def test_rss_two_reports_label_what_differs(smoke):
     # Same allocator: same colour, told apart by the line style.
     assert medians[0].get_color() == medians[2].get_color()
     assert medians[0].get_linestyle() != medians[2].get_linestyle()
+
+
+def test_rss_axis_follows_the_manifest(smoke):
+    # Rename the unit in the report's manifest: the axis and the values follow it.
+    report = copy.deepcopy(smoke)
+    report["metrics"]["samples.rss_kb"].update(display_unit="GB", display_scale=1024 / 1e9)
+    report["metrics"]["after.rss_1s_kb"].update(display_unit="GB", display_scale=1024 / 1e9)
+    fig = rss_figure([report], names=["x.json"])
+    top = fig.axes[0]
+    assert top.get_ylabel() == "RSS (GB)"
+    peak_kb, _, _ = median_peak_kb(smoke, "glibc")
+    assert max(gids(top.lines, "run:median")[0].get_ydata()) == pytest.approx(peak_kb * 1024 / 1e9)
+    # Two reports that show the column differently cannot share the axis.
+    with pytest.raises(PlotError) as error:
+        rss_figure([smoke, report], names=["a.json", "b.json"])
+    assert "MB (a.json)" in str(error.value) and "GB (b.json)" in str(error.value)
+
+
+def test_rss_bad_manifest_entry_exits_2(tmp_path):
+    report = json.loads(SMOKE.read_text())
+    report["metrics"]["samples.rss_kb"]["display_scale"] = "big"
+    path = write_json(tmp_path / "bad-manifest.json", report)
+    result = run(PLOT_RSS, path, "-o", tmp_path / "out.png")
+    assert result.returncode == 2
+    assert "bad-manifest.json" in result.stderr and "samples.rss_kb" in result.stderr
+    assert "display_scale" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_rss_report_without_manifest(smoke):
+    # A report written before the manifest: units by the format's naming rule, said so.
+    report = copy.deepcopy(smoke)
+    del report["metrics"]
+    fig = rss_figure([report], names=["old.json"])
+    assert fig.axes[0].get_ylabel() == "rss_kb (MB)"
+    assert any("without a metric manifest" in t.get_text() for t in fig.texts)
+
+
+def test_rss_align_on_a_mark(smoke, tmp_path):
+    fig = rss_figure([smoke], names=["x.json"], align="all-done")
+    top, _, lower = fig.axes
+    assert lower.get_xlabel() == "time since the mark all-done (s)"
+    # Every median run's all-done mark is at t=0, and its curve starts before it.
+    done = [line.get_xdata()[0] for line in gids(top.lines, "mark")
+            if line.get_color() in {s for s in style.FAMILY_COLOURS["glibc"][:1] + style.FAMILY_COLOURS["jemalloc"][:1]}]
+    assert sum(1 for x in done if x == 0) == 2
+    assert all(min(line.get_xdata()) < 0 for line in gids(top.lines, "run:median"))
+    assert top.get_xlim()[0] < 0
+    result = run(PLOT_RSS, SMOKE, "--align", "nope", "-o", tmp_path / "x.png")
+    assert result.returncode == 2
+    assert "'nope'" in result.stderr and "all-started" in result.stderr and "burst-smoke.json" in result.stderr
+
+
+def test_rss_shades_the_area_after_the_mark_and_draws_the_1s_reading(smoke):
+    report = copy.deepcopy(smoke)
+    fig = rss_figure([report], names=["x.json"])
+    top = fig.axes[0]
+    # One shaded area per allocator, from its median run's --after mark on.
+    areas = gids(top.collections, "after-area")
+    assert len(areas) == 2
+    glibc_run = median_peak_kb(report, "glibc")[2]
+    start = glibc_run["curve_info"]["after"]["t_ms"] / 1000
+    xs = areas[0].get_paths()[0].vertices[:, 0]
+    assert min(xs) == pytest.approx(start)
+    # The smoke runs end before +1 s: no reading, no point.
+    assert glibc_run["metrics"]["curve"]["after.rss_1s_kb"]["value"] is None
+    assert not gids(top.lines, "after-1s")
+    # With a reading, a point at the mark + 1 s at its value.
+    for one in report["runs"]:
+        one["metrics"]["curve"]["after.rss_1s_kb"] = {"value": 5000.0}
+    fig = rss_figure([report], names=["x.json"])
+    points = gids(fig.axes[0].lines, "after-1s")
+    assert len(points) == 2
+    assert (start + 1.0, 5000.0 * MB) in [(p.get_xdata()[0], p.get_ydata()[0]) for p in points]
+    assert fig.axes[0].get_xlim()[1] > start + 1.0
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "area after all-done" in legend and "1 s after it" in legend
+    # Another column: no area (it is measured on RSS).
+    assert not gids(rss_figure([report], metric="file_kb", names=["x.json"]).axes[0].collections, "after-area")
+
+
+def test_rss_marks_close_together_do_not_stack_up(smoke):
+    report = copy.deepcopy(smoke)
+    for one in report["runs"]:
+        first = one["marks"][0]
+        extra = [dict(copy.deepcopy(first), t_ms=first["t_ms"] + 0.1 * k, name=f"step-{k}") for k in range(1, 7)]
+        one["marks"] = [first] + extra + one["marks"][1:]
+    fig = rss_figure([report], names=["x.json"])
+    top = fig.axes[0]
+    labels = gids(top.texts, "mark-label")
+    boxes = label_boxes(fig, labels)
+    rows = {round(b.y1) for b in boxes}
+    assert len(labels) >= 8 and len(rows) <= 3, rows      # one row per label before
 
 
 def test_rss_output_is_deterministic(smoke, tmp_path):
@@ -271,7 +372,13 @@ def test_text_helpers():
     assert text.format_params(params) == "calls=300 size=1.5 MiB release-on-pool=true"
     assert text.kernel_short("Linux 6.18.44-fc-v657 #1 SMP PREEMPT_DYNAMIC @0") == "Linux 6.18.44"
     assert text.percent(-0.0125) == "\u22121.2%"
-    assert text.display("anon_huge_kb") == ("anonymous huge pages", "MiB", 1 / 1024)
+    # Sizes of parameters in binary units, as given (--total 256M).
+    assert text.format_params({"total": 268435456, "tolerance": 10485760, "max-block": 65536, "seed": 4096}) == \
+        "total=256 MiB tolerance=10 MiB max-block=64 KiB seed=4096"
+    # The comparison JSON's stored units shown as the harness's tables show them.
+    assert units.display_unit("KiB") == ("MB", 1024 / 1e6)
+    assert units.display_unit("count") == ("", 1.0)
+    assert units.display_unit("ms") == ("ms", 1.0)
 
 
 # ---------------------------------------------------------------- plot_compare
@@ -297,9 +404,10 @@ def test_compare_fixture_panels_points_and_verdicts():
         assert len(gids(ax.lines, "threshold")) == 2
     peak = by_gid["panel:0:peak_rss_kb"]
     baseline = gids(peak.lines, "median:baseline")[0]
-    assert baseline.get_ydata()[0] == pytest.approx(262400 / 1024)
+    assert baseline.get_ydata()[0] == pytest.approx(262400 * MB)
+    assert peak.get_title(loc="left") == "peak_rss_kb (MB)"
     band = gids(peak.patches, "noise-floor")[0].get_xy()[:, 1]   # y in data units
-    assert min(band) == pytest.approx(262400 / 1024 * 0.996) and max(band) == pytest.approx(262400 / 1024 * 1.004)
+    assert min(band) == pytest.approx(262400 * MB * 0.996) and max(band) == pytest.approx(262400 * MB * 1.004)
     # Second workload: only peak_rss_kb and wall_ms measured.
     assert gids(by_gid["panel:1:peak_rss_kb"].texts, "verdict")[0].get_text() == "\u22122.1%  noisy"
     assert gids(by_gid["panel:1:final_rss_kb"].texts, "missing")
@@ -327,42 +435,120 @@ def test_compare_unbounded_interval_is_drawn():
     assert "CI +4.1% \u2026 n/a" in detail.get_text()
 
 
-def test_compare_two_reports_same_allocators(smoke):
-    data = comparison_from_reports(smoke, smoke, names=["a.json", "b.json"])
-    assert [(g["baseline_allocator"], g["candidate_allocator"]) for g in data["workloads"]] == \
-        [("glibc", "glibc"), ("jemalloc", "jemalloc")]
-    peak = next(e for e in data["workloads"][0]["metrics"] if e["metric"] == "peak_rss_kb")
-    assert peak["change"] == 0 and peak["verdict"] == "no change"
-    assert sorted(peak["baseline"]["values"]) == [8996, 9016, 9020]
-    assert any("only 3 runs per side" in w for w in data["warnings"])
-    fig = compare_figure(data)
-    panels = [ax for ax in fig.axes if (ax.get_gid() or "").startswith("panel:")]
-    assert len(panels) == 2 * 5
-    assert all(gids(ax.texts, "verdict")[0].get_text() == "+0.0%  no change" for ax in panels)
-    assert not any(gids(ax.patches, "noise-floor") for ax in panels)     # unknown from two reports
+def test_compare_panel_units_follow_each_entry():
+    # The comparison JSON carries each metric's stored unit: the panel shows it as
+    # the harness's tables do, whatever the metric's name says.
+    data = json.loads(COMPARISON.read_text())
+    entry = data["workloads"][0]["metrics"][0]
+    entry["unit"] = "bytes"
+    fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
+    panel = next(ax for ax in fig.axes if ax.get_gid() == f"panel:0:{entry['metric']}")
+    assert panel.get_title(loc="left") == f"{entry['metric']} (MB)"
+    assert gids(panel.lines, "median:baseline")[0].get_ydata()[0] == pytest.approx(entry["baseline"]["median"] * 1e-6)
+    entry["unit"] = "ms"
+    fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
+    panel = next(ax for ax in fig.axes if ax.get_gid() == f"panel:0:{entry['metric']}")
+    assert panel.get_title(loc="left") == f"{entry['metric']} (ms)"
 
 
-def test_compare_two_reports_verdict_and_pairing(smoke):
-    candidate = copy.deepcopy(smoke)
-    for entry in candidate["summary"]:
-        if entry["allocator"] == "glibc":
-            for key in ("median", "min", "max"):
-                entry["metrics"]["peak_rss_kb"][key] *= 1.5
-    data = comparison_from_reports(smoke, candidate, names=["a.json", "b.json"], allocator="glibc")
-    assert len(data["workloads"]) == 1
-    peak = next(e for e in data["workloads"][0]["metrics"] if e["metric"] == "peak_rss_kb")
-    assert peak["change"] == pytest.approx(0.5) and peak["verdict"] == "regression"
-    only_jemalloc = copy.deepcopy(smoke)
-    only_jemalloc["summary"] = [s for s in only_jemalloc["summary"] if s["allocator"] == "jemalloc"]
+def test_compare_default_metrics_are_those_with_a_direction():
+    data = json.loads(COMPARISON.read_text())
+    data["workloads"][0]["metrics"][2]["direction"] = "none"     # minflt: informational
+    fig = compare_figure(check_comparison(data, "cmp.json"))
+    drawn = {ax.get_gid().split(":", 2)[2] for ax in fig.axes if (ax.get_gid() or "").startswith("panel:")}
+    assert drawn == {"peak_rss_kb", "final_rss_kb", "wall_ms", "cpu_ms"}
+
+
+def test_compare_shows_resolution():
+    data = json.loads(COMPARISON.read_text())
+    data["workloads"][0]["metrics"][0]["resolution"] = 0.042
+    fig = compare_figure(check_comparison(data, "cmp.json"), metrics=["peak_rss_kb"])
+    detail = gids(next(ax for ax in fig.axes if ax.get_gid() == "panel:0:peak_rss_kb").texts, "detail")[0]
+    assert "resolution 4.2%" in detail.get_text()
+
+
+def fake_harness(tmp_path, exit_code=1):
+    """A harness that records its arguments and writes the fixture comparison to -o."""
+    log = tmp_path / "args.txt"
+    script = tmp_path / "harness"
+    script.write_text(f"""#!/bin/sh
+printf '%s\\n' "$@" > {log}
+while [ $# -gt 0 ]; do [ "$1" = -o ] && cp {COMPARISON} "$2"; shift; done
+exit {exit_code}
+""")
+    script.chmod(0o755)
+    return script, log
+
+
+def test_two_reports_draw_what_harness_compare_decided(tmp_path):
+    script, log = fake_harness(tmp_path)
+    data = harness.compare_reports(str(SMOKE), str(SMOKE), allocator="jemalloc",
+                                   environ={harness.HARNESS_ENV: str(script), "PATH": ""})
+    args = log.read_text().split("\n")
+    assert args[:5] == ["compare", str(SMOKE), str(SMOKE), "--allocator", "jemalloc"]
+    assert args[5] == "-o"
+    # The verdicts are the harness's, not recomputed from the reports.
+    assert data == json.loads(COMPARISON.read_text())
+    verdicts = {e["metric"]: e["verdict"] for e in data["workloads"][0]["metrics"]}
+    assert verdicts["peak_rss_kb"] == "regression"
+
+
+def test_two_reports_harness_refuses(tmp_path):
+    script = tmp_path / "harness"
+    script.write_text("#!/bin/sh\necho 'harness compare: a.json holds runs of several allocators' >&2\nexit 2\n")
+    script.chmod(0o755)
     with pytest.raises(PlotError) as error:
-        comparison_from_reports(smoke, only_jemalloc, names=["a.json", "b.json"])
-    assert "--allocator" in str(error.value)
-    pair = comparison_from_reports(smoke, only_jemalloc, names=["a.json", "b.json"],
-                                   baseline_allocator="glibc", candidate_allocator="jemalloc")
-    assert pair["workloads"][0]["baseline_allocator"] == "glibc"
-    with pytest.raises(ReportError) as error:
-        comparison_from_reports(smoke, only_jemalloc, names=["a.json", "b.json"], allocator="glibc")
-    assert error.value.path == "b.json"
+        harness.compare_reports("a.json", "b.json", environ={harness.HARNESS_ENV: str(script)})
+    assert "several allocators" in str(error.value)
+
+
+def test_finding_the_harness(tmp_path):
+    installed = tmp_path / "prefix"
+    scripts = installed / "share" / "memharness" / "scripts"
+    scripts.mkdir(parents=True)
+    (installed / "bin").mkdir()
+    binary = installed / "bin" / "harness"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    assert harness.find_harness({"PATH": ""}, str(scripts)) == str(binary)
+    # $MEMHARNESS_HARNESS first; a bad one is an error naming it.
+    other, _ = fake_harness(tmp_path)
+    assert harness.find_harness({harness.HARNESS_ENV: str(other)}, str(scripts)) == str(other)
+    with pytest.raises(PlotError) as error:
+        harness.find_harness({harness.HARNESS_ENV: str(tmp_path / "nope")}, str(scripts))
+    assert "nope" in str(error.value)
+    # The source tree: scripts/../build/bin/harness.
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    (tree / "build" / "bin").mkdir(parents=True)
+    built = tree / "build" / "bin" / "harness"
+    built.write_text("#!/bin/sh\n")
+    built.chmod(0o755)
+    assert harness.find_harness({"PATH": ""}, str(tree / "scripts")) == str(built)
+    # PATH last.
+    (tmp_path / "on-path").mkdir()
+    on_path = tmp_path / "on-path" / "harness"
+    on_path.write_text("#!/bin/sh\n")
+    on_path.chmod(0o755)
+    assert harness.find_harness({"PATH": str(tmp_path / "on-path")}, str(tmp_path / "nowhere")) == str(on_path)
+
+
+def test_plot_compare_without_a_harness_says_so_and_exits_2(tmp_path):
+    copy_of = tmp_path / "scripts"
+    copy_of.mkdir()
+    shutil.copy(PLOT_COMPARE, copy_of / "plot_compare.py")
+    shutil.copytree(SCRIPTS / "memharness_plot", copy_of / "memharness_plot")
+    env = {k: v for k, v in clean_env().items() if k != harness.HARNESS_ENV}
+    env["PATH"] = "/nonexistent"
+    result = run(copy_of / "plot_compare.py", SMOKE, SMOKE, "--allocator", "jemalloc", "-o", tmp_path / "x.png",
+                 env=env)
+    assert result.returncode == 2, result.stderr
+    assert "no harness was found" in result.stderr and harness.HARNESS_ENV in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "x.png").exists()
+    env[harness.HARNESS_ENV] = str(tmp_path / "missing-harness")
+    result = run(copy_of / "plot_compare.py", SMOKE, SMOKE, "-o", tmp_path / "x.png", env=env)
+    assert result.returncode == 2 and "missing-harness" in result.stderr
 
 
 def test_plot_compare_writes_png(tmp_path):

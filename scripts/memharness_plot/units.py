@@ -1,0 +1,78 @@
+"""How a metric or a sampled column is shown: its title, display unit and scale, as
+the report declares them in its "metrics" manifest (written from the one metric
+registry, harness/src/metrics.cpp). One convention everywhere: memory in MB = 10^6
+bytes. Pure functions, no matplotlib.
+"""
+import fnmatch
+from dataclasses import dataclass
+
+from .report import ReportError, is_number
+
+CONVENTION = "MB = 10^6 bytes"
+
+
+@dataclass(frozen=True)
+class Shown:
+    title: str     # what to call it
+    unit: str      # display unit, "" for a plain count
+    scale: float   # multiply the stored value by this
+    stored: str    # the unit of the stored value
+
+    def label(self):
+        return f"{self.title} ({self.unit})" if self.unit else self.title
+
+
+def display_unit(stored):
+    """(display unit, scale) of a stored unit: metrics.cpp display_unit, for the
+    comparison JSON, which carries each metric's stored unit but no manifest."""
+    if stored == "KiB":
+        return "MB", 1024 / 1e6
+    if stored == "bytes":
+        return "MB", 1e-6
+    if stored in ("count", "bool", "", None):
+        return "", 1.0
+    return stored, 1.0
+
+
+def from_unit(name, stored):
+    """A comparison entry's metric `name` with its stored unit."""
+    unit, scale = display_unit(stored)
+    return Shown(name, unit, scale, stored or "")
+
+
+def convention_unit(name):
+    """The stored unit by the naming rule of memharness.report/1 (results/SCHEMA.md:
+    sizes `_kb` in KiB, times `_ms`): only for reports written before the manifest."""
+    return "KiB" if name.endswith("_kb") else "ms" if name.endswith("_ms") else ""
+
+
+def manifest_of(report):
+    """The report's manifest, or None for a report written before there was one."""
+    manifest = report.get("metrics")
+    return manifest if isinstance(manifest, dict) else None
+
+
+def _entry(manifest, name):
+    if name in manifest:
+        return manifest[name]
+    for pattern, entry in manifest.items():
+        if "*" in pattern and fnmatch.fnmatchcase(name, pattern):
+            return entry
+    return None
+
+
+def shown(report, name, path="report"):
+    """How `name` (a metric, or a sampled column as "samples.rss_kb") of `report` is
+    shown. ReportError when the manifest lacks it or declares it badly."""
+    manifest = manifest_of(report)
+    title = name.split(".", 1)[1] if name.startswith("samples.") else name
+    if manifest is None:
+        return from_unit(title, convention_unit(title))
+    entry = _entry(manifest, name)
+    if entry is None:
+        raise ReportError(path, f'the "metrics" manifest has no entry for {name}')
+    unit, scale, stored = entry.get("display_unit"), entry.get("display_scale"), entry.get("unit")
+    if not isinstance(unit, str) or not is_number(scale) or scale <= 0 or not isinstance(stored, str):
+        raise ReportError(path, f'metrics["{name}"] needs unit and display_unit (strings) and a positive '
+                                f'display_scale; it has {entry!r}')
+    return Shown(entry.get("title") or title, unit, float(scale), stored)
