@@ -211,6 +211,8 @@ int compare_command(const Options& o) {
   // Reports read back: --after measures their curves from another mark.
   if (!runs_here && !o.after_mark.empty())
     for (auto& r : runs) compute_curve(r, o.after_mark, "");
+  // The jobs run here declare their metrics under their names (a suite entry may rename its workload).
+  for (const auto& job : jobs) from_reports[job.workload.name] = declared_metric_specs(job.workload);
   Comparison c = analyze(runs, *thresholds, settings, declared_by_workloads(l, runs, from_reports));
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;

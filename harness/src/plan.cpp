@@ -49,6 +49,7 @@ std::optional<std::vector<SuiteEntry>> load_suite(const std::string& path, const
       continue;
     }
     s.workload = e.value("workload", "");
+    s.name = e.value("name", "");
     for (const auto& a : e.value("args", Json::array())) s.args.push_back(a.get<std::string>());
     out.push_back(std::move(s));
   }

@@ -40,6 +40,9 @@ struct SuiteEntry {
   std::string workload;
   std::vector<std::string> args;
   Json command;  // a program's entry ({"command": [...], "name": ...}, program.h); null for a workload
+  // What its results are called: the workload's name unless the entry names
+  // itself (a suite that runs a workload twice must, to keep them apart).
+  std::string name = "";
 };
 // Reads suite `name` from a suites file ({"suites": {"quick": {"about": ..., "runs": [...]}}}).
 // On error returns nullopt with a message naming the bad value and the valid ones.

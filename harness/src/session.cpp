@@ -47,7 +47,7 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
     if (!s) return std::nullopt;
     entries = *s;
   } else if (!workload.empty()) {
-    entries.push_back({workload, args, Json()});
+    entries.push_back({workload, args, Json(), ""});
   } else {
     error = "no workload given: use --workload NAME or --suite NAME (see harness --list)";
     return std::nullopt;
@@ -88,7 +88,16 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
     auto params = check_params(*w, e.args, error);
     if (!params) return std::nullopt;
     jobs.push_back(Job{*w, e.args, *params, std::nullopt});
+    if (!e.name.empty()) jobs.back().workload.name = e.name;
   }
+  // Results are kept apart by name: two entries of one name would be mixed.
+  for (size_t i = 0; i < jobs.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (jobs[i].workload.name == jobs[k].workload.name) {
+        error = "suite " + suite + " runs '" + jobs[i].workload.name +
+                "' twice; give the entries different \"name\"s so that their results stay apart";
+        return std::nullopt;
+      }
   return jobs;
 }
 

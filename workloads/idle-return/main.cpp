@@ -1,6 +1,8 @@
 // idle-return: allocate a mixed heap, free all of it, then go idle without a
 // single further call into the allocator until RSS is back where it started
-// (or the idle time is over). How soon it comes back is measured by the
+// (or the idle time is over). With --tick-ms the idle is a real program's: a
+// timer opens and closes a file and formats a short string every tick (a few
+// small blocks allocated and freed), as logging or a health check does. How soon it comes back is measured by the
 // harness from the RSS curve after the "freed" mark (after.ms_to_half,
 // after.ms_to_90pct, after.area_mb_s). The idle loop sleeps and reads statm through a
 // descriptor opened beforehand; its marks are built on the stack. Single-threaded
@@ -32,12 +34,16 @@ const mhwl::WorkloadSpec kSpec{
         {"tolerance", ParamType::Size, "10M", "4M", 0, 64.0 * 1024 * 1024 * 1024, {},
          "how close to the start RSS counts as back: the idle time ends there"},
         {"step-ms", ParamType::Double, "5", "", 0.1, 1000, {}, "sleep between two RSS readings"},
+        {"tick-ms", ParamType::Double, "0", "", 0, 60000, {},
+         "while idle, every this many ms open and close a file and format a short string (0: no allocator call "
+         "at all)"},
         mhwl::seed_param(),
     },
     {
         {"rss_start_kb", "KiB", "", "RSS (statm) at the start mark"},
         {"rss_peak_kb", "KiB", "", "RSS with everything allocated"},
         {"rss_end_kb", "KiB", "lower", "RSS at the end of the idle time", "RSS at idle end"},
+        {"ticks", "count", "", "timer ticks while idle (--tick-ms), each opening and closing a file"},
     },
     "freed",
     {{"after.ms_to_90pct", "90% given back after"}}};
@@ -55,12 +61,26 @@ constexpr SizeClass kMix[] = {
     {1024 * 1024, 8 * 1024 * 1024, 0.20},
 };
 
+// One tick of an idle program's timer: a file opened, read and closed (stdio's
+// buffer is a heap block) and a short string formatted into a heap block.
+void tick(size_t n) {
+  if (FILE* f = std::fopen("/proc/self/stat", "r")) {
+    char line[64];
+    if (!std::fgets(line, sizeof line, f)) line[0] = 0;
+    std::fclose(f);
+  }
+  std::string s = "tick " + std::to_string(n) + " at the idle timer of idle-return";
+  asm volatile("" : : "r"(s.data()) : "memory");
+}
+
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;
   const size_t total = static_cast<size_t>(p.integer("total"));
   const long tolerance_kb = static_cast<long>(p.integer("tolerance") / 1024);
   const double max_ms = p.number("max-ms");
   const long step_ns = static_cast<long>(p.number("step-ms") * 1e6);
+  const double tick_ms = p.number("tick-ms");
+  size_t ticks = 0;
 
   // Sizes, their order and the pointer array are made before the start mark.
   std::vector<size_t> sizes;
@@ -86,19 +106,28 @@ int body(mhwl::Context& ctx) {
   const long rss_peak = statm.rss_kb();
   ctx.report.mark("allocated");
 
-  // From the first free on: no allocator call until the idle time is over.
+  // From the first free on: no allocator call until the idle time is over,
+  // but for the ticks when --tick-ms asks for them.
   for (auto* b : blocks) std::free(b);
   const auto t_free = std::chrono::steady_clock::now();
   ctx.report.mark_noalloc("freed");
   long rss = statm.rss_kb();
+  double next_tick = tick_ms;
   for (;;) {
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_free).count();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_free).count();
     if (rss >= 0 && rss <= rss_start + tolerance_kb) {
       ctx.report.mark_noalloc("baseline");
       break;
     }
     if (ms >= max_ms) break;
-    timespec ts{step_ns / 1000000000, step_ns % 1000000000};
+    if (tick_ms > 0 && ms >= next_tick) {
+      tick(ticks++);
+      while (next_tick <= ms) next_tick += tick_ms;
+    }
+    // Sleep a step, or to the next tick if that comes first.
+    long sleep_ns = step_ns;
+    if (tick_ms > 0) sleep_ns = std::min(sleep_ns, std::max(0L, static_cast<long>((next_tick - ms) * 1e6)));
+    timespec ts{sleep_ns / 1000000000, sleep_ns % 1000000000};
     nanosleep(&ts, nullptr);
     rss = statm.rss_kb();
   }
@@ -108,6 +137,7 @@ int body(mhwl::Context& ctx) {
   ctx.report.metric("rss_start_kb", static_cast<double>(rss_start));
   ctx.report.metric("rss_peak_kb", static_cast<double>(rss_peak));
   ctx.report.metric("rss_end_kb", static_cast<double>(rss_end));
+  ctx.report.metric("ticks", static_cast<double>(ticks));
   return 0;
 }
 
