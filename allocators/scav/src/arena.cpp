@@ -66,6 +66,7 @@ Arena* arena_create() {
   a->word_due = per_word();
   a->purged_bits = per_word();
   a->word_purged = per_word();
+  a->word_early = per_word();
   p = (p + 63) & ~uintptr_t(63);
   a->slice_page = reinterpret_cast<uintptr_t*>(p);
   p += size_t(a->slice_count) * sizeof(uintptr_t);
@@ -109,6 +110,7 @@ bool arena_find(Arena* a, unsigned n, uint32_t* out) {
 Page* arena_take(Arena* a, unsigned n) {
   uint32_t s;
   uint64_t purged_at = 0;
+  bool early = false;
   {
     LockGuard g(a->lock);
     if (!arena_find(a, n, &s)) return nullptr;
@@ -116,7 +118,7 @@ Page* arena_take(Arena* a, unsigned n) {
     uint64_t m = run_mask(s % 64, n);
     int64_t fresh = __builtin_popcountll(m & ~a->committed_bits[w]);
     int64_t was_pending = __builtin_popcountll(m & a->pending_bits[w]);
-    if (a->purged_bits[w] & m) purged_at = a->word_purged[w];
+    if (a->purged_bits[w] & m) purged_at = a->word_purged[w], early = a->word_early[w];
     a->free_bits[w] &= ~m;
     a->pending_bits[w] &= ~m;
     a->purged_bits[w] &= ~m;
@@ -125,7 +127,7 @@ Page* arena_take(Arena* a, unsigned n) {
     stat_add(g_stats.purge_pending, -was_pending * int64_t(kSliceSize));
     arena_check(a);
   }
-  if (purged_at) purge_note_reuse(HoldKind::kArena, os::now_ms(), purged_at);
+  if (purged_at) purge_note_reuse(HoldKind::kArena, os::now_ms(), purged_at, early, uint64_t(n) * kSliceSize);
   Page* pg = &a->pages[s];
   pg->first_slice = s;
   pg->slice_count = n;
@@ -173,7 +175,8 @@ void arena_free_page(Page* pg, bool due_now) {
   for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = 0;
   stat_add(g_stats.pages_freed, 1);
   stat_add(g_stats.page_bytes, -int64_t(n) * int64_t(kSliceSize));
-  uint64_t due = due_now ? os::now_ms() : purge_deadline_from_now();
+  // The plain deadline: a pass keeps the page longer only within the hold's budget.
+  uint64_t due = os::now_ms() + (due_now ? 0 : uint64_t(option(Opt::kPurgeDelayMs)));
   {
     LockGuard g(a->lock);
     uint32_t w = s / 64;
@@ -182,8 +185,9 @@ void arena_free_page(Page* pg, bool due_now) {
     a->free_bits[w] |= m;
     a->pending_bits[w] |= m;
     // The latest free of a word sets its deadline: a word that keeps being freed into
-    // is being reused, and waits until it is quiet.
-    if (!due_now || a->word_due[w] > due) a->word_due[w] = due;
+    // is being reused, and waits until it is quiet. A page due now (a heap waited
+    // its delay already) makes the word due now, and that is when the hold starts.
+    a->word_due[w] = due;
     stat_add(g_stats.purge_pending, int64_t(n) * int64_t(kSliceSize));
     arena_check(a);
   }
@@ -191,13 +195,17 @@ void arena_free_page(Page* pg, bool due_now) {
   // either it sees these bits or this arm sees its reset and schedules the next pass.
   // Always an RMW on the expire, even when the arena is armed already, so that it is
   // ordered after a concurrent pass's reset (seed 003).
-  if (due_now) purge_arm_earlier(a->purge_expire, due);
-  else purge_arm(a->purge_expire, due);
+  // Earlier, not only from 0: the arena may be armed for pages the hold keeps,
+  // which fall due later than this one's plain delay.
+  purge_arm_earlier(a->purge_expire, due);
 }
 
 uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
   uint64_t total = 0;
   bool lazy = option(Opt::kPurgeAdvice) == kAdviceFree;
+  // Pages past their plain delay stay for the hold, as long as the budget lasts.
+  const uint64_t hold = force ? 0 : purge_hold_ms(HoldKind::kArena);
+  uint64_t budget = force ? 0 : hold_budget_bytes(HoldKind::kArena, now), kept = 0;
   uint32_t count = g_arena_count.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < count; i++) {
     Arena* a = g_arenas[i];
@@ -215,6 +223,15 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
       if (!bits) continue;
       if (!force && a->word_due[w] > now) {
         if (!left_due || a->word_due[w] < left_due) left_due = a->word_due[w];
+        continue;
+      }
+      const uint64_t word_bytes = uint64_t(__builtin_popcountll(bits)) * kSliceSize;
+      const bool held = hold && now < a->word_due[w] + hold;
+      if (held && word_bytes <= budget) {
+        budget -= word_bytes;
+        kept += word_bytes;
+        const uint64_t held_due = a->word_due[w] + hold;
+        if (!left_due || held_due < left_due) left_due = held_due;
         continue;
       }
       uint64_t left = bits;
@@ -237,6 +254,7 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
       } else {
         a->purged_bits[w] |= bits;
         a->word_purged[w] = now ? now : 1;
+        a->word_early[w] = held;  // the hold would have kept it: the budget was spent
       }
       stat_add(g_stats.arena_committed, -bytes);
       stat_add(g_stats.purge_pending, -bytes);
@@ -246,6 +264,7 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
     }
     if (left_due) purge_arm(a->purge_expire, left_due);
   }
+  if (!force) g_stats.hold_kept.store(kept, std::memory_order_relaxed);
   return total;
 }
 

@@ -30,7 +30,8 @@ constexpr unsigned kMaxArenas = 1024;
 //   purged    - purged by a scheduled (not forced) pass and not taken since; with
 //               word_purged (per word: the time of its latest such purge) it tells
 //               a page taken soon after its purge, which lengthens the delay
-//               (purge_note_reuse)
+//               (purge_note_reuse); word_early: that purge came at the plain
+//               delay because the hold's budget was spent
 // Invariants: pending ⊆ free ∩ committed; purged ⊆ free \ committed; the meta
 // slices are never free.
 // purge_expire: 0, or a time at or before the earliest word_due of a word with
@@ -51,6 +52,7 @@ struct Arena {
   uint64_t* word_due;
   uint64_t* purged_bits;
   uint64_t* word_purged;
+  uint64_t* word_early;
   uintptr_t* slice_page;  // SliceRef of the page that covers each slice, or 0
   Page* pages;            // descriptor of a page, indexed by its first slice
 };

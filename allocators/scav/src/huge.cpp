@@ -108,7 +108,7 @@ void* huge_alloc(size_t size, size_t align, bool* zeroed) {
   bool zero = false;
   uint64_t dropped_ms = 0;
   if (!(align <= os::kPageSize && cache_take(len, &base, &got, &dropped_ms))) {
-    if (dropped_ms) purge_note_reuse(HoldKind::kHuge, os::now_ms(), dropped_ms);
+    if (dropped_ms) purge_note_reuse(HoldKind::kHuge, os::now_ms(), dropped_ms, false, len);
     void* mem;
     if (os::map_fresh(len, &mem)) return nullptr;
     stat_add(g_stats.os_mmaps, 1);

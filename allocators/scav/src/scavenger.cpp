@@ -42,6 +42,8 @@ constexpr uint64_t kHoldHalfLifeMs = 10000;
 struct Hold {
   std::atomic<uint64_t> ms{0};
   std::atomic<uint64_t> raised_ms{0};
+  std::atomic<uint64_t> refault_bytes{0};  // as of refault_ms
+  std::atomic<uint64_t> refault_ms{0};
 };
 Hold g_holds[2];  // by HoldKind
 
@@ -116,8 +118,25 @@ bool pass_locked(bool force, bool scan) {
 
 uint64_t purge_hold_ms(HoldKind k) { return hold_at(hold_of(k), os::now_ms()); }
 
+uint64_t hold_refault_bytes(HoldKind k, uint64_t now) {
+  const Hold& h = hold_of(k);
+  uint64_t bytes = h.refault_bytes.load(std::memory_order_relaxed);
+  uint64_t at = h.refault_ms.load(std::memory_order_relaxed);
+  uint64_t halvings = now > at ? (now - at) / kHoldHalfLifeMs : 0;
+  return halvings >= 64 ? 0 : bytes >> halvings;
+}
+
+uint64_t hold_budget_bytes(HoldKind k, uint64_t now) {
+  if (!hold_at(hold_of(k), now)) return 0;
+  uint64_t twice = 2 * hold_refault_bytes(k, now);
+  return twice > kHoldFloorBytes ? twice : kHoldFloorBytes;
+}
+
 uint64_t purge_delay_ms(HoldKind k, uint64_t now) {
-  return uint64_t(option(Opt::kPurgeDelayMs)) + hold_at(hold_of(k), now);
+  // Arena pages (and the heaps' cached ones, which go to the arenas) wait the plain
+  // delay; a pass then keeps them for the hold within its budget (arenas_purge).
+  const uint64_t plain = uint64_t(option(Opt::kPurgeDelayMs));
+  return k == HoldKind::kArena ? plain : plain + hold_at(hold_of(k), now);
 }
 
 uint64_t purge_deadline_from_now(HoldKind k) {
@@ -125,18 +144,21 @@ uint64_t purge_deadline_from_now(HoldKind k) {
   return now + purge_delay_ms(k, now);
 }
 
-void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms) {
+void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms, bool purged_early, uint64_t bytes) {
   const uint64_t cap = uint64_t(option(Opt::kPurgeHoldMaxMs));
   if (!cap) return;
   Hold& h = hold_of(k);
+  // The memory sat free for purge_delay_ms + the hold then + age: when even the
+  // longest hold would not have kept it that long, holding longer only keeps
+  // memory for nothing. Memory the budget left out was purged at the plain delay.
+  const uint64_t age_ms = now > purged_ms ? now - purged_ms : 0;
+  if ((purged_early ? 0 : hold_at(h, now)) + age_ms > cap) return;
+  // What the budget learns from: every refault the longest hold would have saved.
+  h.refault_bytes.store(hold_refault_bytes(k, now) + bytes, std::memory_order_relaxed);
+  h.refault_ms.store(now, std::memory_order_relaxed);
+  stat_add(g_stats.purge_refault_bytes, int64_t(bytes));
   // Purged before the hold last grew: that purge is what made it grow.
   if (purged_ms <= h.raised_ms.load(std::memory_order_relaxed)) return;
-  uint64_t hold = hold_at(h, now);
-  uint64_t age_ms = now > purged_ms ? now - purged_ms : 0;
-  // The memory sat free for at least purge_delay_ms + hold + age: when even the
-  // longest hold would not have kept it that long, holding longer only keeps memory
-  // for nothing.
-  if (hold + age_ms > cap) return;
   stat_add(g_stats.purge_refaults, 1);
   // Straight to the longest hold: one refault episode instead of one per doubling
   // (how often a page comes back depends on how many pages are kept, so a period

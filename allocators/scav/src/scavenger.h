@@ -25,14 +25,29 @@ void purge_schedule(uint64_t expire);
 // such a reuse; memory that is not reused is still purged, at most
 // purge_hold_max_ms later. Two holds, each learnt from the reuse of the memory it
 // applies to: arena pages (with the heaps' cached pages), and the huge cache.
+//
+// Arena pages are held in proportion to what was faulted back: a pass keeps pages
+// past their plain delay only up to a budget, twice the bytes refaulted recently
+// (halving with the hold) and at least kHoldFloorBytes, so that one small block
+// taken on a purged slice does not keep hundreds of megabytes a second longer,
+// while a server whose request buffers come back every period keeps them.
 enum class HoldKind : unsigned { kArena = 0, kHuge = 1 };
+inline constexpr uint64_t kHoldFloorBytes = uint64_t(4) << 20;
+// The delay a source waits before its pass: purge_delay_ms, plus the hold for the
+// huge cache (arena pages are held by the pass, within the budget).
 uint64_t purge_delay_ms(HoldKind k, uint64_t now);
 // Now plus that delay.
 uint64_t purge_deadline_from_now(HoldKind k = HoldKind::kArena);
-// Memory purged at `purged_ms` is being faulted in again (arena slices taken fresh,
-// or a mapping made where one the huge cache dropped on its deadline would have done).
-void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms);
+// `bytes` purged at `purged_ms` are being faulted in again (arena slices taken
+// fresh, or a mapping made where one the huge cache dropped on its deadline would
+// have done); `purged_early`: at the plain delay, the hold's budget being spent.
+// It counts when a hold of purge_hold_max_ms would have kept them.
+void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms, bool purged_early, uint64_t bytes);
 uint64_t purge_hold_ms(HoldKind k = HoldKind::kArena);
+// The bytes refaulted recently (halving every kHoldHalfLifeMs), and how much the
+// hold may keep past the plain delay now (0 without a hold).
+uint64_t hold_refault_bytes(HoldKind k, uint64_t now);
+uint64_t hold_budget_bytes(HoldKind k, uint64_t now);
 
 // Run one pass. force: purge everything pending now, whatever its deadline. wait: if
 // another thread is in a pass, wait for it and then run ours (else return false).

@@ -3,6 +3,7 @@
 #include "stats.h"
 
 #include "options.h"
+#include "os.h"
 #include "scavenger.h"
 
 namespace scav {
@@ -95,6 +96,10 @@ size_t stats_json(char* buf, size_t len) {
   w.field("purge_hold_ms", int64_t(purge_hold_ms(HoldKind::kArena)));
   w.field("huge_hold_ms", int64_t(purge_hold_ms(HoldKind::kHuge)));
   w.field("purge_refaults", ld(s.purge_refaults));
+  w.field("purge_refault_bytes", ld(s.purge_refault_bytes));
+  w.field("hold_kept_bytes", ld(s.hold_kept));
+  w.field("hold_budget_bytes", int64_t(hold_budget_bytes(HoldKind::kArena, os::now_ms())));
+  w.field("hold_refault_bytes", int64_t(hold_refault_bytes(HoldKind::kArena, os::now_ms())));
   w.field("interiors_purged", ld(s.interiors_purged));
   return w.finish();
 }

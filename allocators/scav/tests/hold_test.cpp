@@ -79,6 +79,38 @@ TEST(Hold, ReuseLaterThanTheLongestHoldDoesNotCount) {
   free_all();
 }
 
+// The hold keeps pages in proportion to what came back: one small refault raises
+// it, but a large heap freed afterwards is purged at the plain delay, all but the
+// budget (twice the refaulted bytes, at least 4 MiB). Without the budget all of it
+// would wait the full hold (the test fails so on the code before the budget).
+TEST(Hold, ASmallRefaultHoldsOnlyItsBudget) {
+  allocate_and_touch();
+  free_and_wait_for_the_purge();
+  allocate_and_touch();  // 2 MiB of blocks: one 4 MiB page taken again on purged slices
+  ASSERT_EQ(stat("purge_hold_ms"), kHoldMs);
+  EXPECT_EQ(stat("hold_refault_bytes"), int64_t(4 * kMiB));
+  const int64_t budget = stat("hold_budget_bytes");
+  EXPECT_EQ(budget, int64_t(8 * kMiB));  // twice what came back
+
+  constexpr int kLarge = 256;  // 64 MiB in blocks of 4 MiB pages
+  static void* large[kLarge];
+  for (auto& b : large) {
+    b = malloc(kBlockSize);
+    ASSERT_NE(b, nullptr);
+    memset(b, 0x5a, kBlockSize);
+  }
+  const int64_t purged0 = stat("purged");
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto& b : large) free(b);
+  const int64_t want = kLarge * int64_t(kBlockSize) - budget - int64_t(4 * kMiB);  // one page's slack
+  ASSERT_TRUE(wait_for([&] { return stat("purged") - purged0 >= want; }, kHoldMs - 300))
+      << "purged " << stat("purged") - purged0 << " of " << want << " within the hold";
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("64 MiB purged %.0f ms after the free, with a hold of %lld ms\n", ms, (long long)kHoldMs);
+  EXPECT_LE(stat("hold_kept_bytes"), budget);
+  free_all();
+}
+
 // The huge cache learns its own hold: a mapping made where one it dropped on its
 // deadline would have served.
 TEST(Hold, HugeCacheHasItsOwnHold) {
