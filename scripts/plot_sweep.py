@@ -52,7 +52,7 @@ def point_label(allocator):
 
 def sweep_figure(data):
     workloads = data["workloads"]
-    fig = style.new_figure(6.4 * min(len(workloads), 2), 4.8 * ((len(workloads) + 1) // 2))
+    fig = style.new_figure(8.5 * min(len(workloads), 2), 5.6 * ((len(workloads) + 1) // 2))
     xs, ys = data["x"], data["y"]
     families = sorted({p["allocator"].split(":", 1)[0] for w in workloads for p in w["points"]})
     for i, w in enumerate(workloads):
@@ -69,8 +69,11 @@ def sweep_figure(data):
         if front:
             ax.plot([f[0] for f in front], [f[1] for f in front], "-o", color="C3", zorder=3,
                     label="Pareto front: no other point better on both")
-        for x, y, p in zip(px, py, points):
-            ax.annotate(point_label(p["allocator"]), (x, y), textcoords="offset points", xytext=(5, 5), fontsize=8)
+        # Labels above and below in turn, in the order of x, so that neighbours do not overlap.
+        order = sorted(range(len(points)), key=lambda k: (px[k], py[k]))
+        for rank, k in enumerate(order):
+            ax.annotate(point_label(points[k]["allocator"]), (px[k], py[k]), textcoords="offset points",
+                        xytext=(5, 6 if rank % 2 == 0 else -13), fontsize=8)
         ax.set_xlabel(axis_title(xs) + (" (higher is better)" if xs.get("better") == "higher" else ""))
         ax.set_ylabel(axis_title(ys) + (" (higher is better)" if ys.get("better") == "higher" else ""))
         ax.ticklabel_format(useOffset=False, style="plain")
@@ -79,7 +82,8 @@ def sweep_figure(data):
         ax.grid(True, alpha=0.3)
         if front:
             ax.legend(fontsize=8, loc="best")
-    fig.suptitle(f"sweep of {', '.join(families)}: medians with min-max over the runs; MB = 10^6 bytes", fontsize=10)
+    fig.suptitle(textwrap.fill(f"sweep of {', '.join(families)}: medians with min-max over the runs; "
+                               "MB = 10^6 bytes", 100), fontsize=10)
     fig.tight_layout()
     return fig
 
