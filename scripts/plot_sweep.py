@@ -76,12 +76,18 @@ def sweep_figure(data):
                         xytext=(5, 6 if rank % 2 == 0 else -13), fontsize=8)
         ax.set_xlabel(axis_title(xs) + (" (higher is better)" if xs.get("better") == "higher" else ""))
         ax.set_ylabel(axis_title(ys) + (" (higher is better)" if ys.get("better") == "higher" else ""))
-        ax.ticklabel_format(useOffset=False, style="plain")
+        # A point far from the others (a decay of 0 paying a fault per page) would
+        # flatten the rest: a range of more than 20 times is drawn on a log scale.
+        for values, set_scale, axis in ((px, ax.set_xscale, "x"), (py, ax.set_yscale, "y")):
+            if min(values) > 0 and max(values) / min(values) > 20:
+                set_scale("log")
+            else:
+                ax.ticklabel_format(axis=axis, useOffset=False, style="plain")
         params = textwrap.fill(text.format_params(w.get("params", {})), 70)
         ax.set_title(f"{w['workload']}\n{params}".strip(), fontsize=9)
         ax.grid(True, alpha=0.3)
         if front:
-            ax.legend(fontsize=8, loc="best")
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.13), frameon=False)
     fig.suptitle(textwrap.fill(f"sweep of {', '.join(families)}: medians with min-max over the runs; "
                                "MB = 10^6 bytes", 100), fontsize=10)
     fig.tight_layout()
