@@ -693,9 +693,29 @@ uint64_t heaps_earliest_expire() {
   return best;
 }
 
+namespace {
+
+// The owner takes its heap back from the scavenger: idle -> owned, waiting while a pass
+// holds it busy. A heap that is owned already stays so.
+void heap_reclaim(Heap* h) {
+  uint32_t st = kHeapIdle;
+  while (!h->state.compare_exchange_weak(st, kHeapOwned, std::memory_order_acquire)) {
+    if (st == kHeapOwned) return;
+    st = kHeapIdle;  // the scavenger holds it for a moment: wait for it to give it back
+    os::yield();
+  }
+}
+
+}  // namespace
+
 void heap_thread_exit(void* arg) {
   Heap* h = static_cast<Heap*>(arg);
   if (tls_heap != h) return;
+  // A thread that exits (or is cancelled) between scav_thread_idle_start and _end: a
+  // pass may hold its heap busy, editing the lists we are about to collect, and would
+  // then write back `idle` over our `abandoned` (a heap never adopted again). Take the
+  // heap back first, as idle_end does.
+  heap_reclaim(h);
   // Drop the heap from this thread before giving it up: destructors that run after us
   // and free memory go the remote path, and one that allocates adopts a heap anew.
   tls_heap = &g_empty_heap;
@@ -722,11 +742,7 @@ void heap_idle_start() {
 void heap_idle_end() {
   Heap* h = tls_heap;
   if (h == &g_empty_heap) return;
-  uint32_t st = kHeapIdle;
-  while (!h->state.compare_exchange_weak(st, kHeapOwned, std::memory_order_acquire)) {
-    st = kHeapIdle;  // the scavenger holds it for a moment: wait for it to give it back
-    os::yield();
-  }
+  heap_reclaim(h);
 }
 
 void heap_fence_init() { g_asym_fence = os::fence_register() == 0; }

@@ -207,4 +207,39 @@ TEST(Programs, BadOptionWarnsAndKeepsDefault) {
   EXPECT_NE(r.err.find("arena_reserve = 2147483648 "), std::string::npos) << r.err;
 }
 
+// Issue 13, point 4: under RLIMIT_AS of 1 GiB programs still run (each arena used to
+// reserve 1 GiB + 64 MiB, so `ls` died with "memory exhausted").
+TEST(Programs, RunUnderAOneGibAddressSpaceLimit) {
+  TempDir d;
+  Result r = run("ulimit -v 1048576 && ls / > /dev/null && "
+                 "/usr/bin/python3 -c 'print(sum(len(str(i)) for i in range(100000)))'",
+                 true, d.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(served_by_scav(r));
+  EXPECT_EQ(r.out, "488890\n");
+}
+
+// Issue 13, point 7: what a thread costs in resident memory, against glibc's malloc in
+// the same program, is at most twice as much (plus a page of measurement noise).
+double thread_cost(const char* pattern, bool preload) {
+  TempDir d;
+  Result r = run(std::string(SCAV_THREAD_RSS_PATH) + " " + pattern, preload, d.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  double kib = -1;
+  std::istringstream in(r.out);
+  std::string name;
+  in >> name >> kib;
+  EXPECT_EQ(name, pattern) << r.out;
+  return kib;
+}
+
+TEST(Programs, ThreadCostWithinTwiceGlibcs) {
+  for (const char* pattern : {"classes18", "one"}) {
+    double glibc = thread_cost(pattern, false), scav = thread_cost(pattern, true);
+    std::printf("%s: glibc %.1f KiB, scav %.1f KiB per thread\n", pattern, glibc, scav);
+    EXPECT_GT(glibc, 0.0) << pattern;
+    EXPECT_LE(scav, 2 * glibc + 4) << pattern;
+  }
+}
+
 }  // namespace
