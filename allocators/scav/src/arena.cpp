@@ -7,10 +7,12 @@
 #include "options.h"
 #include "os.h"
 #include "scavenger.h"
+#include "secure.h"
 #include "stats.h"
 
 namespace scav {
 
+alignas(128) constinit Page g_released_page{};
 Arena* g_arena_map[kArenaMapSize];
 uintptr_t* g_slice_map[kArenaMapSize];
 Arena* g_arenas[kMaxArenas];
@@ -72,6 +74,10 @@ Arena* arena_create() {
   p = (p + 127) & ~uintptr_t(127);
   a->pages = reinterpret_cast<Page*>(p);
   p += size_t(a->slice_count) * sizeof(Page);
+  if (secure_on()) {
+    a->secure_bits = reinterpret_cast<uint64_t*>(p);
+    p += size_t(a->slice_count) * kSecureWordsPerSlice * sizeof(uint64_t);
+  }
   a->meta_slices = uint32_t((p - base + kSliceSize - 1) >> kSliceShift);
   for (uint32_t s = a->meta_slices; s < a->slice_count; s++)
     a->free_bits[s / 64] |= uint64_t(1) << (s % 64);
@@ -170,7 +176,7 @@ void arena_set_page_class(Page* pg, unsigned cls) {
 void arena_free_page(Page* pg, bool due_now) {
   Arena* a = pg->arena;
   uint32_t s = pg->first_slice, n = pg->slice_count;
-  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = 0;
+  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = reinterpret_cast<SliceRef>(&g_released_page);
   stat_add(g_stats.pages_freed, 1);
   stat_add(g_stats.page_bytes, -int64_t(n) * int64_t(kSliceSize));
   uint64_t due = due_now ? os::now_ms() : purge_deadline_from_now();

@@ -15,6 +15,7 @@
 #include "options.h"
 #include "os.h"
 #include "scavenger.h"
+#include "secure.h"
 #include "stats.h"
 
 namespace scav {
@@ -428,6 +429,10 @@ void cache_page_release(Page* pg, bool due_now) {
 }  // namespace
 
 void heap_free_last(Heap* h, Page* pg, Block* b) {
+  // A cached page's one used block sits in the slot: nobody holds a block of it, so
+  // this is the lone block freed again. Left alone, the put would displace the page
+  // from its own slot and release it while the slot still points into it.
+  if (SCAV_UNLIKELY(pg->where == kWhereCached)) pointer_fail("double free of", b);
   SCAV_ASSERT(pg->used == 1 && !pg->thread_free.load(std::memory_order_relaxed));
   unsigned c = pg->cls;
   if (pg->where == kWhereFloat) {
@@ -485,7 +490,9 @@ void heap_free_slow(Page* pg, void* p) {
     if (tag & kTagFull) page_unfull(h, pg);
     return;
   }
-  SCAV_ASSERT(tag != 0);  // a free of a block in a page nobody owns: double free
+  // A page nobody owns has no block out: a block freed again after its page went back
+  // to the arena (the lone block, whose page the cache gave back), or a stray pointer.
+  if (SCAV_UNLIKELY(tag == 0)) pointer_fail("double free (or invalid pointer) of", p);
   page_free_remote(pg, b);
 }
 

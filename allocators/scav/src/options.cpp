@@ -32,6 +32,7 @@ constexpr OptionDesc kTable[] = {
   {"huge_cache",         int64_t(64) << 20, Kind::kSize, "bytes", "recently freed direct mappings kept for reuse"},
   {"safety_timeout_ms",  30000,        Kind::kInt,    "ms",    "scavenger scans everything after this long asleep"},
   {"verbose",            0,            Kind::kBool,   "bool",  "print this table to stderr at init"},
+  {"secure",             0,            Kind::kBool,   "bool",  "check every free and realloc: double, invalid and interior pointers abort"},
 };
 // clang-format on
 static_assert(sizeof kTable / sizeof kTable[0] == unsigned(Opt::kCount));

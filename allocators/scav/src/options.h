@@ -15,6 +15,7 @@ enum class Opt : unsigned {
   kHugeCache,
   kSafetyTimeoutMs,
   kVerbose,
+  kSecure,
   kCount
 };
 

@@ -20,6 +20,7 @@
 #include "init.h"
 #include "os.h"
 #include "scavenger.h"
+#include "secure.h"
 #include "stats.h"
 
 #define SCAV_API extern "C" __attribute__((visibility("default")))
@@ -172,6 +173,7 @@ SCAV_API void free(void* p) noexcept { free_fast(p); }
 SCAV_API void cfree(void* p) noexcept { free_fast(p); }
 SCAV_API void* calloc(size_t c, size_t n) noexcept { return calloc_impl(c, n); }
 SCAV_API void* realloc(void* p, size_t n) noexcept {
+  if (SCAV_UNLIKELY(secure_on()) && p) secure_check_live(p);
   if (p && n && realloc_fits(p, n)) return p;
   return realloc_impl(p, n);
 }
@@ -182,6 +184,7 @@ SCAV_API void* reallocarray(void* p, size_t c, size_t n) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
+  if (SCAV_UNLIKELY(secure_on()) && p) secure_check_live(p);
   return realloc_impl(p, t);
 }
 

@@ -118,8 +118,10 @@ TEST(ThreadExit, CancelledWhileHandedOffIsAdoptedAgain) {
 
 // ---- 2: double free (the cheap check of the default build) ---------------------------
 
+// Sizes of classes nothing else in the test process uses, so the block is alone in
+// its page.
 TEST(DoubleFree, LoneBlockTwiceAborts) {
-  void* p = malloc(48);
+  void* p = malloc(300 * 1024);
   ASSERT_NE(p, nullptr);
   EXPECT_DEATH(
       {
@@ -131,7 +133,7 @@ TEST(DoubleFree, LoneBlockTwiceAborts) {
 }
 
 TEST(DoubleFree, LoneBlockAfterItsPageWasTakenAborts) {
-  void* p = malloc(3000);
+  void* p = malloc(40 * 1024);
   ASSERT_NE(p, nullptr);
   EXPECT_DEATH(
       {
