@@ -305,6 +305,7 @@ Heap* heap_thread_init() {
   if (!h) return nullptr;
   tls_heap = h;
   process_thread_attach(h);
+  scavenger_new_thread();
   return h;
 }
 
@@ -461,7 +462,7 @@ void heap_free_last(Heap* h, Page* pg, Block* b) {
     poll = true;
   }
   heap_check(h, c);
-  if (poll) scavenger_poll();
+  if (poll) scavenger_poll_free();
 }
 
 void heap_arm(Heap* h) {
@@ -469,7 +470,7 @@ void heap_arm(Heap* h) {
     uint64_t now = os::now_ms();
     h->active_ms.store(now, std::memory_order_relaxed);
     purge_arm(h->purge_expire, now + cache_times(now).first_look);
-    scavenger_poll();
+    scavenger_poll_free();
   }
 }
 

@@ -46,6 +46,10 @@ void fork_child() {
   purge_fork_child();
 }
 
+// Runs once the C library is initialised (it is a dependency of ours, so its
+// constructors ran first): from here on the scavenger's thread may be created.
+__attribute__((constructor)) void libc_ready() { scavenger_libc_ready(); }
+
 }  // namespace
 
 void process_init() {

@@ -1,15 +1,17 @@
 // os.cpp - the allocator's only door to the kernel: mmap, munmap, madvise, mremap,
-// futex, clone, rt_sigprocmask, prctl, write. Stateless; callable from any thread.
+// futex, membarrier, prctl, unshare, setns, write, and pthread_create for the
+// scavenger's thread. Stateless but for the one thread's start block; any thread.
 //
 // Contract, for every function: addresses and sizes are page-aligned; the result is 0
-// or a positive errno. The calls are raw `syscall` instructions, not libc wrappers, for
-// two reasons: a libc wrapper writes errno, and our scavenger thread is started with
-// clone(2) and has no libc thread descriptor (its %fs points at a private dummy block);
-// and nothing here may allocate or lock, since it runs inside malloc.
+// or a positive errno. The calls are raw `syscall` instructions, not libc wrappers: a
+// libc wrapper writes errno, which malloc must leave alone on success, and nothing here
+// may allocate or lock, since it runs inside malloc. The one exception is the
+// scavenger's thread, made with pthread_create (see there).
 #include "os.h"
 
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -167,99 +169,68 @@ void die() {
 
 // ---- the scavenger's thread -------------------------------------------------------
 //
-// pthread_create would allocate (its TLS block and DTV come from malloc) and take the
-// loader's locks, from inside a free() that may itself run under those locks (dlopen
-// frees under dl_load_lock). A clone(2) thread needs neither: we map its stack and a
-// private dummy TLS area ourselves. It must then never call into libc code that uses
-// thread state; everything it runs is this library plus raw system calls (and the
-// vDSO clock), and a stray errno write would land harmlessly in the dummy block.
-// It is invisible to glibc, so __libc_single_threaded stays true and fork() copies
-// only the calling thread, as with any thread.
+// A thread of pthread_create, so that it is one of the C library's threads: setuid
+// and the other credential calls reach it (glibc signals every thread it knows to
+// change its ids), and it inherits the creator's seccomp filters like any thread.
+// pthread_create allocates (the thread's DTV) and takes glibc's stack-list lock, so it
+// must only be called where neither can deadlock; scavenger.cpp says where that is.
+// All signals are blocked in the thread from its first instruction: it must never run
+// one of the program's handlers.
 
 namespace {
 
 constexpr size_t kStackSize = 256 * 1024;
-constexpr size_t kTlsBelow = 64 * 1024;  // static TLS lies below the TCB on x86-64
-constexpr size_t kTcbSize = 4096;
 
 struct ThreadStart {
   void (*fn)(void*);
   void* arg;
   char name[16];
+  std::atomic<long> tid;
 };
+ThreadStart g_start;  // one such thread at a time (scavenger.cpp)
 
-extern "C" long scav_clone_raw(unsigned long flags, void* stack, void (*fn)(void*),
-                               void* arg, void* tls);
-
-asm(R"(
-  .text
-  .p2align 4
-  .type scav_clone_raw,@function
-  .hidden scav_clone_raw
-scav_clone_raw:
-  /* rdi=flags rsi=stack top rdx=fn rcx=arg r8=tls; the child pops fn and arg */
-  subq $16, %rsi
-  movq %rcx, 8(%rsi)
-  movq %rdx, 0(%rsi)
-  xorl %edx, %edx
-  xorl %r10d, %r10d
-  movl $56, %eax
-  syscall
-  testq %rax, %rax
-  jnz 1f
-  xorl %ebp, %ebp
-  popq %rax
-  popq %rdi
-  callq *%rax
-  xorl %edi, %edi
-  movl $60, %eax
-  syscall
-  hlt
-1:
-  ret
-  .size scav_clone_raw, .-scav_clone_raw
-)");
-
-void thread_entry(void* p) {
+void* thread_entry(void* p) {
   auto* st = static_cast<ThreadStart*>(p);
+  st->tid.store(sys(SYS_gettid), std::memory_order_release);
   sys(SYS_prctl, PR_SET_NAME, long(st->name));
   st->fn(st->arg);
+  return nullptr;
 }
 
 }  // namespace
 
-int start_thread(void (*fn)(void*), void* arg, const char* name) {
-  void* mem;
-  size_t total = kStackSize + kTlsBelow + kTcbSize;
-  if (int e = map_fresh(total, &mem)) return e;
-  auto* base = static_cast<char*>(mem);
-  // Layout: [stack | dummy static TLS | TCB]. The TCB's first and third words point
-  // at itself, as glibc's tcbhead_t expects (tcb, self).
-  auto* tcb = reinterpret_cast<uintptr_t*>(base + kStackSize + kTlsBelow);
-  tcb[0] = reinterpret_cast<uintptr_t>(tcb);
-  tcb[2] = reinterpret_cast<uintptr_t>(tcb);
-  auto* st = reinterpret_cast<ThreadStart*>(base + kStackSize + kTlsBelow + 64);
-  st->fn = fn;
-  st->arg = arg;
+int start_thread(void (*fn)(void*), void* arg, const char* name, Thread* out) {
+  g_start.fn = fn;
+  g_start.arg = arg;
+  g_start.tid.store(0, std::memory_order_relaxed);
   size_t i = 0;
-  for (; name[i] && i < sizeof st->name - 1; i++) st->name[i] = name[i];
-  st->name[i] = 0;
-  void* stack_top = base + kStackSize - 64;  // 16-byte aligned
-
-  // Block every signal around clone so the child starts with all of them blocked: it
-  // must never run a program's handler (asynchronous signals go to other threads).
-  uint64_t all = ~uint64_t(0), old = 0;
-  sys(SYS_rt_sigprocmask, SIG_SETMASK, long(&all), long(&old), 8);
-  unsigned long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-                        CLONE_SYSVSEM | CLONE_SETTLS;
-  long r = scav_clone_raw(flags, stack_top, thread_entry, st, tcb);
-  sys(SYS_rt_sigprocmask, SIG_SETMASK, long(&old), 0, 8);
-  if (r < 0) {
-    unmap(mem, total);
-    return int(-r);
-  }
-  return 0;
+  for (; name[i] && i < sizeof g_start.name - 1; i++) g_start.name[i] = name[i];
+  g_start.name[i] = 0;
+  pthread_attr_t attr;
+  if (int e = pthread_attr_init(&attr)) return e;
+  sigset_t all;
+  sigfillset(&all);
+  int e = pthread_attr_setstacksize(&attr, kStackSize);
+  if (!e) e = pthread_attr_setsigmask_np(&attr, &all);
+  pthread_t t;
+  if (!e) e = pthread_create(&t, &attr, thread_entry, &g_start);
+  pthread_attr_destroy(&attr);
+  if (!e) out->handle = t;
+  return e;
 }
+
+void join_thread(Thread t) {
+  pthread_join(t.handle, nullptr);
+  // pthread_join returns when the kernel cleared the thread's tid word, a moment before
+  // it leaves the thread group; the kernel counts it until then (unshare would still
+  // see two threads). Wait until the tid is gone.
+  long tid = g_start.tid.load(std::memory_order_acquire);
+  long pid = sys(SYS_getpid);
+  while (tid > 0 && sys(SYS_tgkill, pid, tid, 0) == 0) yield();
+}
+
+int unshare(int flags) { return err(sys(SYS_unshare, flags)); }
+int setns(int fd, int nstype) { return err(sys(SYS_setns, fd, nstype)); }
 
 }  // namespace scav::os
 

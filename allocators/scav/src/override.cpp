@@ -254,6 +254,28 @@ SCAV_API size_t scav_stats_json(char* buf, size_t len) { return stats_json(buf, 
 SCAV_API void scav_thread_idle_start(void) { heap_idle_start(); }
 SCAV_API void scav_thread_idle_end(void) { heap_idle_end(); }
 
+// ---- namespaces ------------------------------------------------------------------
+//
+// The kernel refuses unshare(CLONE_NEWUSER), and setns into a user namespace, to a
+// process with more than one thread: the scavenger must not be in the way of a program
+// that has one. It stops for the call and starts again after it if it ran.
+
+SCAV_API int unshare(int flags) noexcept {
+  bool ran = scavenger_stop();
+  int e = os::unshare(flags);
+  if (ran) scavenger_ensure_started();
+  if (e) errno = e;
+  return e ? -1 : 0;
+}
+
+SCAV_API int setns(int fd, int nstype) noexcept {
+  bool ran = scavenger_stop();
+  int e = os::setns(fd, nstype);
+  if (ran) scavenger_ensure_started();
+  if (e) errno = e;
+  return e ? -1 : 0;
+}
+
 // ---- C++ --------------------------------------------------------------------------
 
 #define SCAV_CXX __attribute__((visibility("default")))
