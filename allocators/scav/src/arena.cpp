@@ -38,10 +38,19 @@ void arena_check(const Arena* a) {
 inline void arena_check(const Arena*) {}
 #endif
 
+// Under RLIMIT_AS an arena takes at most an eighth of the limit (a 1 GiB limit leaves
+// room for the program: 128 MiB arenas), and a reservation the kernel refuses is tried
+// again at half the size, down to one 64 MiB unit.
 Arena* arena_create() {
   size_t size = size_t(option(Opt::kArenaReserve));
+  uint64_t limit = os::address_space_limit();
+  if (size > limit / 8) size = limit / 8 / kArenaUnit * kArenaUnit;
+  if (size < kArenaUnit) size = kArenaUnit;
   void* mem;
-  if (os::reserve(size, kArenaUnit, &mem)) return nullptr;
+  while (os::reserve(size, kArenaUnit, &mem)) {
+    if (size == kArenaUnit) return nullptr;
+    size = size / 2 / kArenaUnit * kArenaUnit;
+  }
   stat_add(g_stats.os_mmaps, 1);
   uintptr_t base = reinterpret_cast<uintptr_t>(mem);
   if (((base + size - 1) >> 47) != 0) {  // beyond the map (5-level paging hint)

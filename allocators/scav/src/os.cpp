@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -53,21 +54,31 @@ void* mmap_raw(void* hint, size_t size, int prot, int flags) {
 
 }  // namespace
 
-int map_fresh(size_t size, void** out) {
-  // MAP_NORESERVE: an arena reserves far more than it touches; commit is per touched
-  // page and "committed" in our bitmaps means "may be resident".
-  void* p = mmap_raw(nullptr, size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+namespace {
+
+int map_anon(size_t size, int extra_flags, void** out) {
+  void* p = mmap_raw(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags);
   if (!p) return ENOMEM;
   *out = p;
   return 0;
 }
 
+}  // namespace
+
+int map_fresh(size_t size, void** out) {
+  // Without MAP_NORESERVE the kernel applies its overcommit policy: under the default
+  // heuristic a mapping far beyond RAM and swap fails here (malloc returns null with
+  // ENOMEM, as glibc's does) instead of succeeding and failing at a page fault later.
+  return map_anon(size, 0, out);
+}
+
 int reserve(size_t size, size_t align, void** out) {
-  if (align <= kPageSize) return map_fresh(size, out);
+  // MAP_NORESERVE: an arena reserves far more than it touches; commit is per touched
+  // page and "committed" in our bitmaps means "may be resident".
+  if (align <= kPageSize) return map_anon(size, MAP_NORESERVE, out);
   if (size + align < size) return ENOMEM;
   void* raw;
-  if (int e = map_fresh(size + align, &raw)) return e;
+  if (int e = map_anon(size + align, MAP_NORESERVE, &raw)) return e;
   uintptr_t b = reinterpret_cast<uintptr_t>(raw);
   uintptr_t a = (b + align - 1) & ~(uintptr_t(align) - 1);
   // Trim both ends so the mapping is exactly [a, a+size): the kernel keeps one VMA.
@@ -76,6 +87,12 @@ int reserve(size_t size, size_t align, void** out) {
   if (end > a + size) sys(SYS_munmap, long(a + size), long(end - (a + size)));
   *out = reinterpret_cast<void*>(a);
   return 0;
+}
+
+uint64_t address_space_limit() {
+  struct { uint64_t cur, max; } lim;
+  if (sys(SYS_prlimit64, 0, RLIMIT_AS, 0, long(&lim)) != 0) return ~uint64_t(0);
+  return lim.cur;  // RLIM_INFINITY is ~0
 }
 
 int unmap(void* p, size_t size) { return err(sys(SYS_munmap, long(p), long(size))); }

@@ -14,8 +14,12 @@ constexpr size_t kPageSize = 4096;
 
 // Contract: sizes and addresses are multiples of kPageSize; each call returns 0 or a
 // positive errno, never touches errno, never allocates and takes no lock.
-int reserve(size_t size, size_t align, void** out);  // read-write, lazily committed
-int map_fresh(size_t size, void** out);               // same, no alignment beyond a page
+// Address space, read-write, lazily committed and not counted against overcommit.
+int reserve(size_t size, size_t align, void** out);
+// Memory to be used (huge blocks, heaps): the kernel's overcommit policy applies.
+int map_fresh(size_t size, void** out);
+// RLIMIT_AS, ~0 when unlimited.
+uint64_t address_space_limit();
 int unmap(void* p, size_t size);
 int purge(void* p, size_t size, bool lazy);           // lazy: MADV_FREE, else MADV_DONTNEED
 int no_huge_pages(void* p, size_t size);
