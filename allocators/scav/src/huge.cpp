@@ -123,6 +123,7 @@ void* huge_alloc(size_t size, size_t align, bool* zeroed) {
   h->base = base;
   h->len = got;
   stat_add(g_stats.huge_bytes, got);
+  stat_add(g_stats.huge_blocks, 1);
   if (zeroed) *zeroed = zero;
   return reinterpret_cast<void*>(p);
 }
@@ -143,6 +144,7 @@ void huge_free(void* p) {
   size_t len = h->len;
   h->magic = kHugeFreed;
   stat_add(g_stats.huge_bytes, -int64_t(len));
+  stat_add(g_stats.huge_blocks, -1);
   size_t cap = size_t(option(Opt::kHugeCache));
   if (len > cap / 4 || cap == 0) {  // too big to be worth keeping
     unmap_counted(base, len, false);

@@ -6,10 +6,13 @@
 // references to libstdc++, so this library does not depend on it: in a C++ program
 // they resolve to the program's libstdc++ and new throws std::bad_alloc as usual; if
 // they are absent (no libstdc++ in the process) new aborts with a message. The nothrow
-// forms return null when there is no handler.
+// forms return null when there is no handler or when the handler throws.
+#include <malloc.h>
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -18,6 +21,7 @@
 #include "heap.h"
 #include "huge.h"
 #include "init.h"
+#include "new_handler.h"
 #include "os.h"
 #include "scavenger.h"
 #include "secure.h"
@@ -143,7 +147,8 @@ void* new_failed(size_t n, size_t align, bool nothrow) {
       os::write_stderr(msg, sizeof msg - 1);
       os::die();
     }
-    h();
+    if (!nothrow) h();
+    else if (!call_new_handler_nothrow(h)) return nullptr;
     void* p = align ? alloc_aligned(align, n) : alloc_fast(n);
     if (p) return p;
   }
@@ -232,6 +237,89 @@ SCAV_API void* pvalloc(size_t n) noexcept {
 }
 
 SCAV_API size_t malloc_usable_size(void* p) noexcept { return usable_size(p); }
+
+// ---- glibc's malloc surface ---------------------------------------------------------
+//
+// What programs call beside the malloc family: the __libc_ names (glibc's internal
+// entry points, which some programs and libraries call to reach "the real malloc"),
+// and the statistics and tuning calls, answered from scav's own figures.
+
+SCAV_API void* __libc_malloc(size_t n) noexcept { return malloc(n); }
+SCAV_API void __libc_free(void* p) noexcept { free_fast(p); }
+SCAV_API void __libc_cfree(void* p) noexcept { free_fast(p); }
+SCAV_API void* __libc_calloc(size_t c, size_t n) noexcept { return calloc(c, n); }
+SCAV_API void* __libc_realloc(void* p, size_t n) noexcept { return realloc(p, n); }
+SCAV_API void* __libc_memalign(size_t align, size_t n) noexcept { return memalign(align, n); }
+SCAV_API void* __libc_valloc(size_t n) noexcept { return valloc(n); }
+SCAV_API void* __libc_pvalloc(size_t n) noexcept { return pvalloc(n); }
+SCAV_API int __posix_memalign(void** out, size_t align, size_t n) noexcept {
+  return posix_memalign(out, align, n);
+}
+
+SCAV_API struct mallinfo2 mallinfo2(void) noexcept {
+  // glibc's fields, in scav's terms: arena slices that may be resident, the bytes of
+  // pages heaps own (an upper bound of small blocks in use) and the rest of those
+  // slices, live direct mappings, and what a trim would give back now. Free chunk
+  // counts have no meaning here and stay 0.
+  StatsView v = stats_view();
+  struct mallinfo2 m = {};
+  m.arena = v.arena_committed;
+  m.uordblks = v.page_bytes;
+  m.fordblks = v.arena_committed > v.page_bytes ? v.arena_committed - v.page_bytes : 0;
+  m.hblks = v.huge_blocks;
+  m.hblkhd = v.huge_bytes;
+  m.keepcost = v.purge_pending + v.huge_cached;
+  return m;
+}
+
+SCAV_API struct mallinfo mallinfo(void) noexcept {
+  // The int fields wrap as glibc's do; mallinfo2 has the full values.
+  struct mallinfo2 m2 = mallinfo2();
+  struct mallinfo m = {};
+  m.arena = int(m2.arena);
+  m.uordblks = int(m2.uordblks);
+  m.fordblks = int(m2.fordblks);
+  m.hblks = int(m2.hblks);
+  m.hblkhd = int(m2.hblkhd);
+  m.keepcost = int(m2.keepcost);
+  return m;
+}
+
+// Returns 1 if memory went back to the OS, as glibc's does.
+SCAV_API int malloc_trim(size_t) noexcept {
+  uint64_t before = stats_view().purged;
+  scav_collect(true);
+  return stats_view().purged > before ? 1 : 0;
+}
+
+// glibc's parameters are accepted (1) and have no effect: scav is tuned by its SCAV_*
+// options. Anything else is an error (0), as in glibc.
+SCAV_API int mallopt(int param, int) noexcept {
+  return param == M_MXFAST || (param <= M_TRIM_THRESHOLD && param >= M_ARENA_MAX) ? 1 : 0;
+}
+
+SCAV_API void malloc_stats(void) noexcept {
+  char buf[2048];
+  size_t n = stats_json(buf, sizeof buf);
+  if (n >= sizeof buf) n = sizeof buf - 1;
+  static const char head[] = "scav 0.1.0: ";
+  os::write_stderr(head, sizeof head - 1);
+  buf[n] = '\n';
+  os::write_stderr(buf, n + 1);
+}
+
+SCAV_API int malloc_info(int options, FILE* fp) noexcept {
+  if (options != 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  char buf[2048];
+  stats_json(buf, sizeof buf);
+  fputs("<malloc version=\"scav-0.1.0\">\n<stats format=\"json\">", fp);
+  fputs(buf, fp);
+  fputs("</stats>\n</malloc>\n", fp);
+  return 0;
+}
 
 // ---- scav API ---------------------------------------------------------------------
 
