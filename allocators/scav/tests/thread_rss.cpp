@@ -1,11 +1,13 @@
 // thread_rss.cpp - the resident memory a thread costs under whichever malloc is loaded
 // (run it plain, and with LD_PRELOAD=libscav.so). For each pattern it starts kThreads
 // threads that allocate and then wait, and prints the growth of VmRSS per thread, in
-// KiB, less that of threads that allocate nothing. The pattern is the argument, one per
-// process (a second round would reuse the first round's arenas or heaps):
+// KiB: what a thread that allocates costs in all (its stack, the C library's per-thread
+// state, the allocator's), and for reference what a thread that allocates nothing
+// costs. The pattern is the argument, one per process (a second round would reuse the
+// first round's arenas or heaps):
 //   classes18 - one block in each of the 18 smallest classes (16..320 bytes)
 //   one       - a single 64-byte block
-// Prints "<pattern> <KiB>". Does not link scav.
+// Prints "<pattern> <KiB per thread> bare <KiB per bare thread>". Does not link scav.
 #include <pthread.h>
 #include <unistd.h>
 
@@ -78,6 +80,6 @@ int main(int argc, char** argv) {
   per_thread(0);
   double bare = per_thread(0);
   double cost = per_thread(pattern);
-  printf("%s %.1f\n", argv[1], cost - bare);
+  printf("%s %.1f bare %.1f\n", argv[1], cost, bare);
   return 0;
 }
