@@ -636,8 +636,10 @@ void heap_collect(Heap* h, bool due_now) {
     if (cache_take(h, c)) cache_page_release(h->cache[c].page, due_now);
     heap_check(h, c);
   }
-  h->scav_marked[0] = h->scav_marked[1] = 0;
-  h->scav_deferred[0] = h->scav_deferred[1] = 0;
+  // The scavenger's notes (scav_marked, scav_deferred) are left to it: they are its
+  // own, under the purge guard, and a pass may be visiting this heap's slots right now
+  // (ThreadSanitizer saw this reset race with cache_visit). It clears a slot's bits
+  // when it finds the slot empty.
 }
 
 void heap_collect_current_thread() {
