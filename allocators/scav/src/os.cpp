@@ -46,11 +46,23 @@ inline long sys(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e =
 
 inline int err(long r) { return r < 0 && r > -4096 ? int(-r) : 0; }
 
+#if defined(__SANITIZE_THREAD__)
+// ThreadSanitizer (the scav-tsan preset) keeps its synchronisation metadata for the
+// mappings it sees: ours must go through its interceptors, or the arena locks in them
+// look like no synchronisation at all. Its wrappers write errno; nothing else differs.
+void* mmap_raw(void* hint, size_t size, int prot, int flags) {
+  void* p = ::mmap(hint, size, prot, flags, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+long unmap_raw(uintptr_t p, size_t size) { return ::munmap(reinterpret_cast<void*>(p), size) ? -ENOMEM : 0; }
+#else
 void* mmap_raw(void* hint, size_t size, int prot, int flags) {
   long r = sys(SYS_mmap, long(hint), long(size), prot, flags, -1, 0);
   if (r < 0 && r > -4096) return nullptr;
   return reinterpret_cast<void*>(r);
 }
+long unmap_raw(uintptr_t p, size_t size) { return sys(SYS_munmap, long(p), long(size)); }
+#endif
 
 }  // namespace
 
@@ -82,9 +94,9 @@ int reserve(size_t size, size_t align, void** out) {
   uintptr_t b = reinterpret_cast<uintptr_t>(raw);
   uintptr_t a = (b + align - 1) & ~(uintptr_t(align) - 1);
   // Trim both ends so the mapping is exactly [a, a+size): the kernel keeps one VMA.
-  if (a > b) sys(SYS_munmap, long(b), long(a - b));
+  if (a > b) unmap_raw(b, a - b);
   uintptr_t end = b + size + align;
-  if (end > a + size) sys(SYS_munmap, long(a + size), long(end - (a + size)));
+  if (end > a + size) unmap_raw(a + size, end - (a + size));
   *out = reinterpret_cast<void*>(a);
   return 0;
 }
@@ -95,7 +107,7 @@ uint64_t address_space_limit() {
   return lim.cur;  // RLIM_INFINITY is ~0
 }
 
-int unmap(void* p, size_t size) { return err(sys(SYS_munmap, long(p), long(size))); }
+int unmap(void* p, size_t size) { return err(unmap_raw(reinterpret_cast<uintptr_t>(p), size)); }
 
 int purge(void* p, size_t size, bool lazy) {
   // MADV_DONTNEED drops the pages at once, so RSS falls now and the next touch gets a

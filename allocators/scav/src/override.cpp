@@ -28,6 +28,11 @@
 #include "stats.h"
 
 #define SCAV_API extern "C" __attribute__((visibility("default")))
+#ifdef SCAV_PREFIXED
+#define SCAV_NAME(f) scav_##f
+#else
+#define SCAV_NAME(f) f
+#endif
 
 using std::size_t;
 
@@ -172,18 +177,22 @@ inline void* new_aligned_impl(size_t n, size_t align, bool nothrow) {
 using namespace scav;
 
 // ---- C ----------------------------------------------------------------------------
+//
+// With SCAV_PREFIXED (the sanitizer builds: see CMakeLists.txt) these are scav_malloc,
+// scav_free, ... and nothing below them is defined: a sanitizer's own malloc serves
+// the program, and the tests drive scav, instrumented, through the prefixed names.
 
-SCAV_API void* malloc(size_t n) noexcept { return alloc_fast(n); }
-SCAV_API void free(void* p) noexcept { free_fast(p); }
-SCAV_API void cfree(void* p) noexcept { free_fast(p); }
-SCAV_API void* calloc(size_t c, size_t n) noexcept { return calloc_impl(c, n); }
-SCAV_API void* realloc(void* p, size_t n) noexcept {
+SCAV_API void* SCAV_NAME(malloc)(size_t n) noexcept { return alloc_fast(n); }
+SCAV_API void SCAV_NAME(free)(void* p) noexcept { free_fast(p); }
+SCAV_API void SCAV_NAME(cfree)(void* p) noexcept { free_fast(p); }
+SCAV_API void* SCAV_NAME(calloc)(size_t c, size_t n) noexcept { return calloc_impl(c, n); }
+SCAV_API void* SCAV_NAME(realloc)(void* p, size_t n) noexcept {
   if (SCAV_UNLIKELY(secure_on()) && p) secure_check_live(p);
   if (p && n && realloc_fits(p, n)) return p;
   return realloc_impl(p, n);
 }
 
-SCAV_API void* reallocarray(void* p, size_t c, size_t n) noexcept {
+SCAV_API void* SCAV_NAME(reallocarray)(void* p, size_t c, size_t n) noexcept {
   size_t t;
   if (__builtin_mul_overflow(c, n, &t)) {
     errno = ENOMEM;
@@ -193,7 +202,7 @@ SCAV_API void* reallocarray(void* p, size_t c, size_t n) noexcept {
   return realloc_impl(p, t);
 }
 
-SCAV_API int posix_memalign(void** out, size_t align, size_t n) noexcept {
+SCAV_API int SCAV_NAME(posix_memalign)(void** out, size_t align, size_t n) noexcept {
   if (!is_pow2(align) || align % sizeof(void*) != 0) return EINVAL;
   int saved = errno;
   void* p = alloc_aligned(align, n);
@@ -203,7 +212,7 @@ SCAV_API int posix_memalign(void** out, size_t align, size_t n) noexcept {
   return 0;
 }
 
-SCAV_API void* aligned_alloc(size_t align, size_t n) noexcept {
+SCAV_API void* SCAV_NAME(aligned_alloc)(size_t align, size_t n) noexcept {
   if (!is_pow2(align)) {
     errno = EINVAL;
     return nullptr;
@@ -211,7 +220,7 @@ SCAV_API void* aligned_alloc(size_t align, size_t n) noexcept {
   return alloc_aligned(align, n);
 }
 
-SCAV_API void* memalign(size_t align, size_t n) noexcept {
+SCAV_API void* SCAV_NAME(memalign)(size_t align, size_t n) noexcept {
   if (align <= kMinAlign) return alloc_fast(n);
   if (!is_pow2(align)) {  // glibc rounds the alignment up to a power of two
     if (align > (size_t(1) << 62)) {
@@ -225,9 +234,9 @@ SCAV_API void* memalign(size_t align, size_t n) noexcept {
   return alloc_aligned(align, n);
 }
 
-SCAV_API void* valloc(size_t n) noexcept { return alloc_aligned(os::kPageSize, n); }
+SCAV_API void* SCAV_NAME(valloc)(size_t n) noexcept { return alloc_aligned(os::kPageSize, n); }
 
-SCAV_API void* pvalloc(size_t n) noexcept {
+SCAV_API void* SCAV_NAME(pvalloc)(size_t n) noexcept {
   size_t r = (n + os::kPageSize - 1) & ~(os::kPageSize - 1);
   if (r < n) {
     errno = ENOMEM;
@@ -236,8 +245,9 @@ SCAV_API void* pvalloc(size_t n) noexcept {
   return alloc_aligned(os::kPageSize, r ? r : os::kPageSize);
 }
 
-SCAV_API size_t malloc_usable_size(void* p) noexcept { return usable_size(p); }
+SCAV_API size_t SCAV_NAME(malloc_usable_size)(void* p) noexcept { return usable_size(p); }
 
+#ifndef SCAV_PREFIXED
 // ---- glibc's malloc surface ---------------------------------------------------------
 //
 // What programs call beside the malloc family: the __libc_ names (glibc's internal
@@ -321,6 +331,8 @@ SCAV_API int malloc_info(int options, FILE* fp) noexcept {
   return 0;
 }
 
+#endif  // SCAV_PREFIXED
+
 // ---- scav API ---------------------------------------------------------------------
 
 SCAV_API const char* scav_version(void) { return "0.1.0"; }
@@ -342,6 +354,7 @@ SCAV_API size_t scav_stats_json(char* buf, size_t len) { return stats_json(buf, 
 SCAV_API void scav_thread_idle_start(void) { heap_idle_start(); }
 SCAV_API void scav_thread_idle_end(void) { heap_idle_end(); }
 
+#ifndef SCAV_PREFIXED
 // ---- namespaces ------------------------------------------------------------------
 //
 // The kernel refuses unshare(CLONE_NEWUSER), and setns into a user namespace, to a
@@ -407,3 +420,5 @@ SCAV_CXX void operator delete(void* p, std::align_val_t, const std::nothrow_t&) 
 SCAV_CXX void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
   free_fast(p);
 }
+
+#endif  // SCAV_PREFIXED
