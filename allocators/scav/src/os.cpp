@@ -64,10 +64,6 @@ void* mmap_raw(void* hint, size_t size, int prot, int flags) {
 long unmap_raw(uintptr_t p, size_t size) { return sys(SYS_munmap, long(p), long(size)); }
 #endif
 
-}  // namespace
-
-namespace {
-
 int map_anon(size_t size, int extra_flags, void** out) {
   void* p = mmap_raw(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags);
   if (!p) return ENOMEM;
@@ -203,8 +199,9 @@ void die() {
 // change its ids), and it inherits the creator's seccomp filters like any thread.
 // pthread_create allocates (the thread's DTV) and takes glibc's stack-list lock, so it
 // must only be called where neither can deadlock; scavenger.cpp says where that is.
-// All signals are blocked in the thread from its first instruction: it must never run
-// one of the program's handlers.
+// All signals are blocked in the thread from its first instruction (but glibc's two
+// internal ones, which pthread_create keeps: the setxid broadcast is one): it must
+// never run one of the program's handlers.
 
 namespace {
 
