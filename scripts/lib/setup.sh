@@ -4,10 +4,11 @@
 
 MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-# Build tools and libraries, the allocators under test, and the Python side
-# (plots and their tests come from Debian: PyPI is not reachable everywhere).
+# Build tools and libraries (clang: the scav-fuzz preset's libFuzzer), the allocators
+# under test, and the Python side (plots and their tests come from Debian: PyPI is
+# not reachable everywhere).
 MEMHARNESS_PACKAGES=(
-  cmake g++ make git pkg-config
+  cmake g++ make git pkg-config clang
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
   python3 python3-matplotlib python3-pytest python3-jsonschema

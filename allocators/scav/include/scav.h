@@ -36,6 +36,24 @@ size_t scav_stats_json(char* buf, size_t len);
 void scav_thread_idle_start(void);
 void scav_thread_idle_end(void);
 
+#ifdef SCAV_PREFIXED
+/* The sanitizer builds (SCAV_SANITIZE=address, thread or fuzzer) export the malloc
+ * family under these names and replace nothing of the C library's. */
+#ifdef __cplusplus
+#define SCAV_NOTHROW noexcept
+#else
+#define SCAV_NOTHROW
+#endif
+void* scav_malloc(size_t n) SCAV_NOTHROW;
+void scav_free(void* p) SCAV_NOTHROW;
+void* scav_calloc(size_t count, size_t n) SCAV_NOTHROW;
+void* scav_realloc(void* p, size_t n) SCAV_NOTHROW;
+int scav_posix_memalign(void** out, size_t align, size_t n) SCAV_NOTHROW;
+void* scav_aligned_alloc(size_t align, size_t n) SCAV_NOTHROW;
+void* scav_memalign(size_t align, size_t n) SCAV_NOTHROW;
+size_t scav_malloc_usable_size(void* p) SCAV_NOTHROW;
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,11 +11,12 @@
 #include "heap.h"
 #include "huge.h"
 #include "page.h"
+#include "secure.h"
 #include "sizeclass.h"
 
 namespace scav {
 
-__attribute__((always_inline)) inline void* alloc_fast(size_t n) {
+__attribute__((always_inline)) inline void* alloc_fast_unchecked(size_t n) {
   if (SCAV_LIKELY(n <= kLargeMax)) {
     Heap* h = tls_heap;
     unsigned c = class_of(n);
@@ -59,7 +60,16 @@ __attribute__((always_inline)) inline void* alloc_fast(size_t n) {
   return heap_alloc_slow(n);
 }
 
+// Every allocation of the library goes through here; with SCAV_SECURE=1 the block is
+// recorded as handed out.
+__attribute__((always_inline)) inline void* alloc_fast(size_t n) {
+  void* p = alloc_fast_unchecked(n);
+  if (SCAV_UNLIKELY(secure_on())) secure_note_alloc(p);
+  return p;
+}
+
 __attribute__((always_inline)) inline void free_fast(void* p) {
+  if (SCAV_UNLIKELY(secure_on())) secure_check_free(p);
   if (SCAV_UNLIKELY(p == nullptr)) return;
   uintptr_t* unit = unit_slices_of(p);
   if (SCAV_UNLIKELY(unit == nullptr)) {

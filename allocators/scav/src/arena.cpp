@@ -7,10 +7,12 @@
 #include "options.h"
 #include "os.h"
 #include "scavenger.h"
+#include "secure.h"
 #include "stats.h"
 
 namespace scav {
 
+alignas(128) constinit Page g_released_page{};
 Arena* g_arena_map[kArenaMapSize];
 uintptr_t* g_slice_map[kArenaMapSize];
 Arena* g_arenas[kMaxArenas];
@@ -36,10 +38,19 @@ void arena_check(const Arena* a) {
 inline void arena_check(const Arena*) {}
 #endif
 
+// Under RLIMIT_AS an arena takes at most an eighth of the limit (a 1 GiB limit leaves
+// room for the program: 128 MiB arenas), and a reservation the kernel refuses is tried
+// again at half the size, down to one 64 MiB unit.
 Arena* arena_create() {
   size_t size = size_t(option(Opt::kArenaReserve));
+  uint64_t limit = os::address_space_limit();
+  if (size > limit / 8) size = limit / 8 / kArenaUnit * kArenaUnit;
+  if (size < kArenaUnit) size = kArenaUnit;
   void* mem;
-  if (os::reserve(size, kArenaUnit, &mem)) return nullptr;
+  while (os::reserve(size, kArenaUnit, &mem)) {
+    if (size == kArenaUnit) return nullptr;
+    size = size / 2 / kArenaUnit * kArenaUnit;
+  }
   stat_add(g_stats.os_mmaps, 1);
   uintptr_t base = reinterpret_cast<uintptr_t>(mem);
   if (((base + size - 1) >> 47) != 0) {  // beyond the map (5-level paging hint)
@@ -73,6 +84,10 @@ Arena* arena_create() {
   p = (p + 127) & ~uintptr_t(127);
   a->pages = reinterpret_cast<Page*>(p);
   p += size_t(a->slice_count) * sizeof(Page);
+  if (secure_on()) {
+    a->secure_bits = reinterpret_cast<uint64_t*>(p);
+    p += size_t(a->slice_count) * kSecureWordsPerSlice * sizeof(uint64_t);
+  }
   a->meta_slices = uint32_t((p - base + kSliceSize - 1) >> kSliceShift);
   for (uint32_t s = a->meta_slices; s < a->slice_count; s++)
     a->free_bits[s / 64] |= uint64_t(1) << (s % 64);
@@ -172,7 +187,7 @@ void arena_set_page_class(Page* pg, unsigned cls) {
 void arena_free_page(Page* pg, bool due_now) {
   Arena* a = pg->arena;
   uint32_t s = pg->first_slice, n = pg->slice_count;
-  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = 0;
+  for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = reinterpret_cast<SliceRef>(&g_released_page);
   stat_add(g_stats.pages_freed, 1);
   stat_add(g_stats.page_bytes, -int64_t(n) * int64_t(kSliceSize));
   // The plain deadline: a pass keeps the page longer only within the hold's budget.

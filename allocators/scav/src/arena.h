@@ -53,9 +53,14 @@ struct Arena {
   uint64_t* purged_bits;
   uint64_t* word_purged;
   uint64_t* word_early;
-  uintptr_t* slice_page;  // SliceRef of the page that covers each slice, or 0
+  uintptr_t* slice_page;  // SliceRef of the page that covers each slice, the released
+                          // page, or 0 (never used)
   Page* pages;            // descriptor of a page, indexed by its first slice
+  uint64_t* secure_bits;  // SCAV_SECURE=1: kSecureWordsPerSlice per slice (secure.cpp)
 };
+
+// A slice's worth of block bits: a 64 KiB page of 16-byte blocks has 4096 blocks.
+constexpr size_t kSecureWordsPerSlice = kSliceSize / kMinAlign / 64;
 
 // A slice map entry: the address of the page's descriptor (128-byte aligned) with the
 // page's size class in the low bits, so that free() has the class without a further
@@ -65,6 +70,11 @@ constexpr uintptr_t kSliceRefClassMask = 127;
 static_assert(kNumClasses <= kSliceRefClassMask + 1 && sizeof(Page) == 128);
 inline Page* slice_ref_page(SliceRef r) { return reinterpret_cast<Page*>(r & ~kSliceRefClassMask); }
 inline unsigned slice_ref_class(SliceRef r) { return unsigned(r & kSliceRefClassMask); }
+
+// What the slices of a page given back to its arena map to: a page nobody owns
+// (owner_tag 0, no blocks), so that a free of a block that was in it goes the slow
+// path and is reported as a double free instead of following a null page.
+extern Page g_released_page;
 
 extern Arena* g_arena_map[kArenaMapSize];
 // For each 64 MiB unit of an arena, the part of its slice map that covers the unit

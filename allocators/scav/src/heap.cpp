@@ -15,6 +15,7 @@
 #include "options.h"
 #include "os.h"
 #include "scavenger.h"
+#include "secure.h"
 #include "stats.h"
 
 namespace scav {
@@ -304,6 +305,7 @@ Heap* heap_thread_init() {
   if (!h) return nullptr;
   tls_heap = h;
   process_thread_attach(h);
+  scavenger_new_thread();
   return h;
 }
 
@@ -428,6 +430,10 @@ void cache_page_release(Page* pg, bool due_now) {
 }  // namespace
 
 void heap_free_last(Heap* h, Page* pg, Block* b) {
+  // A cached page's one used block sits in the slot: nobody holds a block of it, so
+  // this is the lone block freed again. Left alone, the put would displace the page
+  // from its own slot and release it while the slot still points into it.
+  if (SCAV_UNLIKELY(pg->where == kWhereCached)) pointer_fail("double free of", b);
   SCAV_ASSERT(pg->used == 1 && !pg->thread_free.load(std::memory_order_relaxed));
   unsigned c = pg->cls;
   if (pg->where == kWhereFloat) {
@@ -456,7 +462,7 @@ void heap_free_last(Heap* h, Page* pg, Block* b) {
     poll = true;
   }
   heap_check(h, c);
-  if (poll) scavenger_poll();
+  if (poll) scavenger_poll_free();
 }
 
 void heap_arm(Heap* h) {
@@ -464,7 +470,7 @@ void heap_arm(Heap* h) {
     uint64_t now = os::now_ms();
     h->active_ms.store(now, std::memory_order_relaxed);
     purge_arm(h->purge_expire, now + cache_times(now).first_look);
-    scavenger_poll();
+    scavenger_poll_free();
   }
 }
 
@@ -485,7 +491,9 @@ void heap_free_slow(Page* pg, void* p) {
     if (tag & kTagFull) page_unfull(h, pg);
     return;
   }
-  SCAV_ASSERT(tag != 0);  // a free of a block in a page nobody owns: double free
+  // A page nobody owns has no block out: a block freed again after its page went back
+  // to the arena (the lone block, whose page the cache gave back), or a stray pointer.
+  if (SCAV_UNLIKELY(tag == 0)) pointer_fail("double free (or invalid pointer) of", p);
   page_free_remote(pg, b);
 }
 
@@ -628,8 +636,10 @@ void heap_collect(Heap* h, bool due_now) {
     if (cache_take(h, c)) cache_page_release(h->cache[c].page, due_now);
     heap_check(h, c);
   }
-  h->scav_marked[0] = h->scav_marked[1] = 0;
-  h->scav_deferred[0] = h->scav_deferred[1] = 0;
+  // The scavenger's notes (scav_marked, scav_deferred) are left to it: they are its
+  // own, under the purge guard, and a pass may be visiting this heap's slots right now
+  // (ThreadSanitizer saw this reset race with cache_visit). It clears a slot's bits
+  // when it finds the slot empty.
 }
 
 void heap_collect_current_thread() {
@@ -693,9 +703,29 @@ uint64_t heaps_earliest_expire() {
   return best;
 }
 
+namespace {
+
+// The owner takes its heap back from the scavenger: idle -> owned, waiting while a pass
+// holds it busy. A heap that is owned already stays so.
+void heap_reclaim(Heap* h) {
+  uint32_t st = kHeapIdle;
+  while (!h->state.compare_exchange_weak(st, kHeapOwned, std::memory_order_acquire)) {
+    if (st == kHeapOwned) return;
+    st = kHeapIdle;  // the scavenger holds it for a moment: wait for it to give it back
+    os::yield();
+  }
+}
+
+}  // namespace
+
 void heap_thread_exit(void* arg) {
   Heap* h = static_cast<Heap*>(arg);
   if (tls_heap != h) return;
+  // A thread that exits (or is cancelled) between scav_thread_idle_start and _end: a
+  // pass may hold its heap busy, editing the lists we are about to collect, and would
+  // then write back `idle` over our `abandoned` (a heap never adopted again). Take the
+  // heap back first, as idle_end does.
+  heap_reclaim(h);
   // Drop the heap from this thread before giving it up: destructors that run after us
   // and free memory go the remote path, and one that allocates adopts a heap anew.
   tls_heap = &g_empty_heap;
@@ -722,11 +752,7 @@ void heap_idle_start() {
 void heap_idle_end() {
   Heap* h = tls_heap;
   if (h == &g_empty_heap) return;
-  uint32_t st = kHeapIdle;
-  while (!h->state.compare_exchange_weak(st, kHeapOwned, std::memory_order_acquire)) {
-    st = kHeapIdle;  // the scavenger holds it for a moment: wait for it to give it back
-    os::yield();
-  }
+  heap_reclaim(h);
 }
 
 void heap_fence_init() { g_asym_fence = os::fence_register() == 0; }

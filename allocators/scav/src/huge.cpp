@@ -10,12 +10,14 @@
 #include "options.h"
 #include "os.h"
 #include "scavenger.h"
+#include "secure.h"
 #include "stats.h"
 
 namespace scav {
 namespace {
 
 constexpr uint64_t kHugeMagic = 0x7363617648756765ull;  // "scavHuge"
+constexpr uint64_t kHugeFreed = 0x7363617646726565ull;  // "scavFree": in the huge cache
 constexpr unsigned kCacheSlots = 32;
 
 // Sits right below the user pointer.
@@ -57,9 +59,8 @@ size_t round_page(size_t n) { return (n + os::kPageSize - 1) & ~(os::kPageSize -
 HugeHeader* header_of(const void* p) {
   auto* h = reinterpret_cast<HugeHeader*>(reinterpret_cast<uintptr_t>(p) - sizeof(HugeHeader));
   if (h->magic != kHugeMagic) {
-    static const char msg[] = "scav: free/realloc of a pointer scav did not allocate\n";
-    os::write_stderr(msg, sizeof msg - 1);
-    os::die();
+    if (h->magic == kHugeFreed) pointer_fail("double free of", p);
+    pointer_fail("invalid pointer (scav did not allocate it)", p);
   }
   return h;
 }
@@ -122,6 +123,7 @@ void* huge_alloc(size_t size, size_t align, bool* zeroed) {
   h->base = base;
   h->len = got;
   stat_add(g_stats.huge_bytes, got);
+  stat_add(g_stats.huge_blocks, 1);
   if (zeroed) *zeroed = zero;
   return reinterpret_cast<void*>(p);
 }
@@ -131,12 +133,18 @@ size_t huge_usable(const void* p) {
   return h->base + h->len - reinterpret_cast<uintptr_t>(p);
 }
 
+void huge_check(const void* p) {
+  if (reinterpret_cast<uintptr_t>(p) % 64 != 0) pointer_fail("invalid pointer (scav did not allocate it)", p);
+  header_of(p);
+}
+
 void huge_free(void* p) {
   HugeHeader* h = header_of(p);
   uintptr_t base = h->base;
   size_t len = h->len;
-  h->magic = 0;
+  h->magic = kHugeFreed;
   stat_add(g_stats.huge_bytes, -int64_t(len));
+  stat_add(g_stats.huge_blocks, -1);
   size_t cap = size_t(option(Opt::kHugeCache));
   if (len > cap / 4 || cap == 0) {  // too big to be worth keeping
     unmap_counted(base, len, false);

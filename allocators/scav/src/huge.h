@@ -12,6 +12,8 @@ namespace scav {
 void* huge_alloc(size_t size, size_t align, bool* zeroed);
 void huge_free(void* p);
 size_t huge_usable(const void* p);
+// Abort unless p is a live huge block (SCAV_SECURE=1; p must be readable below).
+void huge_check(const void* p);
 // Resize in place or move with mremap; size > 512 KiB. Null on ENOMEM (p unchanged).
 void* huge_realloc(void* p, size_t size);
 

@@ -46,6 +46,10 @@ void fork_child() {
   purge_fork_child();
 }
 
+// Runs once the C library is initialised (it is a dependency of ours, so its
+// constructors ran first): from here on the scavenger's thread may be created.
+__attribute__((constructor)) void libc_ready() { scavenger_libc_ready(); }
+
 }  // namespace
 
 void process_init() {
@@ -61,8 +65,10 @@ void process_init() {
   if (pthread_key_create(&g_heap_key, heap_thread_exit) == 0)
     g_key_ready.store(true, std::memory_order_release);
   g_init_state.store(2, std::memory_order_release);
-  // May allocate (glibc grows its handler list with malloc): we are initialised now.
+  // May allocate (glibc grows its handler list with malloc; setenv): we are initialised
+  // now.
   pthread_atfork(fork_prepare, fork_parent, fork_child);
+  options_mark_warned();
 }
 
 void process_thread_attach(Heap* h) {

@@ -3,7 +3,10 @@
 // allocator path; read-only afterwards.
 #include "options.h"
 
+#include <sys/auxv.h>
+
 #include <cstddef>
+#include <cstdlib>
 
 #include "os.h"
 
@@ -32,6 +35,7 @@ constexpr OptionDesc kTable[] = {
   {"huge_cache",         int64_t(64) << 20, Kind::kSize, "bytes", "recently freed direct mappings kept for reuse"},
   {"safety_timeout_ms",  30000,        Kind::kInt,    "ms",    "scavenger scans everything after this long asleep"},
   {"verbose",            0,            Kind::kBool,   "bool",  "print this table to stderr at init"},
+  {"secure",             0,            Kind::kBool,   "bool",  "check every free and realloc: double, invalid and interior pointers abort"},
 };
 // clang-format on
 static_assert(sizeof kTable / sizeof kTable[0] == unsigned(Opt::kCount));
@@ -56,28 +60,64 @@ void put_int(int64_t v) {
   os::write_stderr(o, size_t(n));
 }
 
+char upper(char c) { return c >= 'a' && c <= 'z' ? char(c - 32) : c; }
+
+void put_upper(const char* s) {
+  char b[64];
+  size_t n = 0;
+  for (; s[n] && n < sizeof b; n++) b[n] = upper(s[n]);
+  os::write_stderr(b, n);
+}
+
 bool eq(const char* a, const char* b) {
   while (*a && *a == *b) a++, b++;
   return *a == *b;
+}
+
+bool is_scav(const char* entry) {
+  return entry[0] == 'S' && entry[1] == 'C' && entry[2] == 'A' && entry[3] == 'V' && entry[4] == '_';
+}
+
+// If entry is SCAV_<NAME>=value (name in lower case, the variable in upper case),
+// returns the value, else null.
+const char* value_of(const char* entry, const char* name) {
+  if (!is_scav(entry)) return nullptr;
+  const char* s = entry + 5;
+  while (*name && *s && *s != '=' && upper(*name) == *s) name++, s++;
+  return !*name && *s == '=' ? s + 1 : nullptr;
 }
 
 // Returns the value of SCAV_<NAME> or null; environ is scanned directly because
 // getenv's contract says nothing about allocation.
 const char* find_env(const char* name) {
   if (!environ) return nullptr;
-  for (char** e = environ; *e; e++) {
-    const char* s = *e;
-    if (s[0] != 'S' || s[1] != 'C' || s[2] != 'A' || s[3] != 'V' || s[4] != '_') continue;
-    s += 5;
-    const char* n = name;
-    while (*n && *s && *s != '=') {
-      char c = *n >= 'a' && *n <= 'z' ? char(*n - 32) : *n;
-      if (c != *s) break;
-      n++, s++;
-    }
-    if (!*n && *s == '=') return s + 1;
-  }
+  for (char** e = environ; *e; e++)
+    if (const char* v = value_of(*e, name)) return v;
   return nullptr;
+}
+
+// Set in the environment by the first process of a tree that printed a warning about
+// the options, so that its children (a pipeline, a build) do not print it again. Not
+// an option.
+constexpr const char* kWarnedMarker = "options_warned";
+bool g_warned_now = false;
+
+// A SCAV_ variable that names no option: one warning, with the names there are.
+void check_name(const char* entry) {
+  if (value_of(entry, kWarnedMarker)) return;
+  for (const OptionDesc& d : kTable)
+    if (value_of(entry, d.name)) return;
+  size_t n = 0;
+  while (entry[n] && entry[n] != '=') n++;
+  put("scav: warning: unknown option ");
+  os::write_stderr(entry, n);
+  put(" ignored; the options are");
+  for (const OptionDesc& d : kTable) {
+    put(" SCAV_");
+    put_upper(d.name);
+  }
+  put("\n");
+  g_warned_now = true;
 }
 
 bool parse(const OptionDesc& d, const char* v, int64_t* out) {
@@ -120,28 +160,43 @@ bool parse(const OptionDesc& d, const char* v, int64_t* out) {
 int64_t g_options[unsigned(Opt::kCount)];
 
 void options_init() {
-  for (unsigned i = 0; i < unsigned(Opt::kCount); i++) {
+  for (unsigned i = 0; i < unsigned(Opt::kCount); i++) g_options[i] = kTable[i].def;
+  // A set-user-ID, set-group-ID or capability-gaining exec (AT_SECURE): the environment
+  // is the caller's and is not trusted, as glibc ignores MALLOC_* there. Matters under
+  // /etc/ld.so.preload, which applies to such programs too.
+  const bool secure_exec = getauxval(AT_SECURE) != 0;
+  const bool quiet = find_env(kWarnedMarker) != nullptr;
+  for (unsigned i = 0; i < unsigned(Opt::kCount) && !secure_exec; i++) {
     const OptionDesc& d = kTable[i];
-    g_options[i] = d.def;
     const char* v = find_env(d.name);
     if (!v) continue;
     int64_t x;
     if (parse(d, v, &x)) {
       g_options[i] = x;
-    } else {
+    } else if (!quiet) {
       put("scav: warning: bad value '");
       put(v);
       put("' for option ");
       put(d.name);
       put(", keeping the default\n");
+      g_warned_now = true;
     }
   }
+  if (environ && !secure_exec && !quiet)
+    for (char** e = environ; *e; e++)
+      if (is_scav(*e)) check_name(*e);
   // Arenas are aligned to and sized in 64 MiB units (see arena.h).
   int64_t& r = g_options[unsigned(Opt::kArenaReserve)];
   const int64_t unit = int64_t(64) << 20;
   if (r < unit) r = unit;
   r = (r + unit - 1) / unit * unit;
   if (option(Opt::kVerbose)) options_print();
+}
+
+void options_mark_warned() {
+  if (!g_warned_now) return;
+  g_warned_now = false;
+  setenv("SCAV_OPTIONS_WARNED", "1", 1);
 }
 
 void options_print() {

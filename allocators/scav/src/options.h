@@ -15,6 +15,7 @@ enum class Opt : unsigned {
   kHugeCache,
   kSafetyTimeoutMs,
   kVerbose,
+  kSecure,
   kCount
 };
 
@@ -24,9 +25,13 @@ extern int64_t g_options[unsigned(Opt::kCount)];
 
 inline int64_t option(Opt o) { return g_options[unsigned(o)]; }
 
-// Parse SCAV_* variables of environ, warn about bad values on stderr, and print the
-// resolved table if verbose. Allocates nothing.
+// Parse SCAV_* variables of environ, warn about bad values and unknown names on stderr
+// (once per process tree), and print the resolved table if verbose. Nothing is read in
+// a secure exec (AT_SECURE). Allocates nothing.
 void options_init();
 void options_print();
+// After init, where allocating is allowed: if init printed a warning, put the marker
+// in the environment that keeps this process's children from printing it again.
+void options_mark_warned();
 
 }  // namespace scav

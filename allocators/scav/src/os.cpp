@@ -1,19 +1,22 @@
 // os.cpp - the allocator's only door to the kernel: mmap, munmap, madvise, mremap,
-// futex, clone, rt_sigprocmask, prctl, write. Stateless; callable from any thread.
+// futex, membarrier, prctl, unshare, setns, write, and pthread_create for the
+// scavenger's thread. Stateless but for the one thread's start block; any thread.
 //
 // Contract, for every function: addresses and sizes are page-aligned; the result is 0
-// or a positive errno. The calls are raw `syscall` instructions, not libc wrappers, for
-// two reasons: a libc wrapper writes errno, and our scavenger thread is started with
-// clone(2) and has no libc thread descriptor (its %fs points at a private dummy block);
-// and nothing here may allocate or lock, since it runs inside malloc.
+// or a positive errno. The calls are raw `syscall` instructions, not libc wrappers: a
+// libc wrapper writes errno, which malloc must leave alone on success, and nothing here
+// may allocate or lock, since it runs inside malloc. The one exception is the
+// scavenger's thread, made with pthread_create (see there).
 #include "os.h"
 
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -43,40 +46,64 @@ inline long sys(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e =
 
 inline int err(long r) { return r < 0 && r > -4096 ? int(-r) : 0; }
 
+#if defined(__SANITIZE_THREAD__)
+// ThreadSanitizer (the scav-tsan preset) keeps its synchronisation metadata for the
+// mappings it sees: ours must go through its interceptors, or the arena locks in them
+// look like no synchronisation at all. Its wrappers write errno; nothing else differs.
+void* mmap_raw(void* hint, size_t size, int prot, int flags) {
+  void* p = ::mmap(hint, size, prot, flags, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+long unmap_raw(uintptr_t p, size_t size) { return ::munmap(reinterpret_cast<void*>(p), size) ? -ENOMEM : 0; }
+#else
 void* mmap_raw(void* hint, size_t size, int prot, int flags) {
   long r = sys(SYS_mmap, long(hint), long(size), prot, flags, -1, 0);
   if (r < 0 && r > -4096) return nullptr;
   return reinterpret_cast<void*>(r);
 }
+long unmap_raw(uintptr_t p, size_t size) { return sys(SYS_munmap, long(p), long(size)); }
+#endif
 
-}  // namespace
-
-int map_fresh(size_t size, void** out) {
-  // MAP_NORESERVE: an arena reserves far more than it touches; commit is per touched
-  // page and "committed" in our bitmaps means "may be resident".
-  void* p = mmap_raw(nullptr, size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+int map_anon(size_t size, int extra_flags, void** out) {
+  void* p = mmap_raw(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags);
   if (!p) return ENOMEM;
   *out = p;
   return 0;
 }
 
+}  // namespace
+
+int map_fresh(size_t size, void** out) {
+  // Without MAP_NORESERVE the kernel applies its overcommit policy: under the default
+  // heuristic a mapping far beyond RAM and swap fails here (malloc returns null with
+  // ENOMEM, as glibc's does) instead of succeeding and failing at a page fault later.
+  return map_anon(size, 0, out);
+}
+
 int reserve(size_t size, size_t align, void** out) {
-  if (align <= kPageSize) return map_fresh(size, out);
+  // MAP_NORESERVE: an arena reserves far more than it touches; commit is per touched
+  // page and "committed" in our bitmaps means "may be resident".
+  if (align <= kPageSize) return map_anon(size, MAP_NORESERVE, out);
   if (size + align < size) return ENOMEM;
   void* raw;
-  if (int e = map_fresh(size + align, &raw)) return e;
+  if (int e = map_anon(size + align, MAP_NORESERVE, &raw)) return e;
   uintptr_t b = reinterpret_cast<uintptr_t>(raw);
   uintptr_t a = (b + align - 1) & ~(uintptr_t(align) - 1);
   // Trim both ends so the mapping is exactly [a, a+size): the kernel keeps one VMA.
-  if (a > b) sys(SYS_munmap, long(b), long(a - b));
+  if (a > b) unmap_raw(b, a - b);
   uintptr_t end = b + size + align;
-  if (end > a + size) sys(SYS_munmap, long(a + size), long(end - (a + size)));
+  if (end > a + size) unmap_raw(a + size, end - (a + size));
   *out = reinterpret_cast<void*>(a);
   return 0;
 }
 
-int unmap(void* p, size_t size) { return err(sys(SYS_munmap, long(p), long(size))); }
+uint64_t address_space_limit() {
+  struct { uint64_t cur, max; } lim;
+  if (sys(SYS_prlimit64, 0, RLIMIT_AS, 0, long(&lim)) != 0) return ~uint64_t(0);
+  return lim.cur;  // RLIM_INFINITY is ~0
+}
+
+int unmap(void* p, size_t size) { return err(unmap_raw(reinterpret_cast<uintptr_t>(p), size)); }
 
 int purge(void* p, size_t size, bool lazy) {
   // MADV_DONTNEED drops the pages at once, so RSS falls now and the next touch gets a
@@ -167,99 +194,69 @@ void die() {
 
 // ---- the scavenger's thread -------------------------------------------------------
 //
-// pthread_create would allocate (its TLS block and DTV come from malloc) and take the
-// loader's locks, from inside a free() that may itself run under those locks (dlopen
-// frees under dl_load_lock). A clone(2) thread needs neither: we map its stack and a
-// private dummy TLS area ourselves. It must then never call into libc code that uses
-// thread state; everything it runs is this library plus raw system calls (and the
-// vDSO clock), and a stray errno write would land harmlessly in the dummy block.
-// It is invisible to glibc, so __libc_single_threaded stays true and fork() copies
-// only the calling thread, as with any thread.
+// A thread of pthread_create, so that it is one of the C library's threads: setuid
+// and the other credential calls reach it (glibc signals every thread it knows to
+// change its ids), and it inherits the creator's seccomp filters like any thread.
+// pthread_create allocates (the thread's DTV) and takes glibc's stack-list lock, so it
+// must only be called where neither can deadlock; scavenger.cpp says where that is.
+// All signals are blocked in the thread from its first instruction (but glibc's two
+// internal ones, which pthread_create keeps: the setxid broadcast is one): it must
+// never run one of the program's handlers.
 
 namespace {
 
 constexpr size_t kStackSize = 256 * 1024;
-constexpr size_t kTlsBelow = 64 * 1024;  // static TLS lies below the TCB on x86-64
-constexpr size_t kTcbSize = 4096;
 
 struct ThreadStart {
   void (*fn)(void*);
   void* arg;
   char name[16];
+  std::atomic<long> tid;
 };
+ThreadStart g_start;  // one such thread at a time (scavenger.cpp)
 
-extern "C" long scav_clone_raw(unsigned long flags, void* stack, void (*fn)(void*),
-                               void* arg, void* tls);
-
-asm(R"(
-  .text
-  .p2align 4
-  .type scav_clone_raw,@function
-  .hidden scav_clone_raw
-scav_clone_raw:
-  /* rdi=flags rsi=stack top rdx=fn rcx=arg r8=tls; the child pops fn and arg */
-  subq $16, %rsi
-  movq %rcx, 8(%rsi)
-  movq %rdx, 0(%rsi)
-  xorl %edx, %edx
-  xorl %r10d, %r10d
-  movl $56, %eax
-  syscall
-  testq %rax, %rax
-  jnz 1f
-  xorl %ebp, %ebp
-  popq %rax
-  popq %rdi
-  callq *%rax
-  xorl %edi, %edi
-  movl $60, %eax
-  syscall
-  hlt
-1:
-  ret
-  .size scav_clone_raw, .-scav_clone_raw
-)");
-
-void thread_entry(void* p) {
+void* thread_entry(void* p) {
   auto* st = static_cast<ThreadStart*>(p);
+  st->tid.store(sys(SYS_gettid), std::memory_order_release);
   sys(SYS_prctl, PR_SET_NAME, long(st->name));
   st->fn(st->arg);
+  return nullptr;
 }
 
 }  // namespace
 
-int start_thread(void (*fn)(void*), void* arg, const char* name) {
-  void* mem;
-  size_t total = kStackSize + kTlsBelow + kTcbSize;
-  if (int e = map_fresh(total, &mem)) return e;
-  auto* base = static_cast<char*>(mem);
-  // Layout: [stack | dummy static TLS | TCB]. The TCB's first and third words point
-  // at itself, as glibc's tcbhead_t expects (tcb, self).
-  auto* tcb = reinterpret_cast<uintptr_t*>(base + kStackSize + kTlsBelow);
-  tcb[0] = reinterpret_cast<uintptr_t>(tcb);
-  tcb[2] = reinterpret_cast<uintptr_t>(tcb);
-  auto* st = reinterpret_cast<ThreadStart*>(base + kStackSize + kTlsBelow + 64);
-  st->fn = fn;
-  st->arg = arg;
+int start_thread(void (*fn)(void*), void* arg, const char* name, Thread* out) {
+  g_start.fn = fn;
+  g_start.arg = arg;
+  g_start.tid.store(0, std::memory_order_relaxed);
   size_t i = 0;
-  for (; name[i] && i < sizeof st->name - 1; i++) st->name[i] = name[i];
-  st->name[i] = 0;
-  void* stack_top = base + kStackSize - 64;  // 16-byte aligned
-
-  // Block every signal around clone so the child starts with all of them blocked: it
-  // must never run a program's handler (asynchronous signals go to other threads).
-  uint64_t all = ~uint64_t(0), old = 0;
-  sys(SYS_rt_sigprocmask, SIG_SETMASK, long(&all), long(&old), 8);
-  unsigned long flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-                        CLONE_SYSVSEM | CLONE_SETTLS;
-  long r = scav_clone_raw(flags, stack_top, thread_entry, st, tcb);
-  sys(SYS_rt_sigprocmask, SIG_SETMASK, long(&old), 0, 8);
-  if (r < 0) {
-    unmap(mem, total);
-    return int(-r);
-  }
-  return 0;
+  for (; name[i] && i < sizeof g_start.name - 1; i++) g_start.name[i] = name[i];
+  g_start.name[i] = 0;
+  pthread_attr_t attr;
+  if (int e = pthread_attr_init(&attr)) return e;
+  sigset_t all;
+  sigfillset(&all);
+  int e = pthread_attr_setstacksize(&attr, kStackSize);
+  if (!e) e = pthread_attr_setsigmask_np(&attr, &all);
+  pthread_t t;
+  if (!e) e = pthread_create(&t, &attr, thread_entry, &g_start);
+  pthread_attr_destroy(&attr);
+  if (!e) out->handle = t;
+  return e;
 }
+
+void join_thread(Thread t) {
+  pthread_join(t.handle, nullptr);
+  // pthread_join returns when the kernel cleared the thread's tid word, a moment before
+  // it leaves the thread group; the kernel counts it until then (unshare would still
+  // see two threads). Wait until the tid is gone.
+  long tid = g_start.tid.load(std::memory_order_acquire);
+  long pid = sys(SYS_getpid);
+  while (tid > 0 && sys(SYS_tgkill, pid, tid, 0) == 0) yield();
+}
+
+int unshare(int flags) { return err(sys(SYS_unshare, flags)); }
+int setns(int fd, int nstype) { return err(sys(SYS_setns, fd, nstype)); }
 
 }  // namespace scav::os
 

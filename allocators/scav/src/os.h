@@ -1,7 +1,8 @@
 // os.h - every system call the allocator makes (see os.cpp for the contract).
-// Stateless: any thread may call any function at any time, including the scavenger
-// thread, which runs without a libc thread descriptor of its own.
+// Stateless: any thread may call any function at any time (start_thread excepted).
 #pragma once
+
+#include <pthread.h>
 
 #include <atomic>
 #include <cstddef>
@@ -13,8 +14,12 @@ constexpr size_t kPageSize = 4096;
 
 // Contract: sizes and addresses are multiples of kPageSize; each call returns 0 or a
 // positive errno, never touches errno, never allocates and takes no lock.
-int reserve(size_t size, size_t align, void** out);  // read-write, lazily committed
-int map_fresh(size_t size, void** out);               // same, no alignment beyond a page
+// Address space, read-write, lazily committed and not counted against overcommit.
+int reserve(size_t size, size_t align, void** out);
+// Memory to be used (huge blocks, heaps): the kernel's overcommit policy applies.
+int map_fresh(size_t size, void** out);
+// RLIMIT_AS, ~0 when unlimited.
+uint64_t address_space_limit();
 int unmap(void* p, size_t size);
 int purge(void* p, size_t size, bool lazy);           // lazy: MADV_FREE, else MADV_DONTNEED
 int no_huge_pages(void* p, size_t size);
@@ -37,8 +42,17 @@ void sleep_ms(unsigned ms);
 void write_stderr(const char* s, size_t n);
 [[noreturn]] void die();
 
-// Start a thread with clone(2): its own stack and a private dummy TLS block, all
-// signals blocked, named `name`. No malloc, no libc locks; see os.cpp for why.
-int start_thread(void (*fn)(void*), void* arg, const char* name);
+// Start a thread with pthread_create, all signals blocked, named `name`; one at a
+// time. It allocates and takes glibc's thread-list lock: see os.cpp.
+struct Thread {
+  pthread_t handle;
+};
+int start_thread(void (*fn)(void*), void* arg, const char* name, Thread* out);
+// Wait until the thread has returned from fn and the kernel no longer counts it.
+void join_thread(Thread t);
+
+// unshare(2) and setns(2).
+int unshare(int flags);
+int setns(int fd, int nstype);
 
 }  // namespace scav::os

@@ -6,10 +6,13 @@
 // references to libstdc++, so this library does not depend on it: in a C++ program
 // they resolve to the program's libstdc++ and new throws std::bad_alloc as usual; if
 // they are absent (no libstdc++ in the process) new aborts with a message. The nothrow
-// forms return null when there is no handler.
+// forms return null when there is no handler or when the handler throws.
+#include <malloc.h>
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -18,11 +21,18 @@
 #include "heap.h"
 #include "huge.h"
 #include "init.h"
+#include "new_handler.h"
 #include "os.h"
 #include "scavenger.h"
+#include "secure.h"
 #include "stats.h"
 
 #define SCAV_API extern "C" __attribute__((visibility("default")))
+#ifdef SCAV_PREFIXED
+#define SCAV_NAME(f) scav_##f
+#else
+#define SCAV_NAME(f) f
+#endif
 
 using std::size_t;
 
@@ -142,7 +152,8 @@ void* new_failed(size_t n, size_t align, bool nothrow) {
       os::write_stderr(msg, sizeof msg - 1);
       os::die();
     }
-    h();
+    if (!nothrow) h();
+    else if (!call_new_handler_nothrow(h)) return nullptr;
     void* p = align ? alloc_aligned(align, n) : alloc_fast(n);
     if (p) return p;
   }
@@ -166,26 +177,32 @@ inline void* new_aligned_impl(size_t n, size_t align, bool nothrow) {
 using namespace scav;
 
 // ---- C ----------------------------------------------------------------------------
+//
+// With SCAV_PREFIXED (the sanitizer builds: see CMakeLists.txt) these are scav_malloc,
+// scav_free, ... and nothing below them is defined: a sanitizer's own malloc serves
+// the program, and the tests drive scav, instrumented, through the prefixed names.
 
-SCAV_API void* malloc(size_t n) noexcept { return alloc_fast(n); }
-SCAV_API void free(void* p) noexcept { free_fast(p); }
-SCAV_API void cfree(void* p) noexcept { free_fast(p); }
-SCAV_API void* calloc(size_t c, size_t n) noexcept { return calloc_impl(c, n); }
-SCAV_API void* realloc(void* p, size_t n) noexcept {
+SCAV_API void* SCAV_NAME(malloc)(size_t n) noexcept { return alloc_fast(n); }
+SCAV_API void SCAV_NAME(free)(void* p) noexcept { free_fast(p); }
+SCAV_API void SCAV_NAME(cfree)(void* p) noexcept { free_fast(p); }
+SCAV_API void* SCAV_NAME(calloc)(size_t c, size_t n) noexcept { return calloc_impl(c, n); }
+SCAV_API void* SCAV_NAME(realloc)(void* p, size_t n) noexcept {
+  if (SCAV_UNLIKELY(secure_on()) && p) secure_check_live(p);
   if (p && n && realloc_fits(p, n)) return p;
   return realloc_impl(p, n);
 }
 
-SCAV_API void* reallocarray(void* p, size_t c, size_t n) noexcept {
+SCAV_API void* SCAV_NAME(reallocarray)(void* p, size_t c, size_t n) noexcept {
   size_t t;
   if (__builtin_mul_overflow(c, n, &t)) {
     errno = ENOMEM;
     return nullptr;
   }
+  if (SCAV_UNLIKELY(secure_on()) && p) secure_check_live(p);
   return realloc_impl(p, t);
 }
 
-SCAV_API int posix_memalign(void** out, size_t align, size_t n) noexcept {
+SCAV_API int SCAV_NAME(posix_memalign)(void** out, size_t align, size_t n) noexcept {
   if (!is_pow2(align) || align % sizeof(void*) != 0) return EINVAL;
   int saved = errno;
   void* p = alloc_aligned(align, n);
@@ -195,7 +212,7 @@ SCAV_API int posix_memalign(void** out, size_t align, size_t n) noexcept {
   return 0;
 }
 
-SCAV_API void* aligned_alloc(size_t align, size_t n) noexcept {
+SCAV_API void* SCAV_NAME(aligned_alloc)(size_t align, size_t n) noexcept {
   if (!is_pow2(align)) {
     errno = EINVAL;
     return nullptr;
@@ -203,7 +220,7 @@ SCAV_API void* aligned_alloc(size_t align, size_t n) noexcept {
   return alloc_aligned(align, n);
 }
 
-SCAV_API void* memalign(size_t align, size_t n) noexcept {
+SCAV_API void* SCAV_NAME(memalign)(size_t align, size_t n) noexcept {
   if (align <= kMinAlign) return alloc_fast(n);
   if (!is_pow2(align)) {  // glibc rounds the alignment up to a power of two
     if (align > (size_t(1) << 62)) {
@@ -217,9 +234,9 @@ SCAV_API void* memalign(size_t align, size_t n) noexcept {
   return alloc_aligned(align, n);
 }
 
-SCAV_API void* valloc(size_t n) noexcept { return alloc_aligned(os::kPageSize, n); }
+SCAV_API void* SCAV_NAME(valloc)(size_t n) noexcept { return alloc_aligned(os::kPageSize, n); }
 
-SCAV_API void* pvalloc(size_t n) noexcept {
+SCAV_API void* SCAV_NAME(pvalloc)(size_t n) noexcept {
   size_t r = (n + os::kPageSize - 1) & ~(os::kPageSize - 1);
   if (r < n) {
     errno = ENOMEM;
@@ -228,7 +245,93 @@ SCAV_API void* pvalloc(size_t n) noexcept {
   return alloc_aligned(os::kPageSize, r ? r : os::kPageSize);
 }
 
-SCAV_API size_t malloc_usable_size(void* p) noexcept { return usable_size(p); }
+SCAV_API size_t SCAV_NAME(malloc_usable_size)(void* p) noexcept { return usable_size(p); }
+
+#ifndef SCAV_PREFIXED
+// ---- glibc's malloc surface ---------------------------------------------------------
+//
+// What programs call beside the malloc family: the __libc_ names (glibc's internal
+// entry points, which some programs and libraries call to reach "the real malloc"),
+// and the statistics and tuning calls, answered from scav's own figures.
+
+SCAV_API void* __libc_malloc(size_t n) noexcept { return malloc(n); }
+SCAV_API void __libc_free(void* p) noexcept { free_fast(p); }
+SCAV_API void __libc_cfree(void* p) noexcept { free_fast(p); }
+SCAV_API void* __libc_calloc(size_t c, size_t n) noexcept { return calloc(c, n); }
+SCAV_API void* __libc_realloc(void* p, size_t n) noexcept { return realloc(p, n); }
+SCAV_API void* __libc_memalign(size_t align, size_t n) noexcept { return memalign(align, n); }
+SCAV_API void* __libc_valloc(size_t n) noexcept { return valloc(n); }
+SCAV_API void* __libc_pvalloc(size_t n) noexcept { return pvalloc(n); }
+SCAV_API int __posix_memalign(void** out, size_t align, size_t n) noexcept {
+  return posix_memalign(out, align, n);
+}
+
+SCAV_API struct mallinfo2 mallinfo2(void) noexcept {
+  // glibc's fields, in scav's terms: arena slices that may be resident, the bytes of
+  // pages heaps own (an upper bound of small blocks in use) and the rest of those
+  // slices, live direct mappings, and what a trim would give back now. Free chunk
+  // counts have no meaning here and stay 0.
+  StatsView v = stats_view();
+  struct mallinfo2 m = {};
+  m.arena = v.arena_committed;
+  m.uordblks = v.page_bytes;
+  m.fordblks = v.arena_committed > v.page_bytes ? v.arena_committed - v.page_bytes : 0;
+  m.hblks = v.huge_blocks;
+  m.hblkhd = v.huge_bytes;
+  m.keepcost = v.purge_pending + v.huge_cached;
+  return m;
+}
+
+SCAV_API struct mallinfo mallinfo(void) noexcept {
+  // The int fields wrap as glibc's do; mallinfo2 has the full values.
+  struct mallinfo2 m2 = mallinfo2();
+  struct mallinfo m = {};
+  m.arena = int(m2.arena);
+  m.uordblks = int(m2.uordblks);
+  m.fordblks = int(m2.fordblks);
+  m.hblks = int(m2.hblks);
+  m.hblkhd = int(m2.hblkhd);
+  m.keepcost = int(m2.keepcost);
+  return m;
+}
+
+// Returns 1 if memory went back to the OS, as glibc's does.
+SCAV_API int malloc_trim(size_t) noexcept {
+  uint64_t before = stats_view().purged;
+  scav_collect(true);
+  return stats_view().purged > before ? 1 : 0;
+}
+
+// glibc's parameters are accepted (1) and have no effect: scav is tuned by its SCAV_*
+// options. Anything else is an error (0), as in glibc.
+SCAV_API int mallopt(int param, int) noexcept {
+  return param == M_MXFAST || (param <= M_TRIM_THRESHOLD && param >= M_ARENA_MAX) ? 1 : 0;
+}
+
+SCAV_API void malloc_stats(void) noexcept {
+  char buf[2048];
+  size_t n = stats_json(buf, sizeof buf);
+  if (n >= sizeof buf) n = sizeof buf - 1;
+  static const char head[] = "scav 0.1.0: ";
+  os::write_stderr(head, sizeof head - 1);
+  buf[n] = '\n';
+  os::write_stderr(buf, n + 1);
+}
+
+SCAV_API int malloc_info(int options, FILE* fp) noexcept {
+  if (options != 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  char buf[2048];
+  stats_json(buf, sizeof buf);
+  fputs("<malloc version=\"scav-0.1.0\">\n<stats format=\"json\">", fp);
+  fputs(buf, fp);
+  fputs("</stats>\n</malloc>\n", fp);
+  return 0;
+}
+
+#endif  // SCAV_PREFIXED
 
 // ---- scav API ---------------------------------------------------------------------
 
@@ -250,6 +353,29 @@ SCAV_API void scav_collect(bool force) {
 SCAV_API size_t scav_stats_json(char* buf, size_t len) { return stats_json(buf, len); }
 SCAV_API void scav_thread_idle_start(void) { heap_idle_start(); }
 SCAV_API void scav_thread_idle_end(void) { heap_idle_end(); }
+
+#ifndef SCAV_PREFIXED
+// ---- namespaces ------------------------------------------------------------------
+//
+// The kernel refuses unshare(CLONE_NEWUSER), and setns into a user namespace, to a
+// process with more than one thread: the scavenger must not be in the way of a program
+// that has one. It stops for the call and starts again after it if it ran.
+
+SCAV_API int unshare(int flags) noexcept {
+  bool ran = scavenger_stop();
+  int e = os::unshare(flags);
+  if (ran) scavenger_ensure_started();
+  if (e) errno = e;
+  return e ? -1 : 0;
+}
+
+SCAV_API int setns(int fd, int nstype) noexcept {
+  bool ran = scavenger_stop();
+  int e = os::setns(fd, nstype);
+  if (ran) scavenger_ensure_started();
+  if (e) errno = e;
+  return e ? -1 : 0;
+}
 
 // ---- C++ --------------------------------------------------------------------------
 
@@ -294,3 +420,5 @@ SCAV_CXX void operator delete(void* p, std::align_val_t, const std::nothrow_t&) 
 SCAV_CXX void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
   free_fast(p);
 }
+
+#endif  // SCAV_PREFIXED

@@ -92,12 +92,14 @@ inline uint32_t page_collect(Page* pg) {
   return n;
 }
 
-// Carve more blocks from the untouched tail: about 16 KiB at a time, so a fresh page
+// Carve more blocks from the untouched tail: the first time only what fits in the
+// page's first OS page (a thread that uses a few blocks of a class touches 4 KiB of
+// it, not 16: issue 13's per-thread cost), then about 16 KiB at a time, so a fresh page
 // does not become resident at once.
 inline void page_extend(Page* pg) {
   uint32_t left = pg->capacity - pg->carved;
   if (!left) return;
-  uint32_t n = uint32_t(16384 / pg->bsize);
+  uint32_t n = uint32_t((pg->carved ? 16384 : 4096) / pg->bsize);
   if (n < 1) n = 1;
   if (n > left) n = left;
   uint8_t* p = pg->start + size_t(pg->carved) * pg->bsize;

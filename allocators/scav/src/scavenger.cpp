@@ -15,6 +15,8 @@
 // The scavenger never clears the global deadline itself; only a pass does.
 #include "scavenger.h"
 
+#include <sys/single_threaded.h>
+
 #include <cerrno>
 
 #include "arena.h"
@@ -28,13 +30,29 @@
 namespace scav {
 namespace {
 
-enum ScavState : uint32_t { kNotStarted = 0, kStarting = 1, kRunning = 2, kFailed = 3 };
+enum ScavState : uint32_t { kNotStarted = 0, kStarting = 1, kRunning = 2, kFailed = 3, kStopping = 4 };
 
 std::atomic<uint64_t> g_purge_expire{0};  // earliest deadline of any source; 0 = none
 std::atomic<uint32_t> g_sched_seq{0};     // futex word: bumped on each 0 -> set edge
 std::atomic<uint32_t> g_scav_sleeping{0};
 std::atomic<uint32_t> g_scav_state{kNotStarted};
+std::atomic<bool> g_scav_stop{false};  // asked to return (scavenger_stop)
+os::Thread g_scav_thread;
 Lock g_purge_guard;
+
+// Where the thread may be started (pthread_create, see os.cpp): once the C library is
+// initialised (our constructor ran), and from a free() only while the process has a
+// single thread. glibc frees exited threads' DTVs holding the lock of its stack list,
+// which pthread_create takes; with one thread there is no exited thread to free. A
+// free that may not start it leaves the deadline set, and the next malloc slow path,
+// new thread or hand-off starts it.
+std::atomic<bool> g_libc_ready{false};
+std::atomic<bool> g_single_since_fork{false};  // a fork child that made no thread yet
+
+bool may_start(bool from_free) {
+  if (!g_libc_ready.load(std::memory_order_relaxed)) return false;
+  return !from_free || __libc_single_threaded || g_single_since_fork.load(std::memory_order_relaxed);
+}
 
 // A hold (see scavenger.h): its value when last raised, and when that was. Relaxed:
 // a heuristic that any thread may raise; a lost update costs one more refault.
@@ -59,7 +77,7 @@ uint64_t hold_at(const Hold& h, uint64_t now) {
 
 void scavenger_main(void*) {
   const int64_t safety = option(Opt::kSafetyTimeoutMs) > 0 ? option(Opt::kSafetyTimeoutMs) : 30000;
-  for (;;) {
+  while (!g_scav_stop.load(std::memory_order_acquire)) {
     uint32_t seq = g_sched_seq.load(std::memory_order_seq_cst);
     uint64_t e = g_purge_expire.load(std::memory_order_seq_cst);
     uint64_t now = os::now_ms();
@@ -90,12 +108,25 @@ void scavenger_main(void*) {
   }
 }
 
-void scavenger_start() {
+void scavenger_start(bool from_free) {
+  if (!may_start(from_free)) return;
   uint32_t st = kNotStarted;
   if (!g_scav_state.compare_exchange_strong(st, kStarting, std::memory_order_acq_rel)) return;
-  int r = os::start_thread(scavenger_main, nullptr, "scav-scavenger");
+  int r = os::start_thread(scavenger_main, nullptr, "scav-scavenger", &g_scav_thread);
   g_scav_state.store(r ? kFailed : kRunning, std::memory_order_release);
   if (!r) stat_add(g_stats.scavenger_started, 1);
+}
+
+void poll(bool from_free) {
+  uint64_t e = g_purge_expire.load(std::memory_order_relaxed);
+  if (SCAV_LIKELY(e == 0)) return;
+  uint32_t st = g_scav_state.load(std::memory_order_relaxed);
+  if (st == kRunning || st == kStarting) return;
+  if (st == kNotStarted && option(Opt::kScavenger)) {
+    scavenger_start(from_free);
+    if (g_scav_state.load(std::memory_order_relaxed) != kNotStarted) return;
+  }
+  if (os::now_ms() >= e) purge_pass(false, false);  // no scavenger (yet): purge inline
 }
 
 bool pass_locked(bool force, bool scan) {
@@ -208,21 +239,44 @@ bool purge_pass(bool force, bool wait, bool scan) {
   return r;
 }
 
-void scavenger_poll() {
-  uint64_t e = g_purge_expire.load(std::memory_order_relaxed);
-  if (SCAV_LIKELY(e == 0)) return;
-  uint32_t st = g_scav_state.load(std::memory_order_relaxed);
-  if (st == kRunning || st == kStarting) return;
-  if (st == kNotStarted && option(Opt::kScavenger)) {
-    scavenger_start();
-    return;
-  }
-  if (os::now_ms() >= e) purge_pass(false, false);  // no scavenger: purge inline
-}
+void scavenger_poll() { poll(false); }
+void scavenger_poll_free() { poll(true); }
 
 void scavenger_ensure_started() {
   if (SCAV_LIKELY(g_scav_state.load(std::memory_order_relaxed) != kNotStarted)) return;
-  if (option(Opt::kScavenger)) scavenger_start();
+  if (option(Opt::kScavenger)) scavenger_start(false);
+}
+
+void scavenger_libc_ready() {
+  g_libc_ready.store(true, std::memory_order_relaxed);
+  scavenger_poll();
+}
+
+void scavenger_new_thread() {
+  g_single_since_fork.store(false, std::memory_order_relaxed);
+  // A program with threads gets its scavenger now, from this malloc, rather than wait
+  // for a malloc slow path: its frees may not start it (see may_start).
+  if (!__libc_single_threaded) scavenger_ensure_started();
+}
+
+bool scavenger_stop() {
+  uint32_t st = g_scav_state.load(std::memory_order_acquire);
+  for (;;) {
+    if (st == kStarting) {
+      os::yield();
+      st = g_scav_state.load(std::memory_order_acquire);
+      continue;
+    }
+    if (st != kRunning) return false;
+    if (g_scav_state.compare_exchange_weak(st, kStopping, std::memory_order_acq_rel)) break;
+  }
+  g_scav_stop.store(true, std::memory_order_release);
+  g_sched_seq.fetch_add(1, std::memory_order_seq_cst);
+  os::futex_wake(&g_sched_seq, 1);
+  os::join_thread(g_scav_thread);
+  g_scav_stop.store(false, std::memory_order_relaxed);
+  g_scav_state.store(kNotStarted, std::memory_order_release);
+  return true;
 }
 
 void purge_fork_prepare() { g_purge_guard.lock(); }
@@ -233,6 +287,7 @@ void purge_fork_child() {
   // The scavenger was not copied into the child; start a new one when needed.
   uint32_t st = g_scav_state.load(std::memory_order_relaxed);
   if (st == kRunning || st == kStarting) g_scav_state.store(kNotStarted, std::memory_order_relaxed);
+  g_single_since_fork.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace scav

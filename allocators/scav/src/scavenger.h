@@ -55,9 +55,19 @@ uint64_t hold_budget_bytes(HoldKind k, uint64_t now);
 bool purge_pass(bool force, bool wait, bool scan = false);
 
 // Called at the end of allocator slow paths with no lock held: starts the scavenger
-// when something is scheduled, or purges inline when the scavenger is off.
+// when something is scheduled, or purges inline when the scavenger is off (or may not
+// start yet). The free side starts it only where pthread_create is safe (see
+// may_start in scavenger.cpp).
 void scavenger_poll();
+void scavenger_poll_free();
 void scavenger_ensure_started();
+// The C library is initialised (our constructor): the thread may be started.
+void scavenger_libc_ready();
+// A thread allocates for the first time.
+void scavenger_new_thread();
+// Stop the thread and wait until the kernel no longer counts it (for unshare and setns,
+// which a process with threads cannot always make). Returns whether it was running.
+bool scavenger_stop();
 
 void purge_fork_prepare();
 void purge_fork_parent();

@@ -60,7 +60,18 @@ int64_t ld(const std::atomic<T>& a) {
   return int64_t(a.load(std::memory_order_relaxed));
 }
 
+size_t bytes(const std::atomic<int64_t>& a) {
+  int64_t v = ld(a);
+  return v > 0 ? size_t(v) : 0;
+}
+
 }  // namespace
+
+StatsView stats_view() {
+  const Stats& s = g_stats;
+  return {bytes(s.arena_committed), bytes(s.page_bytes), bytes(s.huge_blocks), bytes(s.huge_bytes),
+          bytes(s.huge_cached),     bytes(s.purge_pending), size_t(ld(s.purged))};
+}
 
 size_t stats_json(char* buf, size_t len) {
   const Stats& s = g_stats;
@@ -83,6 +94,7 @@ size_t stats_json(char* buf, size_t len) {
   w.field("pages_allocated", ld(s.pages_alloc));
   w.field("page_bytes", ld(s.page_bytes));
   w.field("huge_bytes", ld(s.huge_bytes));
+  w.field("huge_blocks", ld(s.huge_blocks));
   w.field("huge_cached", ld(s.huge_cached));
   w.field("arena_committed", ld(s.arena_committed));
   w.field("arena_meta", ld(s.arena_meta));

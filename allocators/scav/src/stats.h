@@ -11,6 +11,7 @@ namespace scav {
 struct Stats {
   std::atomic<int64_t> page_bytes{0};       // bytes of arena pages owned by heaps
   std::atomic<int64_t> huge_bytes{0};       // bytes of live direct mappings
+  std::atomic<int64_t> huge_blocks{0};      // live direct mappings
   std::atomic<int64_t> huge_cached{0};      // bytes of freed direct mappings kept
   std::atomic<int64_t> arena_committed{0};  // arena slices that may be resident
   std::atomic<int64_t> arena_meta{0};       // arena headers, bitmaps, page descriptors
@@ -43,5 +44,11 @@ inline void stat_add(std::atomic<T>& c, V v) {
 }
 
 size_t stats_json(char* buf, size_t len);
+
+// The figures glibc's mallinfo2 asks for, in bytes (negative transients read as 0).
+struct StatsView {
+  size_t arena_committed, page_bytes, huge_blocks, huge_bytes, huge_cached, purge_pending, purged;
+};
+StatsView stats_view();
 
 }  // namespace scav

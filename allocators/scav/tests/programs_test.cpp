@@ -207,4 +207,52 @@ TEST(Programs, BadOptionWarnsAndKeepsDefault) {
   EXPECT_NE(r.err.find("arena_reserve = 2147483648 "), std::string::npos) << r.err;
 }
 
+// Issue 13, point 4: under RLIMIT_AS of 1 GiB programs still run (each arena used to
+// reserve 1 GiB + 64 MiB, so `ls` died with "memory exhausted").
+TEST(Programs, RunUnderAOneGibAddressSpaceLimit) {
+  TempDir d;
+  Result r = run("ulimit -v 1048576 && ls / > /dev/null && "
+                 "/usr/bin/python3 -c 'print(sum(len(str(i)) for i in range(100000)))'",
+                 true, d.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(served_by_scav(r));
+  EXPECT_EQ(r.out, "488890\n");
+}
+
+// Issue 13, point 7: what a thread costs in resident memory (its stack and the C
+// library's share included), against glibc's malloc in the same program. One small
+// block: at most twice glibc's (plus a page of measurement noise). One block in each
+// of 18 classes: each class has pages of its own, so one OS page per class is the
+// floor; beyond it, at most twice glibc's. (Before: 30.6 and 304.9 KiB per thread,
+// glibc 8.9 and 14.9.)
+struct ThreadCost {
+  double total = -1, bare = -1;
+};
+
+ThreadCost thread_cost(const char* pattern, bool preload) {
+  TempDir d;
+  Result r = run(std::string(SCAV_THREAD_RSS_PATH) + " " + pattern, preload, d.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  ThreadCost c;
+  std::istringstream in(r.out);
+  std::string name, bare;
+  in >> name >> c.total >> bare >> c.bare;
+  EXPECT_EQ(name, pattern) << r.out;
+  return c;
+}
+
+TEST(Programs, ThreadCostNearGlibcs) {
+  struct Case {
+    const char* pattern;
+    double floor_kib;
+  };
+  for (Case k : {Case{"one", 0}, Case{"classes18", 18 * 4}}) {
+    ThreadCost glibc = thread_cost(k.pattern, false), scav = thread_cost(k.pattern, true);
+    std::printf("%s: glibc %.1f KiB, scav %.1f KiB per thread (a bare thread: %.1f, %.1f)\n",
+                k.pattern, glibc.total, scav.total, glibc.bare, scav.bare);
+    EXPECT_GT(glibc.total, 0.0) << k.pattern;
+    EXPECT_LE(scav.total, k.floor_kib + 2 * glibc.total + 4) << k.pattern;
+  }
+}
+
 }  // namespace

@@ -1,5 +1,5 @@
 // stress_test.cpp - threads that allocate, hand blocks to each other and free them on
-// other threads, and fork while doing it. Smoke-sized by default; SCAV_STRESS_LONG=1
+// other threads, and fork while doing it. Smoke-sized by default; SCAVTEST_STRESS_LONG=1
 // makes the runs a hundred times longer for hand runs.
 #include <gtest/gtest.h>
 #include <malloc.h>
@@ -20,7 +20,7 @@
 namespace {
 
 long scale() {
-  const char* s = getenv("SCAV_STRESS_LONG");
+  const char* s = getenv("SCAVTEST_STRESS_LONG");
   return s && *s == '1' ? 100 : 1;
 }
 

@@ -1,9 +1,10 @@
 // test_util.h - helpers shared by the scav tests: reading counters from
-// scav_stats_json and polling with a deadline. Test-only; any thread.
+// scav_stats_json, polling with a deadline, printing a pointer. Test-only; any thread.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -43,5 +44,12 @@ bool wait_for(Pred pred, int timeout_ms) {
 }
 
 constexpr int64_t kMiB = 1 << 20;
+
+// A pointer as the allocator's abort messages print it (and as a death test expects).
+inline std::string hex(const void* p) {
+  char b[32];
+  snprintf(b, sizeof b, "%p", p);
+  return b;
+}
 
 }  // namespace scav_test
