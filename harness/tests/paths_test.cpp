@@ -29,7 +29,7 @@ std::vector<std::string> quick_suite() {
   auto s = load_suite(std::string(MEMHARNESS_SOURCE_DIR_FOR_TESTS) + "/workloads/suites.json", "quick", error);
   EXPECT_TRUE(s) << error;
   std::vector<std::string> names;
-  for (const auto& e : s.value_or(std::vector<SuiteEntry>{})) names.push_back(e.workload);
+  for (const auto& e : s.value_or(std::vector<SuiteEntry>{})) names.push_back(e.name.empty() ? e.workload : e.name);
   return names;
 }
 
