@@ -18,6 +18,7 @@ struct ProgramFlags {
   std::vector<std::string> env, mark_on_output, mark_at, load_metric;
   std::optional<int> expect_exit, ready_port;
   std::optional<double> ready_timeout, idle, stop_grace;
+  bool no_tree = false;
 };
 
 struct Options {

@@ -20,7 +20,8 @@ namespace {
 const std::set<std::string>& known_keys() {
   static const std::set<std::string> k = {"command",   "name",       "cwd",           "env",        "stdin",
                                           "expect_exit", "mark_on_output", "mark_at", "load",       "ready",
-                                          "ready_port", "ready_timeout", "idle",       "stop_grace", "load_metric"};
+                                          "ready_port", "ready_timeout", "idle",       "stop_grace", "load_metric",
+                                          "tree"};
   return k;
 }
 
@@ -276,6 +277,13 @@ std::optional<Program> program_from_json(const Json& j, std::string& error) {
     p.idle_s = d;
   }
   if (!number(j, "stop_grace", 0, 600, p.stop_grace_s, error)) return std::nullopt;
+  if (j.contains("tree")) {
+    if (!j["tree"].is_boolean()) {
+      error = "tree " + j["tree"].dump() + " is not true or false";
+      return std::nullopt;
+    }
+    p.tree = j["tree"].get<bool>();
+  }
   items.clear();
   if (!string_list(j, "load_metric", items, error)) return std::nullopt;
   for (const auto& text : items) {
@@ -325,6 +333,7 @@ Json program_params(const Program& p) {
   }
   if (!p.load_argv.empty()) j["load"] = p.load_argv;
   if (p.idle_s) j["idle_s"] = *p.idle_s;
+  if (!p.tree) j["tree"] = false;  // only then: the reports before --no-tree keep their keys
   if (!p.load_metrics.empty()) {
     Json m = Json::object();
     for (const auto& l : p.load_metrics) m[l.name] = l.regex;

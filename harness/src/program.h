@@ -46,6 +46,9 @@ struct Program {
   std::optional<double> idle_s;  // set: stop the program that long after load-end (or after ready without a load)
   double stop_grace_s = 2;
   std::vector<LoadMetric> load_metrics;
+  // Each sample sums the program and its live descendants (a compiler driver
+  // and its cc1plus); false: the started process only.
+  bool tree = true;
   bool waits_for_ready() const { return !ready_regex.empty() || ready_port > 0; }
 };
 
@@ -53,7 +56,7 @@ struct Program {
 // command line: command, name, cwd, env (["K=V"...]), stdin, expect_exit,
 // mark_on_output (["REGEX[=NAME]"...]), mark_at (["MS[=NAME]"...]), load
 // ("PROGRAM ARGS"), ready, ready_port, ready_timeout, idle, stop_grace,
-// load_metric (["NAME=REGEX"...]). Checks everything (the program and the load
+// load_metric (["NAME=REGEX"...]), tree (true or false). Checks everything (the program and the load
 // generator are found, regexes compile, --cwd is a folder, --stdin readable);
 // nullopt with a message naming the bad value and what is valid.
 std::optional<Program> program_from_json(const Json& j, std::string& error);

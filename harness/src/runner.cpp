@@ -253,6 +253,7 @@ RunRecord run_one(const RunRequest& req) {
       cfg.timeout_s = req.timeout_s;
       cfg.stop_fd = interrupt::wake_fd();
       cfg.on_progress = req.on_progress;
+      cfg.tree = req.program && req.program->tree;
       if (driver) cfg.driver = &*driver;
       std::string sampler_error;
       end.how = sample_until_exit(cfg, rec, sampler_error);

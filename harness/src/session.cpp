@@ -169,6 +169,7 @@ std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& erro
   num("ready_timeout", f.ready_timeout);
   num("idle", f.idle);
   num("stop_grace", f.stop_grace);
+  if (f.no_tree) j["tree"] = false;
   auto p = program_from_json(j, error);
   if (!p) return std::nullopt;
   return std::vector<Job>{program_job(std::move(*p))};

@@ -458,6 +458,43 @@ TEST(ProgramServer, AFailingLoadGeneratorFailsTheRun) {
 namespace mh {
 namespace {
 
+TEST(ProgramRun, TheTreeCountsAChildsMemoryNoTreeDoesNot) {
+  // The parent stays small while its child holds 64 MiB for half a second.
+  const std::vector<std::string> program = {
+      "/usr/bin/python3", "-c",
+      "import os, time\n"
+      "pid = os.fork()\n"
+      "if pid == 0:\n"
+      "    b = bytearray(64 << 20)\n"
+      "    time.sleep(0.5)\n"
+      "    os._exit(0)\n"
+      "os.waitpid(pid, 0)\n"};
+  auto with_args = [&](std::vector<std::string> args) {
+    args.push_back("--");
+    args.insert(args.end(), program.begin(), program.end());
+    return args;
+  };
+  const int64_t child_kb = 64 << 10;
+  auto tree = run_program("tree", with_args({"-a", "glibc"}));
+  ASSERT_EQ(tree.result.exit_code, 0) << tree.result.err << tree.result.out;
+  EXPECT_EQ(tree.run()["sampler"]["tree"], true);
+  EXPECT_GE(tree.run()["sampler"]["processes_max"].get<int64_t>(), 2);
+  EXPECT_GT(tree.run()["metrics"]["peak_rss_kb"].get<int64_t>(), child_kb);
+
+  auto alone = run_program("no-tree", with_args({"-a", "glibc", "--no-tree"}));
+  ASSERT_EQ(alone.result.exit_code, 0) << alone.result.err << alone.result.out;
+  EXPECT_EQ(alone.run()["sampler"]["tree"], false);
+  EXPECT_TRUE(alone.run()["sampler"]["processes_max"].is_null());
+  EXPECT_EQ(alone.run()["params"]["tree"], false);
+  EXPECT_LT(alone.run()["metrics"]["peak_rss_kb"].get<int64_t>(), child_kb / 2);
+}
+
+TEST(ProgramRun, ABuiltInWorkloadSamplesItsOneProcess) {
+  auto r = run_program("one-process", {"-a", "glibc", "--workload", "micro", "--smoke"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  EXPECT_EQ(r.run()["sampler"]["tree"], false);
+}
+
 TEST(ProgramRun, SampledPeakAgreesWithTimeMinusV) {
   // /usr/bin/time -v around the harness reports the largest maximum resident
   // size of the harness and its children: the program's, when it is the larger.
