@@ -21,7 +21,7 @@ const std::set<std::string>& known_keys() {
   static const std::set<std::string> k = {"command",   "name",       "cwd",           "env",        "stdin",
                                           "expect_exit", "mark_on_output", "mark_at", "load",       "ready",
                                           "ready_port", "ready_timeout", "idle",       "stop_grace", "load_metric",
-                                          "tree"};
+                                          "tree",      "setup"};
   return k;
 }
 
@@ -100,6 +100,21 @@ bool resolve(const std::string& name, const char* what, std::string& path, std::
     return false;
   }
   return true;
+}
+
+// A second command given as one string ("PROGRAM ARGS", split like shell
+// words): its argv and where its program is, when `key` is there.
+bool command_words(const Json& j, const char* key, const char* what, std::vector<std::string>& argv,
+                   std::string& path, std::string& error) {
+  const std::string text = j.value(key, "");
+  if (text.empty()) return true;
+  auto words = split_words(text);
+  if (!words || words->empty()) {
+    error = std::string("--") + key + " '" + text + "' is not a command (an open quote?)";
+    return false;
+  }
+  argv = *words;
+  return resolve(argv[0], what, path, error);
 }
 
 }  // namespace
@@ -257,16 +272,8 @@ std::optional<Program> program_from_json(const Json& j, std::string& error) {
     }
     p.timed_marks.push_back({v, name.empty() ? "at-" + ms + "ms" : name});
   }
-  const std::string load = j.value("load", "");
-  if (!load.empty()) {
-    auto words = split_words(load);
-    if (!words || words->empty()) {
-      error = "--load '" + load + "' is not a command (an open quote?)";
-      return std::nullopt;
-    }
-    p.load_argv = *words;
-    if (!resolve(p.load_argv[0], "load generator", p.load_path, error)) return std::nullopt;
-  }
+  if (!command_words(j, "load", "load generator", p.load_argv, p.load_path, error)) return std::nullopt;
+  if (!command_words(j, "setup", "set-up program", p.setup_argv, p.setup_path, error)) return std::nullopt;
   p.ready_regex = j.value("ready", "");
   if (!p.ready_regex.empty() && !compiles(p.ready_regex, "--ready", error)) return std::nullopt;
   if (!number(j, "ready_port", 1, 65535, d = 0, error)) return std::nullopt;
@@ -332,6 +339,7 @@ Json program_params(const Program& p) {
     j["ready_timeout_s"] = p.ready_timeout_s;
   }
   if (!p.load_argv.empty()) j["load"] = p.load_argv;
+  if (!p.setup_argv.empty()) j["setup"] = p.setup_argv;
   if (p.idle_s) j["idle_s"] = *p.idle_s;
   if (!p.tree) j["tree"] = false;  // only then: the reports before --no-tree keep their keys
   if (!p.load_metrics.empty()) {

@@ -46,6 +46,11 @@ struct Program {
   std::optional<double> idle_s;  // set: stop the program that long after load-end (or after ready without a load)
   double stop_grace_s = 2;
   std::vector<LoadMetric> load_metrics;
+  // Run to completion before each run, unmeasured, where the program will run
+  // (its --cwd, else the run's temporary directory): makes the program's
+  // inputs. Split like shell words, no shell, no allocator preloaded.
+  std::vector<std::string> setup_argv;
+  std::string setup_path;
   // Each sample sums the program and its live descendants (a compiler driver
   // and its cc1plus); false: the started process only.
   bool tree = true;
@@ -56,7 +61,7 @@ struct Program {
 // command line: command, name, cwd, env (["K=V"...]), stdin, expect_exit,
 // mark_on_output (["REGEX[=NAME]"...]), mark_at (["MS[=NAME]"...]), load
 // ("PROGRAM ARGS"), ready, ready_port, ready_timeout, idle, stop_grace,
-// load_metric (["NAME=REGEX"...]), tree (true or false). Checks everything (the program and the load
+// load_metric (["NAME=REGEX"...]), tree (true or false), setup ("PROGRAM ARGS"). Checks everything (the program and the load
 // generator are found, regexes compile, --cwd is a folder, --stdin readable);
 // nullopt with a message naming the bad value and what is valid.
 std::optional<Program> program_from_json(const Json& j, std::string& error);
