@@ -1,6 +1,8 @@
 // Programs as workloads: resolution and checks (see program.h).
 #include "program.h"
 
+#include "allocators.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,7 +23,7 @@ const std::set<std::string>& known_keys() {
   static const std::set<std::string> k = {"command",   "name",       "cwd",           "env",        "stdin",
                                           "expect_exit", "mark_on_output", "mark_at", "load",       "ready",
                                           "ready_port", "ready_timeout", "idle",       "stop_grace", "load_metric",
-                                          "tree",      "setup"};
+                                          "tree",      "setup",      "not_under"};
   return k;
 }
 
@@ -274,6 +276,23 @@ std::optional<Program> program_from_json(const Json& j, std::string& error) {
   }
   if (!command_words(j, "load", "load generator", p.load_argv, p.load_path, error)) return std::nullopt;
   if (!command_words(j, "setup", "set-up program", p.setup_argv, p.setup_path, error)) return std::nullopt;
+  if (j.contains("not_under")) {
+    std::set<std::string> families;
+    for (const auto& n : builtin_allocator_names()) families.insert(n);
+    families.insert("custom");
+    const Json& v = j["not_under"];
+    if (!v.is_object()) {
+      error = "not_under must be an object of allocator families and why, not " + v.dump();
+      return std::nullopt;
+    }
+    for (const auto& [family, why] : v.items()) {
+      if (!families.count(family) || !why.is_string() || why.get<std::string>().empty()) {
+        error = "not_under: '" + family + "': " + why.dump() + " is not a family with why; families: " + join(families);
+        return std::nullopt;
+      }
+      p.not_under[family] = why.get<std::string>();
+    }
+  }
   p.ready_regex = j.value("ready", "");
   if (!p.ready_regex.empty() && !compiles(p.ready_regex, "--ready", error)) return std::nullopt;
   if (!number(j, "ready_port", 1, 65535, d = 0, error)) return std::nullopt;
