@@ -77,6 +77,15 @@ void add_program_flags(CLI::App& app, ProgramFlags& f) {
                  "NAME=REGEX: the first capture group of the load generator's last matching output line, a number, "
                  "becomes the metric workload.NAME; repeatable")
       ->group(group);
+  app.add_option("--setup", f.setup,
+                 "'PROGRAM ARGS' (split like shell words, no shell): run to completion before each run, unmeasured and "
+                 "without the allocator, to make the program's inputs; both run in --cwd, else in the run's "
+                 "temporary directory (removed after the run)")
+      ->group(group);
+  app.add_flag("--no-tree", f.no_tree,
+               "sample the started process only; by default each sample sums it and its live descendants (a "
+               "compiler driver and the compiler it runs)")
+      ->group(group);
 }
 
 void add_what_to_run(CLI::App& app, Options& o) {

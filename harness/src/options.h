@@ -14,10 +14,11 @@ enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep };
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
 struct ProgramFlags {
-  std::string name, cwd, stdin_path, load, ready;
+  std::string name, cwd, stdin_path, load, ready, setup;
   std::vector<std::string> env, mark_on_output, mark_at, load_metric;
   std::optional<int> expect_exit, ready_port;
   std::optional<double> ready_timeout, idle, stop_grace;
+  bool no_tree = false;
 };
 
 struct Options {

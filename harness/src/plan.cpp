@@ -1,11 +1,33 @@
 // Plans, suites and shards (see plan.h).
 #include "plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <random>
 
 namespace mh {
+
+Json leave_out_unsupported(const std::vector<Job>& jobs, const std::vector<Arm>& arms, std::vector<PlannedRun>& plan) {
+  auto why = [&](const PlannedRun& r) -> const std::string* {
+    const auto& p = jobs[r.job].program;
+    if (!p) return nullptr;
+    auto it = p->not_under.find(arms[r.arm].allocator.family);
+    return it == p->not_under.end() ? nullptr : &it->second;
+  };
+  Json out = Json::array();
+  std::vector<PlannedRun> kept;
+  for (const auto& r : plan) {
+    if (const std::string* w = why(r)) {
+      Json left{{"workload", jobs[r.job].workload.name}, {"allocator", arms[r.arm].allocator.label}, {"why", *w}};
+      if (std::find(out.begin(), out.end(), left) == out.end()) out.push_back(left);
+    } else {
+      kept.push_back(r);
+    }
+  }
+  plan = std::move(kept);
+  return out;
+}
 
 std::vector<PlannedRun> interleave(size_t jobs, size_t arms, int rounds, std::optional<uint64_t> shuffle_seed) {
   std::vector<PlannedRun> out;

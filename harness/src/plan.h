@@ -32,6 +32,11 @@ struct PlannedRun {
   int repetition = 1;  // 1-based round
 };
 
+// Takes out of `plan` the runs of a program under an allocator family it
+// declares it cannot run under (Program::not_under); returns what was left out,
+// one {"workload", "allocator", "why"} per job and arm.
+Json leave_out_unsupported(const std::vector<Job>& jobs, const std::vector<Arm>& arms, std::vector<PlannedRun>& plan);
+
 // Round by round, job by job, every arm once: A B C, A B C, ... With a seed, the
 // order of the arms is shuffled in each round and job (recorded in the report).
 std::vector<PlannedRun> interleave(size_t jobs, size_t arms, int rounds, std::optional<uint64_t> shuffle_seed);

@@ -47,9 +47,10 @@ std::optional<StatFields> parse_stat(std::string_view text) {
   // rest[0] is field 3 (state); field N is rest[N - 3].
   if (rest.size() < 18) return std::nullopt;
   f.state = rest[0].empty() ? '?' : rest[0][0];
-  if (!to_num(rest[10 - 3], f.minflt) || !to_num(rest[12 - 3], f.majflt) ||
-      !to_num(rest[14 - 3], f.utime_ticks) || !to_num(rest[15 - 3], f.stime_ticks) ||
-      !to_num(rest[20 - 3], f.num_threads))
+  if (!to_num(rest[4 - 3], f.ppid) || !to_num(rest[10 - 3], f.minflt) || !to_num(rest[11 - 3], f.cminflt) ||
+      !to_num(rest[12 - 3], f.majflt) || !to_num(rest[13 - 3], f.cmajflt) || !to_num(rest[14 - 3], f.utime_ticks) ||
+      !to_num(rest[15 - 3], f.stime_ticks) || !to_num(rest[16 - 3], f.cutime_ticks) ||
+      !to_num(rest[17 - 3], f.cstime_ticks) || !to_num(rest[20 - 3], f.num_threads))
     return std::nullopt;
   return f;
 }
@@ -112,8 +113,8 @@ std::optional<std::string> read_text(const std::string& path) {
   return out;
 }
 
-ProcReader::ProcReader(int pid, const std::string& root)
-    : pid_(pid), root_(root), page_kb_(sysconf(_SC_PAGESIZE) / 1024), tick_ms_(1000.0 / sysconf(_SC_CLK_TCK)) {
+ProcReader::ProcReader(int pid, const std::string& root, bool with_waited_children)
+    : pid_(pid), root_(root), with_waited_children_(with_waited_children), page_kb_(sysconf(_SC_PAGESIZE) / 1024), tick_ms_(1000.0 / sysconf(_SC_CLK_TCK)) {
   auto open_proc = [&](const char* name, std::string& why) {
     std::string path = root + "/" + std::to_string(pid) + "/" + name;
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -172,10 +173,11 @@ bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status, bool wit
     if (!pread_all(stat_fd_, buf_)) return false;
     auto st = parse_stat(buf_);
     if (!st) return false;
-    last_stat_.minflt = st->minflt;
-    last_stat_.majflt = st->majflt;
-    last_stat_.utime_ms = double(st->utime_ticks) * tick_ms_;
-    last_stat_.stime_ms = double(st->stime_ticks) * tick_ms_;
+    const int64_t c = with_waited_children_ ? 1 : 0;
+    last_stat_.minflt = st->minflt + c * st->cminflt;
+    last_stat_.majflt = st->majflt + c * st->cmajflt;
+    last_stat_.utime_ms = double(st->utime_ticks + c * st->cutime_ticks) * tick_ms_;
+    last_stat_.stime_ms = double(st->stime_ticks + c * st->cstime_ticks) * tick_ms_;
     last_stat_.threads = st->num_threads;
   }
   out.minflt = last_stat_.minflt;
@@ -220,7 +222,7 @@ bool ProcReader::reset_hwm() {
 
 std::vector<ThreadStat> ProcReader::threads() const {
   std::vector<ThreadStat> out;
-  std::string dir = "/proc/" + std::to_string(pid_) + "/task";
+  std::string dir = root_ + "/" + std::to_string(pid_) + "/task";
   DIR* d = opendir(dir.c_str());
   if (!d) return out;
   while (dirent* e = readdir(d)) {

@@ -19,8 +19,11 @@ namespace mh::procfs {
 struct StatFields {
   std::string comm;
   char state = '?';
+  int ppid = 0;
   int64_t minflt = 0, majflt = 0;
   int64_t utime_ticks = 0, stime_ticks = 0;
+  // The same of the children it waited for (their waited-for children included).
+  int64_t cminflt = 0, cmajflt = 0, cutime_ticks = 0, cstime_ticks = 0;
   int64_t num_threads = 0;
 };
 
@@ -44,8 +47,11 @@ std::optional<std::string> read_text(const std::string& path);
 
 class ProcReader {
  public:
-  // Reads root/PID/... (root is /proc but for tests).
-  explicit ProcReader(int pid, const std::string& root = "/proc");
+  // Reads root/PID/... (root is /proc but for tests). With
+  // `with_waited_children`, the faults and CPU times include those of the
+  // children the process waited for (stat's c* fields): a process tree's sum
+  // then keeps what its ended members did.
+  explicit ProcReader(int pid, const std::string& root = "/proc", bool with_waited_children = false);
   ~ProcReader();
   ProcReader(const ProcReader&) = delete;
   ProcReader& operator=(const ProcReader&) = delete;
@@ -79,6 +85,7 @@ class ProcReader {
   bool pread_all(int fd, std::string& buf);
   int pid_;
   std::string root_;
+  bool with_waited_children_;
   std::string error_;
   std::map<std::string, std::string> unreadable_;
   int statm_fd_ = -1, stat_fd_ = -1, status_fd_ = -1, smaps_fd_ = -1;

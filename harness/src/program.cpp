@@ -1,6 +1,8 @@
 // Programs as workloads: resolution and checks (see program.h).
 #include "program.h"
 
+#include "allocators.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -20,7 +22,8 @@ namespace {
 const std::set<std::string>& known_keys() {
   static const std::set<std::string> k = {"command",   "name",       "cwd",           "env",        "stdin",
                                           "expect_exit", "mark_on_output", "mark_at", "load",       "ready",
-                                          "ready_port", "ready_timeout", "idle",       "stop_grace", "load_metric"};
+                                          "ready_port", "ready_timeout", "idle",       "stop_grace", "load_metric",
+                                          "tree",      "setup",      "not_under"};
   return k;
 }
 
@@ -99,6 +102,21 @@ bool resolve(const std::string& name, const char* what, std::string& path, std::
     return false;
   }
   return true;
+}
+
+// A second command given as one string ("PROGRAM ARGS", split like shell
+// words): its argv and where its program is, when `key` is there.
+bool command_words(const Json& j, const char* key, const char* what, std::vector<std::string>& argv,
+                   std::string& path, std::string& error) {
+  const std::string text = j.value(key, "");
+  if (text.empty()) return true;
+  auto words = split_words(text);
+  if (!words || words->empty()) {
+    error = std::string("--") + key + " '" + text + "' is not a command (an open quote?)";
+    return false;
+  }
+  argv = *words;
+  return resolve(argv[0], what, path, error);
 }
 
 }  // namespace
@@ -256,15 +274,24 @@ std::optional<Program> program_from_json(const Json& j, std::string& error) {
     }
     p.timed_marks.push_back({v, name.empty() ? "at-" + ms + "ms" : name});
   }
-  const std::string load = j.value("load", "");
-  if (!load.empty()) {
-    auto words = split_words(load);
-    if (!words || words->empty()) {
-      error = "--load '" + load + "' is not a command (an open quote?)";
+  if (!command_words(j, "load", "load generator", p.load_argv, p.load_path, error)) return std::nullopt;
+  if (!command_words(j, "setup", "set-up program", p.setup_argv, p.setup_path, error)) return std::nullopt;
+  if (j.contains("not_under")) {
+    std::set<std::string> families;
+    for (const auto& n : builtin_allocator_names()) families.insert(n);
+    families.insert("custom");
+    const Json& v = j["not_under"];
+    if (!v.is_object()) {
+      error = "not_under must be an object of allocator families and why, not " + v.dump();
       return std::nullopt;
     }
-    p.load_argv = *words;
-    if (!resolve(p.load_argv[0], "load generator", p.load_path, error)) return std::nullopt;
+    for (const auto& [family, why] : v.items()) {
+      if (!families.count(family) || !why.is_string() || why.get<std::string>().empty()) {
+        error = "not_under: '" + family + "': " + why.dump() + " is not a family with why; families: " + join(families);
+        return std::nullopt;
+      }
+      p.not_under[family] = why.get<std::string>();
+    }
   }
   p.ready_regex = j.value("ready", "");
   if (!p.ready_regex.empty() && !compiles(p.ready_regex, "--ready", error)) return std::nullopt;
@@ -276,6 +303,13 @@ std::optional<Program> program_from_json(const Json& j, std::string& error) {
     p.idle_s = d;
   }
   if (!number(j, "stop_grace", 0, 600, p.stop_grace_s, error)) return std::nullopt;
+  if (j.contains("tree")) {
+    if (!j["tree"].is_boolean()) {
+      error = "tree " + j["tree"].dump() + " is not true or false";
+      return std::nullopt;
+    }
+    p.tree = j["tree"].get<bool>();
+  }
   items.clear();
   if (!string_list(j, "load_metric", items, error)) return std::nullopt;
   for (const auto& text : items) {
@@ -324,7 +358,9 @@ Json program_params(const Program& p) {
     j["ready_timeout_s"] = p.ready_timeout_s;
   }
   if (!p.load_argv.empty()) j["load"] = p.load_argv;
+  if (!p.setup_argv.empty()) j["setup"] = p.setup_argv;
   if (p.idle_s) j["idle_s"] = *p.idle_s;
+  if (!p.tree) j["tree"] = false;  // only then: the reports before --no-tree keep their keys
   if (!p.load_metrics.empty()) {
     Json m = Json::object();
     for (const auto& l : p.load_metrics) m[l.name] = l.regex;

@@ -5,6 +5,7 @@
 // system checks (PATH lookup, --cwd, --stdin). Main thread only.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,6 +47,18 @@ struct Program {
   std::optional<double> idle_s;  // set: stop the program that long after load-end (or after ready without a load)
   double stop_grace_s = 2;
   std::vector<LoadMetric> load_metrics;
+  // Run to completion before each run, unmeasured, where the program will run
+  // (its --cwd, else the run's temporary directory): makes the program's
+  // inputs. Split like shell words, no shell, no allocator preloaded.
+  std::vector<std::string> setup_argv;
+  std::string setup_path;
+  // Allocator families the program cannot be measured under, with why (a
+  // program linked with its own allocator, which a preload overrides but
+  // glibc's malloc does not): its runs under them are left out of a plan.
+  std::map<std::string, std::string> not_under;
+  // Each sample sums the program and its live descendants (a compiler driver
+  // and its cc1plus); false: the started process only.
+  bool tree = true;
   bool waits_for_ready() const { return !ready_regex.empty() || ready_port > 0; }
 };
 
@@ -53,7 +66,8 @@ struct Program {
 // command line: command, name, cwd, env (["K=V"...]), stdin, expect_exit,
 // mark_on_output (["REGEX[=NAME]"...]), mark_at (["MS[=NAME]"...]), load
 // ("PROGRAM ARGS"), ready, ready_port, ready_timeout, idle, stop_grace,
-// load_metric (["NAME=REGEX"...]). Checks everything (the program and the load
+// load_metric (["NAME=REGEX"...]), tree (true or false), setup ("PROGRAM ARGS"),
+// not_under ({"FAMILY": "why"...}). Checks everything (the program and the load
 // generator are found, regexes compile, --cwd is a folder, --stdin readable);
 // nullopt with a message naming the bad value and what is valid.
 std::optional<Program> program_from_json(const Json& j, std::string& error);

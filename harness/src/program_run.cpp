@@ -36,6 +36,25 @@ bool matches(const std::regex& r, const std::string& line) { return std::regex_s
 
 }  // namespace
 
+bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRecord& rec, std::string& error) {
+  auto argv = p.setup_argv;
+  argv[0] = p.setup_path;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Captured c = run_capture(argv, timeout_s, dir);
+  const double ms = ms_between(t0, std::chrono::steady_clock::now());
+  rec.data["setup"] = Json{{"command", p.setup_argv},
+                           {"wall_ms", std::round(ms * 100) / 100},
+                           {"exit_code", c.exit_code >= 0 ? Json(c.exit_code) : Json()}};
+  if (c.exit_code == 0) return true;
+  const std::string said = c.err.empty() ? c.out : c.err;
+  error = "the set-up " + p.setup_argv[0] + " " +
+          (c.timed_out ? "was still running after " + std::to_string(int(timeout_s)) + " s (--timeout)"
+                       : c.exit_code >= 0 ? "failed (exit status " + std::to_string(c.exit_code) + ")"
+                                          : std::string("did not exit normally")) +
+          (said.empty() ? "" : ": " + said.substr(said.size() > 300 ? said.size() - 300 : 0));
+  return false;
+}
+
 ProgramDriver::ProgramDriver(const Program& p, int pid, Clock::time_point t0, int output_fd, const std::string& library)
     : p_(p), pid_(pid), t0_(t0), maps_(pid, library), timed_(p.timed_marks) {
   out_.fd = output_fd;

@@ -21,6 +21,11 @@
 
 namespace mh {
 
+// Runs the program's set-up (Program::setup_argv) in `dir` to completion,
+// within timeout_s, and records its command, wall time and exit status in
+// rec.data["setup"]. False with the reason when it did not exit 0.
+bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRecord& rec, std::string& error);
+
 class ProgramDriver : public SamplerDriver {
  public:
   // `output_fd`: the read end of the program's stdout+stderr (taken over).

@@ -101,6 +101,12 @@ struct SamplerStats {
   // Why VmHWM could not be reset at marks ("" when it could, or was not tried):
   // the phases' peaks are then the sampled maxima.
   std::string hwm_reset_error;
+  // Whether each sample summed the process and its live descendants
+  // (proc_tree.h), how they were found, and the most processes one sample
+  // summed (none when only the started process was sampled).
+  bool tree = false;
+  std::string tree_found_by;
+  std::optional<int64_t> processes_max;
 };
 
 struct RunRecord {

@@ -166,7 +166,10 @@ Json run_to_json(const RunRecord& r) {
         {"smaps_reads", r.sampler.smaps_reads},
         {"smaps_cost_us_median", std::round(r.sampler.smaps_cost_us_median * 10) / 10},
         {"unreadable", r.sampler.unreadable},
-        {"hwm_reset_error", r.sampler.hwm_reset_error}}},
+        {"hwm_reset_error", r.sampler.hwm_reset_error},
+        {"tree", r.sampler.tree},
+        {"tree_found_by", r.sampler.tree_found_by},
+        {"processes_max", r.sampler.processes_max ? Json(*r.sampler.processes_max) : Json()}}},
       {"output_tail", r.output_tail},
       {"memory_limit", r.memory_limit},
       {"protocol_errors", r.protocol_errors},
@@ -277,6 +280,10 @@ RunRecord run_from_json(const Json& j) {
     for (const auto& [k, v] : sp["unreadable"].items())
       if (v.is_string()) r.sampler.unreadable[k] = v.get<std::string>();
   r.sampler.hwm_reset_error = sp.value("hwm_reset_error", "");
+  r.sampler.tree = sp.value("tree", false);
+  r.sampler.tree_found_by = sp.value("tree_found_by", "");
+  if (sp.contains("processes_max") && sp["processes_max"].is_number_integer())
+    r.sampler.processes_max = sp["processes_max"].get<int64_t>();
   r.output_tail = j.value("output_tail", "");
   r.memory_limit = j.value("memory_limit", Json());
   for (const auto& e : j.value("protocol_errors", Json::array()))

@@ -103,9 +103,14 @@ int run_command(const Options& o) {
   }
 
   e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
+  const Json not_run = leave_out_unsupported(e.jobs, e.arms, e.plan);
+  for (const auto& n : not_run)
+    fmt::print(stderr, "harness: {} is not run under {}: {}\n", n["workload"].get<std::string>(),
+               n["allocator"].get<std::string>(), n["why"].get<std::string>());
   e.context = make_context(o.argv);
   e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"suite", o.suite}, {"shard", o.shard},
-                                        {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit}});
+                                        {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit},
+                                        {"not_run", not_run}});
   if (!o.resume.empty()) {
     auto kept = runs_to_resume(o.resume, std::nullopt, e.context["plan"], error);
     if (!kept) return bad_input(error);

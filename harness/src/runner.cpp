@@ -152,6 +152,17 @@ RunRecord run_one(const RunRequest& req) {
     judge(rec, end);
     return rec;
   }
+  // A program's set-up makes its inputs, unmeasured, where it will run.
+  const bool set_up = req.program && !req.program->setup_argv.empty();
+  const std::string program_cwd = !req.program ? "" : set_up && req.program->cwd.empty() ? tmp.path() : req.program->cwd;
+  if (set_up && !run_setup(*req.program, program_cwd, req.timeout_s, rec, end.error)) {
+    if (interrupt::requested()) {
+      end.error.clear();
+      end.how = SamplerEnd::Interrupted;
+    }
+    judge(rec, end);
+    return rec;
+  }
   int marks[2], acks[2];
   if (pipe2(marks, O_CLOEXEC) < 0 || pipe2(acks, O_CLOEXEC) < 0) {
     end.error = std::string("pipe: ") + std::strerror(errno);
@@ -179,7 +190,7 @@ RunRecord run_one(const RunRequest& req) {
   if (req.program) {
     spec.path = req.program->path;
     spec.argv = req.program->argv;
-    spec.cwd = req.program->cwd;
+    spec.cwd = program_cwd;
     for (const auto& [k, v] : req.program->env) spec.env[k] = v;
     const std::string in = req.program->stdin_path.empty() ? "/dev/null" : req.program->stdin_path;
     spec.stdin_fd = program_stdin = ::open(in.c_str(), O_RDONLY | O_CLOEXEC);
@@ -253,6 +264,7 @@ RunRecord run_one(const RunRequest& req) {
       cfg.timeout_s = req.timeout_s;
       cfg.stop_fd = interrupt::wake_fd();
       cfg.on_progress = req.on_progress;
+      cfg.tree = req.program && req.program->tree;
       if (driver) cfg.driver = &*driver;
       std::string sampler_error;
       end.how = sample_until_exit(cfg, rec, sampler_error);

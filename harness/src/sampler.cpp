@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 
+#include "proc_tree.h"
 #include "procfs.h"
 #include "stats.h"
 
@@ -21,6 +22,12 @@ using Clock = std::chrono::steady_clock;
 // Shortest gap between two periodic reads of /proc/PID/stat (faults, CPU time,
 // threads): see ProcReader::sample. Marks always read it.
 constexpr auto kStatGap = std::chrono::milliseconds(50);
+
+// Shortest gap between two searches for a program's descendants (a file per
+// thread of each, or every process's stat where the kernel has no children
+// files): the ones found are sampled every time, a process that lives less
+// than this may be missed. Marks always search.
+constexpr auto kTreeGap = std::chrono::milliseconds(50);
 
 double ms_since(Clock::time_point t0, Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(t - t0).count();
@@ -68,7 +75,10 @@ Json apply_message(const std::string& line, RunRecord& rec) {
 }
 
 SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::string& error) {
-  procfs::ProcReader proc(cfg.pid, cfg.proc_root);
+  procfs::ProcReader proc(cfg.pid, cfg.proc_root, cfg.tree);
+  std::optional<procfs::ProcTree> tree;
+  if (cfg.tree) tree.emplace(cfg.pid, cfg.proc_root);
+  int64_t processes_max = 1;
   rec.sampler.unreadable = proc.unreadable();
   uint32_t last_seq = 0;
   std::map<int, ThreadStat> threads;
@@ -80,6 +90,7 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
   const auto smaps_interval = std::chrono::microseconds(static_cast<int64_t>(cfg.smaps_ms * 1000));
   auto next_smaps = Clock::now();
   auto next_stat = Clock::now();
+  auto next_tree = Clock::now();
   const auto interval = std::chrono::microseconds(static_cast<int64_t>(cfg.interval_ms * 1000));
   const auto deadline = cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(cfg.timeout_s * 1e6));
   auto next = Clock::now();
@@ -99,6 +110,13 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
     const bool with_stat = at_mark || a >= next_stat;
     if (with_stat) next_stat = a + kStatGap;
     bool ok = proc.sample(s, with_smaps, at_mark, with_stat);
+    if (ok && tree) {
+      if (at_mark || a >= next_tree) {
+        tree->discover();
+        next_tree = a + kTreeGap;
+      }
+      processes_max = std::max<int64_t>(processes_max, 1 + tree->add_descendants(s, with_smaps, at_mark, with_stat));
+    }
     auto b = Clock::now();
     s.t_ms = ms_since(cfg.t0, a);
     const double cost_us = std::chrono::duration<double, std::micro>(b - a).count();
@@ -125,6 +143,7 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
       mk.hwm_kb = proc.last_hwm_kb();
       mk.hwm_reset = cfg.reset_hwm && proc.reset_hwm();
       merge_threads(threads, proc.threads());
+      if (tree) merge_threads(threads, tree->threads());
     } else if (have_last) {
       mk.sample = last;
     }
@@ -189,6 +208,7 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
       if (next <= now) next = now + interval;  // we fell behind: do not burst to catch up
       if (now >= next_threads) {
         merge_threads(threads, proc.threads());
+        if (tree) merge_threads(threads, tree->threads());
         next_threads = now + std::chrono::milliseconds(500);
       }
     }
@@ -251,6 +271,11 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
   rec.sampler.smaps_reads = static_cast<int64_t>(smaps_costs_us.size());
   if (!smaps_costs_us.empty()) rec.sampler.smaps_cost_us_median = stats::median(smaps_costs_us);
   rec.sampler.hwm_reset_error = proc.reset_error();
+  if (tree) {
+    rec.sampler.tree = true;
+    rec.sampler.tree_found_by = tree->how();
+    rec.sampler.processes_max = processes_max;
+  }
   return end;
 }
 

@@ -54,6 +54,9 @@ struct SamplerConfig {
   std::string proc_root = "/proc";
   // Reset VmHWM at each mark, so that each phase has the kernel's own peak.
   bool reset_hwm = true;
+  // Sample the process with its live descendants, summed (proc_tree.h); VmHWM
+  // and its reset stay the started process's own.
+  bool tree = false;
   ProgressFn on_progress;  // about once a second and at each mark
   SamplerDriver* driver = nullptr;  // a program's run; none for a built-in workload
 };

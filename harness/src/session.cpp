@@ -64,12 +64,16 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
   std::vector<Job> jobs;
   for (const auto& e : entries) {
     if (!e.command.is_null()) {
-      // {share} in the command: where the harness keeps the apps suite's scripts.
+      // {share} in the command and its set-up: where the harness keeps the
+      // apps suite's scripts.
       Json entry = e.command;
+      auto share = [&](Json& a) {
+        if (std::string text = a.is_string() ? a.get<std::string>() : ""; text.find("{share}") != std::string::npos)
+          a = text.replace(text.find("{share}"), 7, l.share);
+      };
       if (entry.contains("command") && entry["command"].is_array())
-        for (auto& a : entry["command"])
-          if (std::string text = a.is_string() ? a.get<std::string>() : ""; text.find("{share}") != std::string::npos)
-            a = text.replace(text.find("{share}"), 7, l.share);
+        for (auto& a : entry["command"]) share(a);
+      if (entry.contains("setup")) share(entry["setup"]);
       auto p = program_from_json(entry, error);
       if (!p) {
         error = "in suite " + suite + ", entry " + e.command.dump() + ": " + error;
@@ -169,6 +173,7 @@ std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& erro
   text("stdin", f.stdin_path);
   text("load", f.load);
   text("ready", f.ready);
+  text("setup", f.setup);
   list("env", f.env);
   list("mark_on_output", f.mark_on_output);
   list("mark_at", f.mark_at);
@@ -178,6 +183,7 @@ std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& erro
   num("ready_timeout", f.ready_timeout);
   num("idle", f.idle);
   num("stop_grace", f.stop_grace);
+  if (f.no_tree) j["tree"] = false;
   auto p = program_from_json(j, error);
   if (!p) return std::nullopt;
   return std::vector<Job>{program_job(std::move(*p))};

@@ -157,7 +157,7 @@ bool Child::wait(int& status, rusage& usage) {
   return reaped_;
 }
 
-Captured run_capture(const std::vector<std::string>& argv, double timeout_s) {
+Captured run_capture(const std::vector<std::string>& argv, double timeout_s, const std::string& cwd) {
   Captured out;
   int o[2], e[2];
   if (pipe2(o, O_CLOEXEC) < 0) return out;
@@ -183,6 +183,7 @@ Captured run_capture(const std::vector<std::string>& argv, double timeout_s) {
     signal(SIGPIPE, SIG_DFL);
     dup2(o[1], STDOUT_FILENO);
     dup2(e[1], STDERR_FILENO);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
     execve(cargv[0], cargv.data(), envp.data());
     _exit(127);
   }

@@ -69,7 +69,8 @@ struct Captured {
 };
 // Runs argv to completion without an allocator preloaded, capturing its
 // output; a helper still running after timeout_s is killed with its group,
-// and so is one running when the harness is asked to stop.
-Captured run_capture(const std::vector<std::string>& argv, double timeout_s = 60);
+// and so is one running when the harness is asked to stop. `cwd`: where it
+// runs ("" keeps ours).
+Captured run_capture(const std::vector<std::string>& argv, double timeout_s = 60, const std::string& cwd = "");
 
 }  // namespace mh

@@ -31,6 +31,31 @@ TEST(Plan, ShuffleIsPerRoundAndReproducible) {
   EXPECT_NE(order(a), order(interleave(1, 3, 20, std::nullopt)));
 }
 
+TEST(Plan, AProgramIsNotRunUnderAFamilyItCannotRunUnder) {
+  std::string error;
+  auto server = program_from_json(Json{{"command", {"true"}}, {"name", "server"},
+                                       {"not_under", {{"glibc", "links its own allocator"}}}},
+                                  error);
+  ASSERT_TRUE(server) << error;
+  std::vector<Job> jobs(2);
+  jobs[0].workload.name = "micro";
+  jobs[1].workload.name = "server";
+  jobs[1].program = *server;
+  std::vector<Arm> arms(2);
+  arms[0].allocator.family = arms[0].allocator.label = "glibc";
+  arms[1].allocator.family = "jemalloc";
+  arms[1].allocator.label = "jemalloc:narenas=1";
+  auto plan = interleave(2, 2, 2, std::nullopt);
+  const Json left = leave_out_unsupported(jobs, arms, plan);
+  EXPECT_EQ(order(plan), "0A1 0B1 1B1 0A2 0B2 1B2 ");
+  EXPECT_EQ(left, Json::parse(R"([{"workload": "server", "allocator": "glibc", "why": "links its own allocator"}])"));
+
+  // The families are checked.
+  EXPECT_FALSE(program_from_json(Json{{"command", {"true"}}, {"not_under", {{"glibcc", "x"}}}}, error));
+  EXPECT_NE(error.find("'glibcc'"), std::string::npos) << error;
+  EXPECT_NE(error.find("jemalloc"), std::string::npos) << error;
+}
+
 TEST(Plan, Shards) {
   std::string error;
   auto s = parse_shard("2/3", error);

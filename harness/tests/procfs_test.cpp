@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
 
+#include "proc_tree.h"
 #include "procfs.h"
 #include "test_util.h"
 
@@ -101,6 +104,69 @@ TEST(Procfs, AFileThatCannotBeReadIsNamedNotZero) {
   ProcReader gone(4242, root.string());
   EXPECT_FALSE(gone.sample(s, false));
   EXPECT_NE(gone.error().find("statm"), std::string::npos) << gone.error();
+}
+
+// A fake /proc of a tree 100 -> {101 -> 103, 102} beside an unrelated 200,
+// every process with the fixture's statm, stat (with its parent) and status;
+// with or without the per-thread children files.
+std::filesystem::path fake_tree(const std::string& name, bool children_files) {
+  namespace fs = std::filesystem;
+  fs::path root = test::scratch(name);
+  const std::map<int, int> parent = {{100, 1}, {101, 100}, {102, 100}, {103, 101}, {200, 1}};
+  const std::string stat = fixture("stat.txt");
+  const std::string after_ppid = stat.substr(stat.find(") R 5727 ") + 9);
+  for (auto [pid, ppid] : parent) {
+    fs::path dir = root / std::to_string(pid);
+    fs::create_directories(dir / "task" / std::to_string(pid));
+    for (const char* f : {"statm", "status"}) fs::copy_file(fs::path(FIXTURE_DIR) / (std::string(f) + ".txt"), dir / f);
+    std::ofstream(dir / "stat") << pid << " (p" << pid << ") S " << ppid << " " << after_ppid;
+  }
+  if (children_files) {
+    // 100's children come from two of its threads.
+    fs::create_directories(root / "100" / "task" / "105");
+    std::ofstream(root / "100" / "task" / "100" / "children") << "101 ";
+    std::ofstream(root / "100" / "task" / "105" / "children") << "102 ";
+    std::ofstream(root / "101" / "task" / "101" / "children") << "103 ";
+    for (int pid : {102, 103, 200}) std::ofstream(root / std::to_string(pid) / "task" / std::to_string(pid) / "children");
+  }
+  return root;
+}
+
+TEST(ProcTree, DescendantsAreSummedFoundEitherWay) {
+  ProcReader one(100, fake_tree("one", false).string());
+  Sample alone;
+  ASSERT_TRUE(one.sample(alone, false));
+  for (bool children_files : {true, false}) {
+    const auto root = fake_tree(children_files ? "tree-children" : "tree-scan", children_files);
+    ProcTree tree(100, root.string());
+    EXPECT_STREQ(tree.how(), children_files ? "children files" : "scan of /proc");
+    tree.discover();
+    Sample s;
+    EXPECT_EQ(tree.add_descendants(s, false, true, true), 3) << tree.how();  // 101, 102, 103; not 100 nor 200
+    EXPECT_EQ(s.rss_kb, 3 * alone.rss_kb);
+    EXPECT_EQ(s.anon_kb, 3 * alone.anon_kb);
+    EXPECT_EQ(s.threads, 3 * alone.threads);
+    // Each descendant's faults include the children it waited for (stat field 11).
+    auto f = parse_stat(fixture("stat.txt"));
+    EXPECT_EQ(s.minflt, 3 * (f->minflt + f->cminflt));
+    // An ended process drops out at the next discovery (its open files would
+    // still read here, unlike a real /proc's).
+    std::filesystem::remove_all(root / "103");
+    if (children_files) std::ofstream(root / "101" / "task" / "101" / "children") << "";
+    tree.discover();
+    Sample after;
+    EXPECT_EQ(tree.add_descendants(after, false, true, true), 2) << tree.how();
+  }
+}
+
+TEST(Procfs, StatGivesTheParentAndTheWaitedForChildren) {
+  auto f = parse_stat(fixture("stat.txt"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->ppid, 5727);
+  EXPECT_EQ(f->cminflt, 6572);
+  EXPECT_EQ(f->cmajflt, 1);
+  EXPECT_EQ(f->cutime_ticks, 3);
+  EXPECT_EQ(f->cstime_ticks, 1);
 }
 
 }  // namespace

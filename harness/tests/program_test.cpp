@@ -310,8 +310,8 @@ TEST(ProgramSuite, CommandEntriesBesideWorkloadEntries) {
 }
 
 TEST(ProgramSuite, TheAppsSuiteAtSmokeSize) {
-  // jemalloc: Debian's redis-server links libjemalloc, so under glibc it is
-  // (rightly) not verified.
+  // jemalloc: Debian's redis-server links libjemalloc, so under glibc it would
+  // be (rightly) not verified; the suite leaves that run out (not_under).
   auto r = run_program("apps-smoke", {"-a", "jemalloc", "--suite", "apps-smoke"});
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
   std::vector<std::string> names;
@@ -321,7 +321,15 @@ TEST(ProgramSuite, TheAppsSuiteAtSmokeSize) {
     EXPECT_EQ(run["allocator"]["verified_by"], "maps");
     for (const auto& arg : run["params"]["command"]) EXPECT_EQ(arg.get<std::string>().find("{share}"), std::string::npos);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"redis", "python-stdlib", "sqlite3"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"redis", "python-stdlib", "sqlite3", "gxx", "git-gc", "sort"}));
+  // g++ is a driver: its compiler cc1plus, a child, is in its samples.
+  EXPECT_GE(r.run(3)["sampler"]["processes_max"].get<int64_t>(), 2);
+  EXPECT_GT(r.run(3)["metrics"]["peak_rss_kb"].get<int64_t>(), 50000);
+  // git gc and sort read inputs their set-up made, unmeasured, in the run's folder.
+  for (size_t i : {4, 5}) {
+    EXPECT_EQ(r.run(i)["data"]["setup"]["exit_code"], 0) << r.run(i)["data"].dump();
+    EXPECT_EQ(r.run(i)["params"]["setup"][1].get<std::string>().find("{share}"), std::string::npos);
+  }
   const Json& redis = r.run(0);
   EXPECT_EQ(redis["curve_info"]["after"]["mark"], "load-end");
   EXPECT_GT(redis["metrics"]["workload"]["set_rps"]["value"].get<double>(), 0);
@@ -457,6 +465,65 @@ TEST(ProgramServer, AFailingLoadGeneratorFailsTheRun) {
 
 namespace mh {
 namespace {
+
+TEST(ProgramRun, TheTreeCountsAChildsMemoryNoTreeDoesNot) {
+  // The parent stays small while its child holds 64 MiB for half a second.
+  const std::vector<std::string> program = {
+      "/usr/bin/python3", "-c",
+      "import os, time\n"
+      "pid = os.fork()\n"
+      "if pid == 0:\n"
+      "    b = bytearray(64 << 20)\n"
+      "    time.sleep(0.5)\n"
+      "    os._exit(0)\n"
+      "os.waitpid(pid, 0)\n"};
+  auto with_args = [&](std::vector<std::string> args) {
+    args.push_back("--");
+    args.insert(args.end(), program.begin(), program.end());
+    return args;
+  };
+  const int64_t child_kb = 64 << 10;
+  auto tree = run_program("tree", with_args({"-a", "glibc"}));
+  ASSERT_EQ(tree.result.exit_code, 0) << tree.result.err << tree.result.out;
+  EXPECT_EQ(tree.run()["sampler"]["tree"], true);
+  EXPECT_GE(tree.run()["sampler"]["processes_max"].get<int64_t>(), 2);
+  EXPECT_GT(tree.run()["metrics"]["peak_rss_kb"].get<int64_t>(), child_kb);
+
+  auto alone = run_program("no-tree", with_args({"-a", "glibc", "--no-tree"}));
+  ASSERT_EQ(alone.result.exit_code, 0) << alone.result.err << alone.result.out;
+  EXPECT_EQ(alone.run()["sampler"]["tree"], false);
+  EXPECT_TRUE(alone.run()["sampler"]["processes_max"].is_null());
+  EXPECT_EQ(alone.run()["params"]["tree"], false);
+  EXPECT_LT(alone.run()["metrics"]["peak_rss_kb"].get<int64_t>(), child_kb / 2);
+}
+
+TEST(ProgramRun, ASetUpMakesTheInputsUnmeasuredWhereTheProgramRuns) {
+  auto r = run_program("setup", {"-a", "glibc", "--setup", "sh -c 'sleep 0.5; echo made > input.txt'", "--", "cat",
+                                 "input.txt"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  EXPECT_EQ(r.run()["output_tail"], "made\n");
+  EXPECT_GE(r.run()["data"]["setup"]["wall_ms"].get<double>(), 500);
+  EXPECT_LT(r.run()["wall_ms"].get<double>(), 400);  // the set-up's half second is not in the run
+  EXPECT_EQ(r.run()["params"]["setup"], Json({"sh", "-c", "sleep 0.5; echo made > input.txt"}));
+
+  // A set-up that fails fails the run, saying so; the program never runs.
+  r = run_program("setup-fails", {"-a", "glibc", "--setup", "sh -c 'echo no space >&2; exit 3'", "--", "true"});
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_EQ(r.run()["status"], "failed");
+  EXPECT_EQ(r.run()["exit"]["error"], "the set-up sh failed (exit status 3): no space\n");
+  EXPECT_TRUE(r.run()["samples"]["rss_kb"].empty());
+
+  // One that is not found is bad input, before anything runs.
+  auto c = test::run_harness({"-a", "glibc", "-q", "--setup", "no-such-setup-anywhere x", "--", "true"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("set-up program 'no-such-setup-anywhere' not found in PATH"), std::string::npos) << c.err;
+}
+
+TEST(ProgramRun, ABuiltInWorkloadSamplesItsOneProcess) {
+  auto r = run_program("one-process", {"-a", "glibc", "--workload", "micro", "--smoke"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  EXPECT_EQ(r.run()["sampler"]["tree"], false);
+}
 
 TEST(ProgramRun, SampledPeakAgreesWithTimeMinusV) {
   // /usr/bin/time -v around the harness reports the largest maximum resident
