@@ -57,7 +57,7 @@ Arena* arena_create() {
     os::unmap(mem, size);
     return nullptr;
   }
-  os::no_huge_pages(mem, size);
+  os::huge_pages(mem, size, option(Opt::kThp) != 0);
   auto* a = static_cast<Arena*>(mem);
   a->base = base;
   a->size = size;

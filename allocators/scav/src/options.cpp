@@ -36,6 +36,7 @@ constexpr OptionDesc kTable[] = {
   {"safety_timeout_ms",  30000,        Kind::kInt,    "ms",    "scavenger scans everything after this long asleep"},
   {"verbose",            0,            Kind::kBool,   "bool",  "print this table to stderr at init"},
   {"secure",             0,            Kind::kBool,   "bool",  "check every free and realloc: double, invalid and interior pointers abort"},
+  {"thp",                0,            Kind::kBool,   "bool",  "arenas ask for transparent huge pages (MADV_HUGEPAGE); 0 opts them out"},
 };
 // clang-format on
 static_assert(sizeof kTable / sizeof kTable[0] == unsigned(Opt::kCount));

@@ -16,6 +16,7 @@ enum class Opt : unsigned {
   kSafetyTimeoutMs,
   kVerbose,
   kSecure,
+  kThp,
   kCount
 };
 

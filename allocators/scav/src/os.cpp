@@ -117,11 +117,12 @@ int purge(void* p, size_t size, bool lazy) {
   return err(sys(SYS_madvise, long(p), long(size), MADV_DONTNEED));
 }
 
-int no_huge_pages(void* p, size_t size) {
-  // With THP "always", a 64 KiB page touched in an arena could fault in a whole 2 MiB
-  // huge page, and a purge of part of it splits it (seed 002: partly used huge pages
-  // stay resident). Arenas opt out; EINVAL means THP is not built in.
-  return err(sys(SYS_madvise, long(p), long(size), MADV_NOHUGEPAGE));
+int huge_pages(void* p, size_t size, bool want) {
+  // With THP "always" (or "madvise" and MADV_HUGEPAGE), a 64 KiB page touched in an
+  // arena can fault in a whole 2 MiB huge page, and a purge of part of it splits it
+  // (seed 002: partly used huge pages stay resident). Arenas opt out unless the thp
+  // option asks for them; EINVAL means THP is not built in.
+  return err(sys(SYS_madvise, long(p), long(size), want ? MADV_HUGEPAGE : MADV_NOHUGEPAGE));
 }
 
 int remap(void* p, size_t old_size, size_t new_size, void** out) {

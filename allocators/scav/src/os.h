@@ -22,7 +22,7 @@ int map_fresh(size_t size, void** out);
 uint64_t address_space_limit();
 int unmap(void* p, size_t size);
 int purge(void* p, size_t size, bool lazy);           // lazy: MADV_FREE, else MADV_DONTNEED
-int no_huge_pages(void* p, size_t size);
+int huge_pages(void* p, size_t size, bool want);
 int remap(void* p, size_t old_size, size_t new_size, void** out);
 
 // Futex on a 32-bit word. wait returns 0 when woken, ETIMEDOUT, EAGAIN (value changed)

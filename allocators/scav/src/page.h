@@ -94,7 +94,7 @@ inline uint32_t page_collect(Page* pg) {
 
 // Carve more blocks from the untouched tail: the first time only what fits in the
 // page's first OS page (a thread that uses a few blocks of a class touches 4 KiB of
-// it, not 16: issue 13's per-thread cost), then about 16 KiB at a time, so a fresh page
+// it, not 16: what a thread costs), then about 16 KiB at a time, so a fresh page
 // does not become resident at once.
 inline void page_extend(Page* pg) {
   uint32_t left = pg->capacity - pg->carved;

@@ -105,6 +105,7 @@ size_t stats_json(char* buf, size_t len) {
   w.field("os_mmaps", ld(s.os_mmaps));
   w.field("os_munmaps", ld(s.os_munmaps));
   w.field("purge_delay_ms", option(Opt::kPurgeDelayMs));
+  w.field("thp", option(Opt::kThp));
   w.field("purge_hold_ms", int64_t(purge_hold_ms(HoldKind::kArena)));
   w.field("huge_hold_ms", int64_t(purge_hold_ms(HoldKind::kHuge)));
   w.field("purge_refaults", ld(s.purge_refaults));

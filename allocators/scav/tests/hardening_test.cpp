@@ -1,5 +1,5 @@
 // hardening_test.cpp - what a server that preloads scav relies on beyond malloc's
-// contract (issue 13): a thread that exits while handed off, double frees caught, a
+// contract: a thread that exits while handed off, double frees caught, a
 // scavenger that credential changes and unshare reach, address-space limits and the
 // kernel's overcommit policy, the glibc and C++ surface, and option handling. Links
 // scav_static: the whole test process allocates from scav.
@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -395,6 +396,32 @@ TEST(Options, BadValueWarnsOncePerProcessTree) {
   EXPECT_EQ(count(r.err, "bad value 'soon'"), 1) << r.err;
   ProbeRun u = run_probe("chain", {"SCAV_PURGE_DELAY=5"});
   EXPECT_EQ(count(u.err, "unknown option"), 1) << u.err;
+}
+
+// Arenas opt out of transparent huge pages unless SCAV_THP=1 asks for them: the arena's
+// mapping carries "nh" (MADV_NOHUGEPAGE) or "hg" (MADV_HUGEPAGE) in its VmFlags.
+TEST(Options, ThpChoosesTheArenasHugePageAdvice) {
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+    GTEST_SKIP() << "no transparent huge pages in this kernel";
+  auto flags = [](const ProbeRun& r) {
+    std::istringstream in(r.err.substr(r.err.find("VmFlags:") + 8));
+    std::vector<std::string> out;
+    for (std::string f; in >> f;) out.push_back(f);
+    return out;
+  };
+  auto has = [](const std::vector<std::string>& v, const char* f) {
+    return std::find(v.begin(), v.end(), f) != v.end();
+  };
+  ProbeRun plain = run_probe("vmflags", {});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_NE(plain.err.find("VmFlags:"), std::string::npos) << plain.err;
+  EXPECT_TRUE(has(flags(plain), "nh")) << plain.err;
+  EXPECT_FALSE(has(flags(plain), "hg")) << plain.err;
+  ProbeRun thp = run_probe("vmflags", {"SCAV_THP=1"});
+  ASSERT_EQ(thp.status, 0) << thp.err;
+  ASSERT_NE(thp.err.find("VmFlags:"), std::string::npos) << thp.err;
+  EXPECT_TRUE(has(flags(thp), "hg")) << thp.err;
+  EXPECT_FALSE(has(flags(thp), "nh")) << thp.err;
 }
 
 TEST(Options, IgnoredInASecureExec) {
