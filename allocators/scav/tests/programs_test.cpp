@@ -207,7 +207,7 @@ TEST(Programs, BadOptionWarnsAndKeepsDefault) {
   EXPECT_NE(r.err.find("arena_reserve = 2147483648 "), std::string::npos) << r.err;
 }
 
-// Issue 13, point 4: under RLIMIT_AS of 1 GiB programs still run (each arena used to
+// Under RLIMIT_AS of 1 GiB programs still run (each arena used to
 // reserve 1 GiB + 64 MiB, so `ls` died with "memory exhausted").
 TEST(Programs, RunUnderAOneGibAddressSpaceLimit) {
   TempDir d;
@@ -219,7 +219,7 @@ TEST(Programs, RunUnderAOneGibAddressSpaceLimit) {
   EXPECT_EQ(r.out, "488890\n");
 }
 
-// Issue 13, point 7: what a thread costs in resident memory (its stack and the C
+// What a thread costs in resident memory (its stack and the C
 // library's share included), against glibc's malloc in the same program. One small
 // block: at most twice glibc's (plus a page of measurement noise). One block in each
 // of 18 classes: each class has pages of its own, so one OS page per class is the
