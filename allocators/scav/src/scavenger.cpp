@@ -206,7 +206,12 @@ void purge_schedule(uint64_t e) {
     if (cur != 0 && cur <= e) return;
     if (g_purge_expire.compare_exchange_weak(cur, e, std::memory_order_seq_cst)) break;
   }
-  if (cur != 0) return;  // only the 0 -> set edge wakes
+  // The 0 -> set edge wakes, and so does a deadline that comes more than an eighth of
+  // the delay before the one the scavenger sleeps for: that one may be a hold away
+  // (words kept for the hold re-arm their arena for its end), and a heap freed now
+  // would wait for it. A burst of frees (later deadlines) and a heap's look (an
+  // eighth before its pages fall due) cost no wake.
+  if (cur != 0 && cur - e <= purge_delay_ms() / 8) return;
   g_sched_seq.fetch_add(1, std::memory_order_seq_cst);
   if (g_scav_sleeping.load(std::memory_order_seq_cst)) os::futex_wake(&g_sched_seq, 1);
 }
