@@ -78,6 +78,8 @@ Arena* arena_create() {
   a->purged_bits = per_word();
   a->word_purged = per_word();
   a->word_early = per_word();
+  a->word_kind = per_word();
+  a->word_touched = per_word();
   p = (p + 63) & ~uintptr_t(63);
   a->slice_page = reinterpret_cast<uintptr_t*>(p);
   p += size_t(a->slice_count) * sizeof(uintptr_t);
@@ -124,8 +126,9 @@ bool arena_find(Arena* a, unsigned n, uint32_t* out) {
 
 Page* arena_take(Arena* a, unsigned n) {
   uint32_t s;
-  uint64_t purged_at = 0;
+  uint64_t purged_at = 0, refault_bytes = 0;
   bool early = false;
+  HoldKind kind = HoldKind::kSmall;
   {
     LockGuard g(a->lock);
     if (!arena_find(a, n, &s)) return nullptr;
@@ -133,7 +136,15 @@ Page* arena_take(Arena* a, unsigned n) {
     uint64_t m = run_mask(s % 64, n);
     int64_t fresh = __builtin_popcountll(m & ~a->committed_bits[w]);
     int64_t was_pending = __builtin_popcountll(m & a->pending_bits[w]);
-    if (a->purged_bits[w] & m) purged_at = a->word_purged[w], early = a->word_early[w];
+    if (a->purged_bits[w] & m) {
+      purged_at = a->word_purged[w], early = a->word_early[w];
+      kind = HoldKind(a->word_kind[w]);
+      refault_bytes = uint64_t(n) * kSliceSize;
+      if (kind == HoldKind::kLarge && a->word_touched[w] && a->word_touched[w] < refault_bytes)
+        refault_bytes = a->word_touched[w];
+    }
+    // Nothing of the word is resident any more: what it touched is gone.
+    if (!a->committed_bits[w]) a->word_touched[w] = 0;
     a->free_bits[w] &= ~m;
     a->pending_bits[w] &= ~m;
     a->purged_bits[w] &= ~m;
@@ -142,7 +153,7 @@ Page* arena_take(Arena* a, unsigned n) {
     stat_add(g_stats.purge_pending, -was_pending * int64_t(kSliceSize));
     arena_check(a);
   }
-  if (purged_at) purge_note_reuse(HoldKind::kArena, os::now_ms(), purged_at, early, uint64_t(n) * kSliceSize);
+  if (purged_at) purge_note_reuse(kind, os::now_ms(), purged_at, early, refault_bytes);
   Page* pg = &a->pages[s];
   pg->first_slice = s;
   pg->slice_count = n;
@@ -187,11 +198,14 @@ void arena_set_page_class(Page* pg, unsigned cls) {
 void arena_free_page(Page* pg, bool due_now) {
   Arena* a = pg->arena;
   uint32_t s = pg->first_slice, n = pg->slice_count;
+  const bool large = n == kind_slices(kPageLarge);
+  // Blocks are carved from the page's start: nothing beyond them was touched.
+  const uint64_t touched = uint64_t(pg->carved) * pg->bsize;
   for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = reinterpret_cast<SliceRef>(&g_released_page);
   stat_add(g_stats.pages_freed, 1);
   stat_add(g_stats.page_bytes, -int64_t(n) * int64_t(kSliceSize));
   // The plain deadline: a pass keeps the page longer only within the hold's budget.
-  uint64_t due = os::now_ms() + (due_now ? 0 : uint64_t(option(Opt::kPurgeDelayMs)));
+  uint64_t due = os::now_ms() + (due_now ? 0 : purge_delay_ms());
   {
     LockGuard g(a->lock);
     uint32_t w = s / 64;
@@ -203,6 +217,8 @@ void arena_free_page(Page* pg, bool due_now) {
     // is being reused, and waits until it is quiet. A page due now (a heap waited
     // its delay already) makes the word due now, and that is when the hold starts.
     a->word_due[w] = due;
+    a->word_kind[w] = uint64_t(large ? HoldKind::kLarge : HoldKind::kSmall);
+    if (large && touched > a->word_touched[w]) a->word_touched[w] = touched;
     stat_add(g_stats.purge_pending, int64_t(n) * int64_t(kSliceSize));
     arena_check(a);
   }
@@ -218,15 +234,21 @@ void arena_free_page(Page* pg, bool due_now) {
 uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
   uint64_t total = 0;
   bool lazy = option(Opt::kPurgeAdvice) == kAdviceFree;
-  // Pages past their plain delay stay for the hold, as long as the budget lasts.
-  const uint64_t hold = force ? 0 : purge_hold_ms(HoldKind::kArena);
-  uint64_t budget = force ? 0 : hold_budget_bytes(HoldKind::kArena, now), kept = 0;
+  // Pages past their plain delay stay for their kind's hold, as long as its budget
+  // lasts.
+  uint64_t hold[kHoldKinds] = {}, budget[kHoldKinds] = {}, kept[kHoldKinds] = {};
+  for (unsigned k = 0; !force && k < kHoldKinds; k++) {
+    hold[k] = purge_hold_ms(HoldKind(k));
+    budget[k] = hold_budget_bytes(HoldKind(k), now);
+  }
+  bool visited = false;  // kept is what the latest pass to look at the words keeps
   uint32_t count = g_arena_count.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < count; i++) {
     Arena* a = g_arenas[i];
     uint64_t e = a->purge_expire.load(std::memory_order_seq_cst);
     if (e == 0 && !force && !scan) continue;
     if (!force && e > now) continue;  // not due: stays armed, put back by the pass
+    visited = true;
     // Reset before reading the bits: a free whose bits we miss sees 0 and re-arms.
     a->purge_expire.exchange(0, std::memory_order_seq_cst);
     uint64_t left_due = 0;  // earliest deadline of a word we leave pending
@@ -240,12 +262,14 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
         if (!left_due || a->word_due[w] < left_due) left_due = a->word_due[w];
         continue;
       }
-      const uint64_t word_bytes = uint64_t(__builtin_popcountll(bits)) * kSliceSize;
-      const bool held = hold && now < a->word_due[w] + hold;
-      if (held && word_bytes <= budget) {
-        budget -= word_bytes;
-        kept += word_bytes;
-        const uint64_t held_due = a->word_due[w] + hold;
+      const unsigned k = unsigned(a->word_kind[w]);
+      uint64_t word_bytes = uint64_t(__builtin_popcountll(bits)) * kSliceSize;
+      if (k == unsigned(HoldKind::kLarge) && a->word_touched[w] < word_bytes) word_bytes = a->word_touched[w];
+      const bool held = hold[k] && now < a->word_due[w] + hold[k];
+      if (held && word_bytes <= budget[k]) {
+        budget[k] -= word_bytes;
+        kept[k] += word_bytes;
+        const uint64_t held_due = a->word_due[w] + hold[k];
         if (!left_due || held_due < left_due) left_due = held_due;
         continue;
       }
@@ -279,7 +303,8 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
     }
     if (left_due) purge_arm(a->purge_expire, left_due);
   }
-  if (!force) g_stats.hold_kept.store(kept, std::memory_order_relaxed);
+  for (unsigned k = 0; visited && !force && k < unsigned(HoldKind::kHuge); k++)
+    g_stats.hold_kept[k].store(kept[k], std::memory_order_relaxed);
   return total;
 }
 

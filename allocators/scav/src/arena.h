@@ -32,6 +32,10 @@ constexpr unsigned kMaxArenas = 1024;
 //               a page taken soon after its purge, which lengthens the delay
 //               (purge_note_reuse); word_early: that purge came at the plain
 //               delay because the hold's budget was spent
+//   word_kind - per word: the HoldKind of its latest free (a 4 MiB page fills a word)
+//   word_touched - per word of a large page: the bytes its blocks touched (from the
+//               page's start), the most since the word was last taken purged; what
+//               the hold's budget counts for it, and what a refault brings back
 // Invariants: pending ⊆ free ∩ committed; purged ⊆ free \ committed; the meta
 // slices are never free.
 // purge_expire: 0, or a time at or before the earliest word_due of a word with
@@ -53,6 +57,8 @@ struct Arena {
   uint64_t* purged_bits;
   uint64_t* word_purged;
   uint64_t* word_early;
+  uint64_t* word_kind;
+  uint64_t* word_touched;
   uintptr_t* slice_page;  // SliceRef of the page that covers each slice, the released
                           // page, or 0 (never used)
   Page* pages;            // descriptor of a page, indexed by its first slice

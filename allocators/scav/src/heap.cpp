@@ -413,8 +413,8 @@ struct CacheTimes {
   uint64_t recheck;
   uint64_t first_look;
 };
-CacheTimes cache_times(uint64_t now) {
-  uint64_t d = purge_delay_ms(HoldKind::kArena, now);
+CacheTimes cache_times() {
+  uint64_t d = purge_delay_ms();
   uint64_t r = d / 8 ? d / 8 : 1;
   return {r, d > r ? d - r : 0};
 }
@@ -458,7 +458,7 @@ void heap_free_last(Heap* h, Page* pg, Block* b) {
   h->active_ms.store(now, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (h->purge_expire.load(std::memory_order_relaxed) == 0) {
-    purge_arm(h->purge_expire, now + cache_times(now).first_look);
+    purge_arm(h->purge_expire, now + cache_times().first_look);
     poll = true;
   }
   heap_check(h, c);
@@ -469,7 +469,7 @@ void heap_arm(Heap* h) {
   if (h->purge_expire.load(std::memory_order_relaxed) == 0) {
     uint64_t now = os::now_ms();
     h->active_ms.store(now, std::memory_order_relaxed);
-    purge_arm(h->purge_expire, now + cache_times(now).first_look);
+    purge_arm(h->purge_expire, now + cache_times().first_look);
     scavenger_poll_free();
   }
 }
@@ -578,7 +578,7 @@ void heap_collect_pages(Heap* h, bool due_now, bool interiors = false) {
 // caller either holds the heap busy or runs inside an odd steal epoch after a fence.
 // Returns when to look again, or 0.
 uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
-  const CacheTimes times = cache_times(now);
+  const CacheTimes times = cache_times();
   const uint64_t recheck = times.recheck;
   bool quick = h->scav_mark_ms && now - h->scav_mark_ms <= 2 * recheck;
   uint64_t busy_until = h->active_ms.load(std::memory_order_relaxed) + times.first_look;
@@ -684,7 +684,7 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
     for (unsigned i = 0; i < n; i++) {
       Heap* b = batch[i];
       // Without the fence the slots cannot be taken safely: look again later.
-      rearm[i] = fenced ? cache_visit(b, force, now) : now + purge_delay_ms(HoldKind::kArena, now);
+      rearm[i] = fenced ? cache_visit(b, force, now) : now + purge_delay_ms();
       if (g_asym_fence) b->steal_epoch.fetch_add(1, std::memory_order_release);
     }
     for (unsigned i = 0; i < n; i++)

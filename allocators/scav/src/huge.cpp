@@ -40,6 +40,7 @@ struct CacheEntry {
 struct Dropped {
   size_t len;  // 0: none, or already counted
   uint64_t ms;
+  bool early;  // at the plain delay: the hold's budget was spent
 };
 
 Lock g_huge_lock;
@@ -65,9 +66,9 @@ HugeHeader* header_of(const void* p) {
   return h;
 }
 
-// Take a cached mapping that fits len. On a miss, *dropped_ms is when the cache
-// dropped, on its deadline, the latest mapping that would have fitted (0: none).
-bool cache_take(size_t len, uintptr_t* base, size_t* got, uint64_t* dropped_ms) {
+// Take a cached mapping that fits len. On a miss, *dropped is the latest mapping
+// that would have fitted among those the cache dropped on their deadline (ms 0: none).
+bool cache_take(size_t len, uintptr_t* base, size_t* got, Dropped* dropped) {
   LockGuard g(g_huge_lock);
   int best = -1;
   for (unsigned i = 0; i < g_cache_count; i++) {
@@ -78,8 +79,10 @@ bool cache_take(size_t len, uintptr_t* base, size_t* got, uint64_t* dropped_ms) 
     int latest = -1;
     for (unsigned i = 0; i < kCacheSlots; i++)
       if (fits(g_dropped[i].len, len) && (latest < 0 || g_dropped[i].ms > g_dropped[latest].ms)) latest = int(i);
-    *dropped_ms = latest < 0 ? 0 : g_dropped[latest].ms;
-    if (latest >= 0) g_dropped[latest].len = 0;
+    if (latest >= 0) {
+      *dropped = g_dropped[latest];
+      g_dropped[latest].len = 0;
+    }
     return false;
   }
   *base = g_cache[best].base;
@@ -107,9 +110,9 @@ void* huge_alloc(size_t size, size_t align, bool* zeroed) {
   uintptr_t base;
   size_t got = len;
   bool zero = false;
-  uint64_t dropped_ms = 0;
-  if (!(align <= os::kPageSize && cache_take(len, &base, &got, &dropped_ms))) {
-    if (dropped_ms) purge_note_reuse(HoldKind::kHuge, os::now_ms(), dropped_ms, false, len);
+  Dropped dropped{0, 0, false};
+  if (!(align <= os::kPageSize && cache_take(len, &base, &got, &dropped))) {
+    if (dropped.ms) purge_note_reuse(HoldKind::kHuge, os::now_ms(), dropped.ms, dropped.early, len);
     void* mem;
     if (os::map_fresh(len, &mem)) return nullptr;
     stat_add(g_stats.os_mmaps, 1);
@@ -173,7 +176,7 @@ void huge_free(void* p) {
     unmap_counted(evicted[i].base, evicted[i].len, true);
     stat_add(g_stats.huge_cached, -int64_t(evicted[i].len));
   }
-  purge_arm(g_huge_expire, purge_deadline_from_now(HoldKind::kHuge));
+  purge_arm(g_huge_expire, purge_deadline_from_now());
 }
 
 void* huge_realloc(void* p, size_t size) {
@@ -199,30 +202,50 @@ uint64_t huge_purge(bool force, uint64_t now) {
   uint64_t e = g_huge_expire.load(std::memory_order_seq_cst);
   if (!force && (e == 0 || e > now)) return 0;
   g_huge_expire.exchange(0, std::memory_order_seq_cst);
-  // The huge cache's own hold: the arena's would keep a churn of large buffers'
-  // whole cache a hold longer after it stops, for nothing.
-  uint64_t delay = purge_delay_ms(HoldKind::kHuge, now);
+  // The huge cache's own hold and budget: the arena's would keep a churn of large
+  // buffers' whole cache a hold longer after it stops, for nothing.
+  const uint64_t plain = purge_delay_ms();
+  const uint64_t hold = force ? 0 : purge_hold_ms(HoldKind::kHuge);
+  uint64_t budget = force ? 0 : hold_budget_bytes(HoldKind::kHuge, now), kept = 0;
   CacheEntry out[kCacheSlots];
   unsigned n = 0;
   uint64_t next = 0;
+  auto want = [&](uint64_t t) {
+    if (!next || t < next) next = t;
+  };
   {
     LockGuard g(g_huge_lock);
+    // The latest freed first: they are the likeliest to be taken again.
+    for (unsigned i = 1; i < g_cache_count; i++)
+      for (unsigned j = i; j > 0 && g_cache[j - 1].freed_ms < g_cache[j].freed_ms; j--) {
+        CacheEntry t = g_cache[j];
+        g_cache[j] = g_cache[j - 1];
+        g_cache[j - 1] = t;
+      }
     for (unsigned i = 0; i < g_cache_count;) {
-      if (force || g_cache[i].freed_ms + delay <= now) {
+      const uint64_t due = g_cache[i].freed_ms + plain;
+      const bool held = hold && now < due + hold;
+      if (!force && due > now) {
+        want(due);
+        i++;
+      } else if (held && g_cache[i].len <= budget) {
+        budget -= g_cache[i].len;
+        kept += g_cache[i].len;
+        want(due + hold);
+        i++;
+      } else {
         if (!force) {
-          g_dropped[g_dropped_next] = Dropped{g_cache[i].len, now ? now : 1};
+          g_dropped[g_dropped_next] = Dropped{g_cache[i].len, now ? now : 1, held};
           g_dropped_next = (g_dropped_next + 1) % kCacheSlots;
         }
         out[n++] = g_cache[i];
         g_cache_bytes -= g_cache[i].len;
-        g_cache[i] = g_cache[--g_cache_count];
-      } else {
-        uint64_t d = g_cache[i].freed_ms + delay;
-        if (!next || d < next) next = d;
-        i++;
+        for (unsigned j = i + 1; j < g_cache_count; j++) g_cache[j - 1] = g_cache[j];
+        g_cache_count--;
       }
     }
   }
+  if (!force) g_stats.hold_kept[unsigned(HoldKind::kHuge)].store(kept, std::memory_order_relaxed);
   uint64_t total = 0;
   for (unsigned i = 0; i < n; i++) {
     unmap_counted(out[i].base, out[i].len, true);

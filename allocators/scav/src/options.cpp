@@ -28,7 +28,7 @@ struct OptionDesc {
 // clang-format off
 constexpr OptionDesc kTable[] = {
   {"purge_delay_ms",     100,          Kind::kInt,    "ms",    "a freed arena range is purged this long after the free"},
-  {"purge_hold_max_ms",  1000,         Kind::kInt,    "ms",    "most the delay may grow when purged memory is soon reused; 0: fixed"},
+  {"purge_hold_max_ms",  1000,         Kind::kInt,    "ms",    "hold past the delay: for memory soon reused, and large blocks from the start; 0: fixed"},
   {"scavenger",          1,            Kind::kBool,   "bool",  "run the background scavenger thread; 0 purges inline on slow paths"},
   {"purge_advice",       kAdviceDontneed, Kind::kAdvice, "enum", "dontneed (RSS drops now) or free (MADV_FREE, lazy)"},
   {"arena_reserve",      int64_t(1) << 30, Kind::kSize, "bytes", "address space reserved per arena (multiple of 64M)"},

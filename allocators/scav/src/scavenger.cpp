@@ -63,7 +63,7 @@ struct Hold {
   std::atomic<uint64_t> refault_bytes{0};  // as of refault_ms
   std::atomic<uint64_t> refault_ms{0};
 };
-Hold g_holds[2];  // by HoldKind
+Hold g_holds[kHoldKinds];  // by HoldKind
 
 Hold& hold_of(HoldKind k) { return g_holds[unsigned(k)]; }
 
@@ -73,6 +73,12 @@ uint64_t hold_at(const Hold& h, uint64_t now) {
   uint64_t raised = h.raised_ms.load(std::memory_order_relaxed);
   uint64_t halvings = now > raised ? (now - raised) / kHoldHalfLifeMs : 0;
   return halvings >= 64 ? 0 : ms >> halvings;
+}
+
+uint64_t hold_applied(HoldKind k, uint64_t now) {
+  const uint64_t cap = uint64_t(option(Opt::kPurgeHoldMaxMs));
+  const uint64_t learnt = hold_at(hold_of(k), now);
+  return hold_from_start(k) && cap > learnt ? cap : learnt;
 }
 
 void scavenger_main(void*) {
@@ -147,7 +153,7 @@ bool pass_locked(bool force, bool scan) {
 
 }  // namespace
 
-uint64_t purge_hold_ms(HoldKind k) { return hold_at(hold_of(k), os::now_ms()); }
+uint64_t purge_hold_ms(HoldKind k) { return hold_applied(k, os::now_ms()); }
 
 uint64_t hold_refault_bytes(HoldKind k, uint64_t now) {
   const Hold& h = hold_of(k);
@@ -158,22 +164,16 @@ uint64_t hold_refault_bytes(HoldKind k, uint64_t now) {
 }
 
 uint64_t hold_budget_bytes(HoldKind k, uint64_t now) {
-  if (!hold_at(hold_of(k), now)) return 0;
+  if (!hold_applied(k, now)) return 0;
   uint64_t twice = 2 * hold_refault_bytes(k, now);
   return twice > kHoldFloorBytes ? twice : kHoldFloorBytes;
 }
 
-uint64_t purge_delay_ms(HoldKind k, uint64_t now) {
-  // Arena pages (and the heaps' cached ones, which go to the arenas) wait the plain
-  // delay; a pass then keeps them for the hold within its budget (arenas_purge).
-  const uint64_t plain = uint64_t(option(Opt::kPurgeDelayMs));
-  return k == HoldKind::kArena ? plain : plain + hold_at(hold_of(k), now);
-}
+// Every source waits the plain delay; a pass keeps what it holds within the budget
+// (arenas_purge, huge_purge).
+uint64_t purge_delay_ms() { return uint64_t(option(Opt::kPurgeDelayMs)); }
 
-uint64_t purge_deadline_from_now(HoldKind k) {
-  uint64_t now = os::now_ms();
-  return now + purge_delay_ms(k, now);
-}
+uint64_t purge_deadline_from_now() { return os::now_ms() + purge_delay_ms(); }
 
 void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms, bool purged_early, uint64_t bytes) {
   const uint64_t cap = uint64_t(option(Opt::kPurgeHoldMaxMs));
@@ -183,7 +183,7 @@ void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms, bool purged_
   // longest hold would not have kept it that long, holding longer only keeps
   // memory for nothing. Memory the budget left out was purged at the plain delay.
   const uint64_t age_ms = now > purged_ms ? now - purged_ms : 0;
-  if ((purged_early ? 0 : hold_at(h, now)) + age_ms > cap) return;
+  if ((purged_early ? 0 : hold_applied(k, now)) + age_ms > cap) return;
   // What the budget learns from: every refault the longest hold would have saved.
   h.refault_bytes.store(hold_refault_bytes(k, now) + bytes, std::memory_order_relaxed);
   h.refault_ms.store(now, std::memory_order_relaxed);
@@ -206,7 +206,12 @@ void purge_schedule(uint64_t e) {
     if (cur != 0 && cur <= e) return;
     if (g_purge_expire.compare_exchange_weak(cur, e, std::memory_order_seq_cst)) break;
   }
-  if (cur != 0) return;  // only the 0 -> set edge wakes
+  // The 0 -> set edge wakes, and so does a deadline that comes more than an eighth of
+  // the delay before the one the scavenger sleeps for: that one may be a hold away
+  // (words kept for the hold re-arm their arena for its end), and a heap freed now
+  // would wait for it. A burst of frees (later deadlines) and a heap's look (an
+  // eighth before its pages fall due) cost no wake.
+  if (cur != 0 && cur - e <= purge_delay_ms() / 8) return;
   g_sched_seq.fetch_add(1, std::memory_order_seq_cst);
   if (g_scav_sleeping.load(std::memory_order_seq_cst)) os::futex_wake(&g_sched_seq, 1);
 }

@@ -17,33 +17,42 @@ void purge_arm(std::atomic<uint64_t>& source, uint64_t expire);
 // Same, but also lowers a source that is armed later than `expire`.
 void purge_arm_earlier(std::atomic<uint64_t>& source, uint64_t expire);
 void purge_schedule(uint64_t expire);
-// The delay between a free and its purge: purge_delay_ms plus the hold. The hold is
-// set to purge_hold_max_ms when purged memory is faulted back in so soon that a
-// delay that much longer would have kept it: a program that reuses memory at a
-// steady period longer than purge_delay_ms (a server between requests) stops paying
-// a purge and a refault per period. The hold halves every kHoldHalfLifeMs without
-// such a reuse; memory that is not reused is still purged, at most
-// purge_hold_max_ms later. Two holds, each learnt from the reuse of the memory it
-// applies to: arena pages (with the heaps' cached pages), and the huge cache.
+// The delay between a free and its purge: purge_delay_ms plus a *hold*, which a pass
+// applies within a budget. The hold is set to purge_hold_max_ms when purged memory is
+// faulted back in so soon that a delay that much longer would have kept it: a program
+// that reuses memory at a steady period longer than purge_delay_ms (a server between
+// requests) stops paying a purge and a refault per period. The hold halves every
+// kHoldHalfLifeMs without such a reuse; memory that is not reused is still purged, at
+// most purge_hold_max_ms later. One hold per kind of memory, each learnt from the
+// reuse of that kind: small pages (64 KiB and 1 MiB pages, blocks up to 88 KiB), large
+// pages (4 MiB pages, blocks of 96-512 KiB) and the huge cache (blocks above 512 KiB).
 //
-// Arena pages are held in proportion to what was faulted back: a pass keeps pages
-// past their plain delay only up to a budget, twice the bytes refaulted recently
-// (halving with the hold) and at least kHoldFloorBytes, so that one small block
-// taken on a purged slice does not keep hundreds of megabytes a second longer,
-// while a server whose request buffers come back every period keeps them.
-enum class HoldKind : unsigned { kArena = 0, kHuge = 1 };
+// A pass keeps memory past its plain delay only up to a budget per kind, twice the
+// bytes of that kind refaulted recently (halving with the hold) and at least
+// kHoldFloorBytes, so that one small block taken on a purged slice does not keep
+// hundreds of megabytes a second longer, while a server whose request buffers come
+// back every period keeps them. Large pages and huge blocks are held from the start,
+// within the floor: one of their blocks costs 24 to 128 faults and more to fault back,
+// so a server's first request buffers are kept between its first requests instead of
+// being purged once to teach the hold (one refault episode was 2.6 faults per request
+// over a 10 s run at 256 KiB). Large pages count what their blocks touched, not the
+// 4 MiB of address space.
+enum class HoldKind : unsigned { kSmall = 0, kLarge = 1, kHuge = 2 };
+inline constexpr unsigned kHoldKinds = 3;
 inline constexpr uint64_t kHoldFloorBytes = uint64_t(4) << 20;
-// The delay a source waits before its pass: purge_delay_ms, plus the hold for the
-// huge cache (arena pages are held by the pass, within the budget).
-uint64_t purge_delay_ms(HoldKind k, uint64_t now);
+inline constexpr bool hold_from_start(HoldKind k) { return k != HoldKind::kSmall; }
+// purge_delay_ms: what every source waits before its pass looks at it.
+uint64_t purge_delay_ms();
 // Now plus that delay.
-uint64_t purge_deadline_from_now(HoldKind k = HoldKind::kArena);
+uint64_t purge_deadline_from_now();
 // `bytes` purged at `purged_ms` are being faulted in again (arena slices taken
 // fresh, or a mapping made where one the huge cache dropped on its deadline would
 // have done); `purged_early`: at the plain delay, the hold's budget being spent.
 // It counts when a hold of purge_hold_max_ms would have kept them.
 void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms, bool purged_early, uint64_t bytes);
-uint64_t purge_hold_ms(HoldKind k = HoldKind::kArena);
+// The hold a pass applies to kind k now: the learnt one, or purge_hold_max_ms for a
+// kind held from the start.
+uint64_t purge_hold_ms(HoldKind k);
 // The bytes refaulted recently (halving every kHoldHalfLifeMs), and how much the
 // hold may keep past the plain delay now (0 without a hold).
 uint64_t hold_refault_bytes(HoldKind k, uint64_t now);

@@ -33,10 +33,12 @@ class Writer {
     do { d[k++] = char('0' + u % 10); u /= 10; } while (u);
     while (k) put(d[--k]);
   }
-  void field(const char* key, int64_t v) {
+  void field(const char* key, int64_t v) { field("", key, v); }
+  void field(const char* prefix, const char* key, int64_t v) {
     put(first_ ? '{' : ',');
     first_ = false;
     put('"');
+    raw(prefix);
     raw(key);
     raw("\":");
     num(v);
@@ -106,13 +108,24 @@ size_t stats_json(char* buf, size_t len) {
   w.field("os_munmaps", ld(s.os_munmaps));
   w.field("purge_delay_ms", option(Opt::kPurgeDelayMs));
   w.field("thp", option(Opt::kThp));
-  w.field("purge_hold_ms", int64_t(purge_hold_ms(HoldKind::kArena)));
-  w.field("huge_hold_ms", int64_t(purge_hold_ms(HoldKind::kHuge)));
+  // The hold of each kind of memory (scavenger.h): small pages under the first names
+  // these figures had, then large pages and the huge cache.
+  const uint64_t now = os::now_ms();
   w.field("purge_refaults", ld(s.purge_refaults));
   w.field("purge_refault_bytes", ld(s.purge_refault_bytes));
-  w.field("hold_kept_bytes", ld(s.hold_kept));
-  w.field("hold_budget_bytes", int64_t(hold_budget_bytes(HoldKind::kArena, os::now_ms())));
-  w.field("hold_refault_bytes", int64_t(hold_refault_bytes(HoldKind::kArena, os::now_ms())));
+  struct KindNames {
+    HoldKind kind;
+    const char* hold_ms;
+    const char* prefix;
+  };
+  for (const KindNames& k : {KindNames{HoldKind::kSmall, "purge_hold_ms", "hold_"},
+                             KindNames{HoldKind::kLarge, "large_hold_ms", "large_"},
+                             KindNames{HoldKind::kHuge, "huge_hold_ms", "huge_"}}) {
+    w.field(k.hold_ms, int64_t(purge_hold_ms(k.kind)));
+    w.field(k.prefix, "kept_bytes", ld(s.hold_kept[unsigned(k.kind)]));
+    w.field(k.prefix, "budget_bytes", int64_t(hold_budget_bytes(k.kind, now)));
+    w.field(k.prefix, "refault_bytes", int64_t(hold_refault_bytes(k.kind, now)));
+  }
   w.field("interiors_purged", ld(s.interiors_purged));
   return w.finish();
 }

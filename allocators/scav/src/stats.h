@@ -32,7 +32,7 @@ struct Stats {
   std::atomic<uint64_t> cache_steals{0};   // cached pages the scavenger took from heaps
   std::atomic<uint64_t> purge_refaults{0}; // purged slices taken again within the delay
   std::atomic<uint64_t> purge_refault_bytes{0};  // bytes of such refaults, all told
-  std::atomic<uint64_t> hold_kept{0};      // arena bytes the last pass kept past their plain delay
+  std::atomic<uint64_t> hold_kept[3] = {};  // by HoldKind: bytes the last pass kept past their plain delay
   std::atomic<uint64_t> interiors_purged{0};  // bytes purged inside free blocks of idle heaps
 };
 

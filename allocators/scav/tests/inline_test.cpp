@@ -62,7 +62,9 @@ TEST(NoScavenger, SlowPathPurgesWhenDue) {
   // A slow path: a fresh huge allocation.
   void* h = malloc(4 * kMiB);
   free(h);
-  EXPECT_GE(stat("purged") - purged0, 28 * kMiB);
+  // All but the page parked in the cache and one the large pages' hold keeps from
+  // the start (its floor, 4 MiB of touched bytes).
+  EXPECT_GE(stat("purged") - purged0, 24 * kMiB);
 }
 
 TEST(NoScavenger, ForcedPurgeDoesNotRaiseTheHold) {

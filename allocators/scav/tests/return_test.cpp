@@ -55,7 +55,9 @@ TEST(Return, MixedHeapComesBackOneDelayAfterTheLastFree) {
   for (size_t i = 0; i < sizes.size(); i++) free(blocks[i]);
   auto t0 = Clock::now();
   // From here on no allocator call: only stats (which do not allocate) and sleeps.
-  auto back = [&] { return stat("allocated") <= base + 2 * kMiB && stat("purge_pending") == 0; };
+  // Back: all but what the large pages' hold keeps from the start, its floor of 4 MiB
+  // touched (here in at most two partly used 4 MiB pages), purged a hold later.
+  auto back = [&] { return stat("allocated") <= base + 2 * kMiB && stat("purge_pending") <= 8 * kMiB; };
   std::this_thread::sleep_for(std::chrono::milliseconds(delay / 2));
   int64_t early = stat("purged") - purged0;
   EXPECT_LT(early, total / 2) << "purged " << early / kMiB << " MiB of " << total / kMiB
