@@ -91,7 +91,7 @@ void add_program_flags(CLI::App& app, ProgramFlags& f) {
 void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("-w,--workload", o.workload, "workload to run (see --list); its parameters follow it");
   app.add_flag("--smoke", o.smoke, "a workload parameter every workload takes: its small, fast version (see --list)");
-  app.add_option("--suite", o.suite, "a suite of workloads instead: quick (smoke sizes) or seeds (seed sizes)");
+  app.add_option("--suite", o.suite, "a suite of workloads instead (workloads/suites.json): quick (smoke sizes), seeds (seed sizes), idle (idle figures), apps, apps-smoke (real programs)");
   app.add_option("--shard", o.shard, "run only shard I/N of the suite (for a CI job matrix), e.g. 2/4");
   app.add_option("--timeout", o.timeout_s, "seconds before a run is killed (SIGTERM, then SIGKILL)")
       ->check(in_range(0.1, 86400.0))
