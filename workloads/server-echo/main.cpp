@@ -50,6 +50,8 @@ const mhwl::WorkloadSpec kSpec{
     {
         {"faults_per_request", "count", "lower", "minor faults of the server during the load (getrusage), per response",
          "faults/request"},
+        {"faults_per_request_warm", "count", "lower",
+         "the same from the first response of the load on, per later response: the first touch of the buffers left out"},
         {"requests_per_s", "count/s", "higher", "responses the client received, per second of load"},
         {"latency_p50_ms", "ms", "lower", "median request latency, measured by the client (first byte sent to last byte received)"},
         {"latency_p99_ms", "ms", "lower", "99th percentile of the same"},
@@ -180,6 +182,7 @@ int body(mhwl::Context& ctx) {
   ctx.report.mark("load-start");
   faults0 = mhwl::minor_faults();
   served0 = server.responses();
+  server.note_faults_at_response(served0 + 1);
   if (::write(go[1], "go\n", 3) != 3) throw std::system_error(errno, std::generic_category(), "write to the client");
 
   const auto idle_early = std::chrono::microseconds(static_cast<int64_t>(idle_s / 7 * 1e6));
@@ -216,6 +219,11 @@ int body(mhwl::Context& ctx) {
   const uint64_t served = served1 - served0;
   if (served == 0) return give_up("the server answered no request");
   ctx.report.metric("faults_per_request", static_cast<double>(faults1 - faults0) / static_cast<double>(served));
+  if (served > 1 && server.faults_at_response() >= 0)
+    ctx.report.metric("faults_per_request_warm", static_cast<double>(faults1 - server.faults_at_response()) /
+                                                     static_cast<double>(served - 1));
+  else
+    ctx.report.metric_null("faults_per_request_warm", "fewer than two responses during the load");
   ctx.report.metric("requests_per_s", outcome.completed / (outcome.elapsed_ms / 1000.0));
   ctx.report.metric("latency_p50_ms", outcome.p50);
   ctx.report.metric("latency_p99_ms", outcome.p99);

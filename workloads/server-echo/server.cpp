@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "http.h"
+#include "mhwl/proc_self.h"
 
 namespace echo {
 
@@ -104,6 +105,7 @@ bool Server::flush(Conn& c) {
   }
   if (c.out_off == c.out_len && c.out) ++responses_;
   std::free(c.out);
+  if (faults_at_n_ && responses_ == faults_at_n_ && faults_at_ < 0) faults_at_ = mhwl::minor_faults();
   c.out = nullptr;
   c.out_len = c.out_off = 0;
   return true;

@@ -23,6 +23,10 @@ class Server {
   uint16_t port() const { return port_; }
   uint64_t responses() const { return responses_; }  // fully written
   uint64_t bad_requests() const { return bad_; }
+  // The server's minor faults read when response number n (counted from the start)
+  // was fully written; -1 until then. Set before that response.
+  void note_faults_at_response(uint64_t n) { faults_at_n_ = n; }
+  long faults_at_response() const { return faults_at_; }
 
  private:
   struct Conn;
@@ -37,6 +41,8 @@ class Server {
   uint16_t port_ = 0;
   uint64_t responses_ = 0;
   uint64_t bad_ = 0;
+  uint64_t faults_at_n_ = 0;
+  long faults_at_ = -1;
   std::map<int, std::unique_ptr<Conn>> conns_;
 };
 
