@@ -567,10 +567,12 @@ void heap_collect_pages(Heap* h, bool due_now, bool interiors = false) {
 // purged in this pass. A slot put since is marked and looked at again an eighth of the
 // delay later (the first put after a visit arms the heap for the delay less that
 // eighth, so a page freed once is purged the delay after its free). A slot touched
-// again within that eighth of being marked is in use, and is looked at again a delay
-// later. So a thread that stops using its cache gets its pages back about the delay
-// after its last put, whether or not it calls the allocator again, and a thread that
-// keeps cycling a block costs two visits per delay. The first put of an interval may
+// again within that eighth of being marked, or holding a block of the page marked at
+// the last look, is in use, and is looked at again a delay later. So a thread that
+// stops using its cache gets its pages back about the delay after its last put (at
+// most twice the delay for a slot it had kept cycling), whether or not it calls the
+// allocator again, and a thread that keeps cycling a block costs one visit per delay
+// (two for a slot whose page changes). The first put of an interval may
 // be long before the rest (a burst of frees that starts later): when the owner was in
 // a slow put less than the delay ago, a slot put since the last look is marked only
 // the delay (less the eighth) after that put, once per slot, so that a burst comes
@@ -616,8 +618,17 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
       continue;
     }
     put_off &= ~bit;
+    // Marked at the last look and taken since: in use, if that was within an eighth of
+    // the mark, or if the block is of the page it marked then (the owner keeps cycling
+    // the same page, as an event loop does between its waits). Looked at again the
+    // delay less an eighth later, not an eighth later: one visit per delay for a slot
+    // in steady use. A slot that holds another page (replaced in a burst of frees)
+    // gets the quick look.
+    const bool same_page = (v ^ h->cache[c].scav_seen) < kind_slices(class_kind(c)) * kSliceSize;
+    const bool in_use = (bits & bit) && (quick || same_page);
     if (slot.compare_exchange_strong(v, v | kCacheMarked, std::memory_order_acq_rel)) {
-      want(now + (quick && (bits & bit) ? times.first_look : recheck));
+      want(now + (in_use ? times.first_look : recheck));
+      h->cache[c].scav_seen = v;
       bits |= bit;
       marked = true;
     } else {

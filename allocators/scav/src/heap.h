@@ -39,7 +39,7 @@ struct CacheSlot {
   std::atomic<uintptr_t> block{0};  // a block's address [| kCacheMarked], or empty
   Page* page = nullptr;             // the page of `block`
   Page* floating = nullptr;         // the page of the block last taken from the slot
-  uintptr_t pad_ = 0;
+  uintptr_t scav_seen = 0;          // the scavenger's, under the purge guard: the block it last marked
 };
 static_assert(sizeof(CacheSlot) == 32);
 
