@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "alloc.h"
 #include "arena.h"
 #include "huge.h"
 #include "os.h"
@@ -86,6 +87,17 @@ void pointer_fail(const char* what, const void* p) {
   buf[n++] = '\n';
   os::write_stderr(buf, n);
   os::die();
+}
+
+void* alloc_secure(size_t n) {
+  void* p = alloc_fast_unchecked(n);
+  secure_note_alloc(p);
+  return p;
+}
+
+void free_secure(void* p) {
+  secure_check_free(p);
+  free_fast_unchecked(p);
 }
 
 }  // namespace scav

@@ -5,6 +5,7 @@
 // read-modify-write); everything else here is stateless.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "options.h"
@@ -16,6 +17,11 @@ namespace scav {
 [[noreturn]] void pointer_fail(const char* what, const void* p);
 
 inline bool secure_on() { return option(Opt::kSecure) != 0; }
+
+// SCAV_SECURE=1 only: malloc and free with the checks below (alloc.h's fast paths
+// leave for these when the option is on).
+void* alloc_secure(size_t n);
+void free_secure(void* p);
 
 // SCAV_SECURE=1 only. A block of an arena page was handed out at p.
 void secure_note_alloc(void* p);
