@@ -89,11 +89,14 @@ void pointer_fail(const char* what, const void* p) {
   os::die();
 }
 
-void* alloc_secure(size_t n) {
-  void* p = alloc_fast_unchecked(n);
+void* secure_noted(void* p) {
   secure_note_alloc(p);
   return p;
 }
+
+void* alloc_slow_noted(size_t n) { return handed_out(heap_alloc_slow(n)); }
+
+void* alloc_overlap_noted(size_t n, unsigned c, uintptr_t v) { return handed_out(heap_alloc_overlap(n, c, v)); }
 
 void free_secure(void* p) {
   secure_check_free(p);

@@ -18,10 +18,15 @@ namespace scav {
 
 inline bool secure_on() { return option(Opt::kSecure) != 0; }
 
-// SCAV_SECURE=1 only: malloc and free with the checks below (alloc.h's fast paths
-// leave for these when the option is on).
-void* alloc_secure(size_t n);
+// SCAV_SECURE=1 only, what alloc.h's fast paths leave for when the option is on:
+// secure_noted records the block just handed out at p (null: none) and returns p;
+// free_secure checks p, then frees it.
+void* secure_noted(void* p);
 void free_secure(void* p);
+// heap_alloc_slow and heap_alloc_overlap (heap.h), whose blocks are recorded when the
+// option is on: the fast path's way out, a tail call.
+void* alloc_slow_noted(size_t n);
+void* alloc_overlap_noted(size_t n, unsigned c, uintptr_t v);
 
 // SCAV_SECURE=1 only. A block of an arena page was handed out at p.
 void secure_note_alloc(void* p);
