@@ -127,6 +127,17 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr, and say what writing the report cost");
 }
 
+// A comparison's rounds and rule, as compare and bisect both take them.
+void add_rule_options(CLI::App& app, Options& o, int& runs, const std::string& runs_help,
+                      const std::string& seed_help) {
+  app.add_option("-n,--runs", runs, runs_help)->check(in_range(1, 10000, true))->capture_default_str();
+  app.add_option("--seed", o.seed, seed_help);
+  app.add_option("--alpha", o.alpha, "significance level of the Mann-Whitney test")
+      ->check(in_range(0.0001, 0.5))
+      ->capture_default_str();
+  app.add_option("--thresholds", o.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
+}
+
 }  // namespace
 
 ParseOutcome parse_options(int argc, char** argv) {
@@ -193,14 +204,8 @@ ParseOutcome parse_options(int argc, char** argv) {
   int compare_runs = 5;
   compare->add_option("--baseline", o.baseline, "the baseline pin (an allocator spec, a pins-file name or scav@REV)");
   compare->add_option("--candidate", o.candidate, "the candidate pin");
-  compare->add_option("-n,--runs", compare_runs, "rounds (fewer than 5 prints a warning)")
-      ->check(in_range(1, 10000, true))
-      ->capture_default_str();
-  compare->add_option("--seed", o.seed, "seed of the per-round order shuffle (default: drawn, and recorded)");
-  compare->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney test")
-      ->check(in_range(0.0001, 0.5))
-      ->capture_default_str();
-  compare->add_option("--thresholds", o.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
+  add_rule_options(*compare, o, compare_runs, "rounds (fewer than 5 prints a warning)",
+                   "seed of the per-round order shuffle (default: drawn, and recorded)");
   compare->add_option("-o,--out", o.out,
                       "the comparison JSON, replaced if it exists (default results/compare-<UTC time>.json, never "
                       "an existing file)");
@@ -230,14 +235,8 @@ ParseOutcome parse_options(int argc, char** argv) {
   bisect->add_option("--metric", o.metrics,
                      "the metric that decides, repeatable (default: every metric that regresses from good to bad); "
                      "the comparison tests only these");
-  bisect->add_option("-n,--runs", bisect_runs, "rounds of each comparison")
-      ->check(in_range(1, 10000, true))
-      ->capture_default_str();
-  bisect->add_option("--seed", o.seed, "seed of the order shuffle of every step (default: drawn, and recorded)");
-  bisect->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney test")
-      ->check(in_range(0.0001, 0.5))
-      ->capture_default_str();
-  bisect->add_option("--thresholds", o.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
+  add_rule_options(*bisect, o, bisect_runs, "rounds of each comparison",
+                   "seed of the order shuffle of every step (default: drawn, and recorded)");
   bisect->add_flag("--all-parents", o.all_parents,
                    "walk every commit between good and bad, not only the first-parent line (git rev-list)");
   bisect->add_option("--state", o.state,
