@@ -39,12 +39,13 @@ BlockBit block_bit(void* p, uintptr_t* unit, const char* what) {
 
 }  // namespace
 
-void secure_note_alloc(void* p) {
+void* secure_noted(void* p) {
   uintptr_t* unit = p ? unit_slices_of(p) : nullptr;
-  if (!unit) return;
+  if (!unit) return p;
   BlockBit b = block_bit(p, unit, "heap corrupted: handed out a block past the carved ones");
   if (b.word->fetch_or(b.mask, std::memory_order_relaxed) & b.mask)
     pointer_fail("heap corrupted: handed out a block twice:", p);
+  return p;
 }
 
 void secure_check_free(void* p) {
@@ -87,11 +88,6 @@ void pointer_fail(const char* what, const void* p) {
   buf[n++] = '\n';
   os::write_stderr(buf, n);
   os::die();
-}
-
-void* secure_noted(void* p) {
-  secure_note_alloc(p);
-  return p;
 }
 
 void* alloc_slow_noted(size_t n) { return handed_out(heap_alloc_slow(n)); }

@@ -19,8 +19,8 @@ namespace scav {
 inline bool secure_on() { return option(Opt::kSecure) != 0; }
 
 // SCAV_SECURE=1 only, what alloc.h's fast paths leave for when the option is on:
-// secure_noted records the block just handed out at p (null: none) and returns p;
-// free_secure checks p, then frees it.
+// secure_noted records the block just handed out at p (null: none; a huge block:
+// nothing, its header says) and returns p; free_secure checks p, then frees it.
 void* secure_noted(void* p);
 void free_secure(void* p);
 // heap_alloc_slow and heap_alloc_overlap (heap.h), whose blocks are recorded when the
@@ -28,8 +28,6 @@ void free_secure(void* p);
 void* alloc_slow_noted(size_t n);
 void* alloc_overlap_noted(size_t n, unsigned c, uintptr_t v);
 
-// SCAV_SECURE=1 only. A block of an arena page was handed out at p.
-void secure_note_alloc(void* p);
 // p is about to be freed: abort unless it is a handed-out block (or null).
 void secure_check_free(void* p);
 // p is about to be reallocated or measured: abort unless it is a live block.
