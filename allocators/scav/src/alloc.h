@@ -16,27 +16,22 @@
 
 namespace scav {
 
-// With SCAV_SECURE=1 every block handed out is recorded. The option is read after the
-// allocation (the first one initialises the process, options included) and the record
-// is a tail call that returns the block; the slow paths record their own. So the plain
-// path keeps no stack frame for it (one that held the block across the call cost
-// malloc/free of 128 KiB about 13%).
-__attribute__((always_inline)) inline void* handed_out(void* p) {
-  if (SCAV_UNLIKELY(secure_on())) return secure_noted(p);
-  return p;
-}
-
-// Every allocation of the library goes through here.
-__attribute__((always_inline)) inline void* alloc_fast(size_t n) {
+// The fast paths run on tls_fast_heap, the thread's heap, except with SCAV_SECURE=1,
+// where it stays the empty heap: no fast allocation succeeds and no page's owner
+// matches it, so every call goes to a slow path, which checks and records the block
+// (alloc_slow_entry, heap_free_slow, huge_free). The fast paths read no option.
+// h is tls_fast_heap (malloc) or tls_heap (the secure path through the same code);
+// Slow is where a class with nothing to hand out goes.
+template <void* (*Slow)(size_t)>
+__attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
   if (SCAV_LIKELY(n <= kLargeMax)) {
-    Heap* h = tls_heap;
     unsigned c = class_of(n);
     Page* pg = h->current[c];
     Block* b = pg->free;
     if (SCAV_LIKELY(b != nullptr)) {
       pg->free = b->next;
       pg->used++;
-      return handed_out(b);
+      return b;
     }
     // The class's cached block: a thread that frees the last block of a page and
     // allocates the same class again. Owner side of the cache protocol (heap.cpp):
@@ -48,11 +43,11 @@ __attribute__((always_inline)) inline void* alloc_fast(size_t n) {
       s.block.store(0, std::memory_order_relaxed);
       std::atomic_signal_fence(std::memory_order_seq_cst);
       uint32_t e2 = h->steal_epoch.load(std::memory_order_acquire);
-      if (SCAV_UNLIKELY(e1 != e2)) return alloc_overlap_noted(n, c, v);
+      if (SCAV_UNLIKELY(e1 != e2)) return heap_alloc_overlap(n, c, v);
       Page* cp = s.page;
       cp->where = kWhereFloat;
       s.floating = cp;
-      return handed_out(reinterpret_cast<void*>(v & ~kCacheMarked));
+      return reinterpret_cast<void*>(v & ~kCacheMarked);
     }
     // The slot's last block is out and the class needs another (two blocks live at a
     // time): the floating page becomes the current one.
@@ -65,13 +60,19 @@ __attribute__((always_inline)) inline void* alloc_fast(size_t n) {
       b = f->free;
       f->free = b->next;
       f->used++;
-      return handed_out(b);
+      return b;
     }
   }
-  return alloc_slow_noted(n);
+  return Slow(n);
 }
 
-__attribute__((always_inline)) inline void free_fast_unchecked(void* p) {
+// Every allocation of the library goes through here.
+__attribute__((always_inline)) inline void* alloc_fast(size_t n) {
+  return alloc_from<alloc_slow_entry>(tls_fast_heap, n);
+}
+
+// Every free of the library goes through here.
+__attribute__((always_inline)) inline void free_fast(void* p) {
   if (SCAV_UNLIKELY(p == nullptr)) return;
   uintptr_t* unit = unit_slices_of(p);
   if (SCAV_UNLIKELY(unit == nullptr)) {
@@ -80,7 +81,7 @@ __attribute__((always_inline)) inline void free_fast_unchecked(void* p) {
   }
   SliceRef ref = unit_ref_of(unit, p);
   Page* pg = slice_ref_page(ref);
-  Heap* h = tls_heap;
+  Heap* h = tls_fast_heap;
   // Owner, no interior pointers, not in the full list: push on the local list, or,
   // for the page's last used block, park the block in the heap's cache.
   if (SCAV_LIKELY(pg->owner_tag.load(std::memory_order_relaxed) == reinterpret_cast<uintptr_t>(h))) {
@@ -125,13 +126,6 @@ __attribute__((always_inline)) inline void free_fast_unchecked(void* p) {
     return;
   }
   heap_free_slow(pg, p);
-}
-
-// The check leaves by a tail call too. A free before the first allocation can only be
-// of null or of a pointer scav never handed out.
-__attribute__((always_inline)) inline void free_fast(void* p) {
-  if (SCAV_UNLIKELY(secure_on())) return free_secure(p);
-  free_fast_unchecked(p);
 }
 
 inline size_t usable_size(const void* p) {

@@ -23,6 +23,7 @@ namespace scav {
 constinit Page g_empty_page{};
 constinit Heap g_empty_heap{};
 __thread Heap* tls_heap = &g_empty_heap;
+__thread Heap* tls_fast_heap = &g_empty_heap;
 bool g_asym_fence = false;  // set once at process init, before any heap exists
 
 namespace {
@@ -304,6 +305,8 @@ Heap* heap_thread_init() {
   Heap* h = heap_acquire();
   if (!h) return nullptr;
   tls_heap = h;
+  // Options are read by now (process_init).
+  if (!secure_on()) tls_fast_heap = h;
   process_thread_attach(h);
   scavenger_new_thread();
   return h;
@@ -476,6 +479,8 @@ void heap_arm(Heap* h) {
 
 void heap_free_slow(Page* pg, void* p) {
   SCAV_ASSERT(pg != nullptr);
+  // With SCAV_SECURE=1 every free of a page's block comes here (tls_fast_heap).
+  if (SCAV_UNLIKELY(secure_on())) secure_check_free(p);
   uintptr_t tag = pg->owner_tag.load(std::memory_order_relaxed);
   Block* b = (tag & kTagAligned) ? page_block_of(pg, p) : static_cast<Block*>(p);
   Heap* h = tls_heap;
@@ -740,6 +745,7 @@ void heap_thread_exit(void* arg) {
   // Drop the heap from this thread before giving it up: destructors that run after us
   // and free memory go the remote path, and one that allocates adopts a heap anew.
   tls_heap = &g_empty_heap;
+  tls_fast_heap = &g_empty_heap;
   heap_collect(h, false);
   h->state.store(kHeapAbandoned, std::memory_order_release);
   scavenger_poll();

@@ -96,6 +96,9 @@ struct alignas(64) Heap {
 // up the real heap.
 extern Heap g_empty_heap;
 extern __thread Heap* tls_heap;
+// The heap the fast paths of alloc.h use: tls_heap, or g_empty_heap for good with
+// SCAV_SECURE=1 (every call then takes a slow path, which checks). Set with tls_heap.
+extern __thread Heap* tls_fast_heap;
 
 // Whether owners may use plain stores on cache slots (membarrier is available).
 extern bool g_asym_fence;

@@ -142,6 +142,7 @@ void huge_check(const void* p) {
 }
 
 void huge_free(void* p) {
+  if (SCAV_UNLIKELY(secure_on())) huge_check(p);
   HugeHeader* h = header_of(p);
   uintptr_t base = h->base;
   size_t len = h->len;

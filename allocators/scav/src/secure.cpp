@@ -39,7 +39,9 @@ BlockBit block_bit(void* p, uintptr_t* unit, const char* what) {
 
 }  // namespace
 
-void* secure_noted(void* p) {
+// Records the block just handed out at p (null: none; a huge block: nothing, its
+// header says) and returns p.
+static void* secure_noted(void* p) {
   uintptr_t* unit = p ? unit_slices_of(p) : nullptr;
   if (!unit) return p;
   BlockBit b = block_bit(p, unit, "heap corrupted: handed out a block past the carved ones");
@@ -90,13 +92,15 @@ void pointer_fail(const char* what, const void* p) {
   os::die();
 }
 
-void* alloc_slow_noted(size_t n) { return handed_out(heap_alloc_slow(n)); }
-
-void* alloc_overlap_noted(size_t n, unsigned c, uintptr_t v) { return handed_out(heap_alloc_overlap(n, c, v)); }
-
-void free_secure(void* p) {
-  secure_check_free(p);
-  free_fast_unchecked(p);
+void* alloc_slow_entry(size_t n) {
+  // The first allocation of a thread sets up its heap (and the first of the process
+  // reads the options): only after it may the option be read.
+  if (SCAV_UNLIKELY(tls_heap == &g_empty_heap)) {
+    void* p = heap_alloc_slow(n);
+    return secure_on() ? secure_noted(p) : p;
+  }
+  if (SCAV_LIKELY(!secure_on())) return heap_alloc_slow(n);
+  return secure_noted(alloc_from<heap_alloc_slow>(tls_heap, n));
 }
 
 }  // namespace scav

@@ -18,15 +18,10 @@ namespace scav {
 
 inline bool secure_on() { return option(Opt::kSecure) != 0; }
 
-// SCAV_SECURE=1 only, what alloc.h's fast paths leave for when the option is on:
-// secure_noted records the block just handed out at p (null: none; a huge block:
-// nothing, its header says) and returns p; free_secure checks p, then frees it.
-void* secure_noted(void* p);
-void free_secure(void* p);
-// heap_alloc_slow and heap_alloc_overlap (heap.h), whose blocks are recorded when the
-// option is on: the fast path's way out, a tail call.
-void* alloc_slow_noted(size_t n);
-void* alloc_overlap_noted(size_t n, unsigned c, uintptr_t v);
+// Where alloc.h's fast path sends an allocation it cannot serve: heap_alloc_slow, or
+// with SCAV_SECURE=1 (where every allocation comes here) the same fast path on the
+// thread's own heap, and the block recorded.
+void* alloc_slow_entry(size_t n);
 
 // p is about to be freed: abort unless it is a handed-out block (or null).
 void secure_check_free(void* p);

@@ -45,6 +45,24 @@ TEST(Secure, RemoteDoubleFreeAborts) {
   free(b);
 }
 
+// A page's only block, freed twice: the first free parks it in the class's cache.
+TEST(Secure, LoneBlockDoubleFreeAborts) {
+  void* a = malloc(3000);
+  EXPECT_DEATH(
+      {
+        free(a);
+        free(a);
+      },
+      "double free.*" + hex(a));
+  EXPECT_DEATH(
+      {
+        free(a);
+        a = realloc(a, 100);
+      },
+      "freed block.*" + hex(a));
+  free(a);
+}
+
 TEST(Secure, InteriorPointerAborts) {
   char* a = static_cast<char*>(malloc(256));
   void* b = malloc(256);
