@@ -43,6 +43,10 @@ const mhwl::WorkloadSpec kSpec{
         {"rss_start_kb", "KiB", "", "RSS (statm) at the start mark"},
         {"rss_peak_kb", "KiB", "", "RSS with everything allocated"},
         {"rss_end_kb", "KiB", "lower", "RSS at the end of the idle time", "RSS at idle end"},
+        {"ms_back_to_start", "ms", "lower",
+         "time from the last free until RSS was within --tolerance of the start RSS (the baseline mark), read every "
+         "--step-ms; null when it was not within --max-ms",
+         "back to start+tolerance after"},
         {"ticks", "count", "", "timer ticks while idle (--tick-ms), each opening and closing a file"},
     },
     "freed",
@@ -113,9 +117,11 @@ int body(mhwl::Context& ctx) {
   ctx.report.mark_noalloc("freed");
   long rss = statm.rss_kb();
   double next_tick = tick_ms;
+  double back_ms = -1;
   for (;;) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_free).count();
     if (rss >= 0 && rss <= rss_start + tolerance_kb) {
+      back_ms = ms;
       ctx.report.mark_noalloc("baseline");
       break;
     }
@@ -138,6 +144,10 @@ int body(mhwl::Context& ctx) {
   ctx.report.metric("rss_peak_kb", static_cast<double>(rss_peak));
   ctx.report.metric("rss_end_kb", static_cast<double>(rss_end));
   ctx.report.metric("ticks", static_cast<double>(ticks));
+  if (back_ms >= 0)
+    ctx.report.metric("ms_back_to_start", back_ms);
+  else
+    ctx.report.metric_null("ms_back_to_start", "RSS was not within --tolerance of the start in --max-ms");
   return 0;
 }
 

@@ -205,7 +205,9 @@ void arena_free_page(Page* pg, bool due_now) {
   stat_add(g_stats.pages_freed, 1);
   stat_add(g_stats.page_bytes, -int64_t(n) * int64_t(kSliceSize));
   // The plain deadline: a pass keeps the page longer only within the hold's budget.
-  uint64_t due = os::now_ms() + (due_now ? 0 : purge_delay_ms());
+  const uint64_t now = os::now_ms();
+  uint64_t due = now + (due_now ? 0 : purge_delay_ms());
+  hold_note_release(large ? HoldKind::kLarge : HoldKind::kSmall, large ? touched : uint64_t(n) * kSliceSize, now);
   {
     LockGuard g(a->lock);
     uint32_t w = s / 64;

@@ -149,6 +149,7 @@ void huge_free(void* p) {
   h->magic = kHugeFreed;
   stat_add(g_stats.huge_bytes, -int64_t(len));
   stat_add(g_stats.huge_blocks, -1);
+  hold_note_release(HoldKind::kHuge, len, os::now_ms());
   size_t cap = size_t(option(Opt::kHugeCache));
   if (len > cap / 4 || cap == 0) {  // too big to be worth keeping
     unmap_counted(base, len, false);

@@ -62,6 +62,11 @@ struct Hold {
   std::atomic<uint64_t> raised_ms{0};
   std::atomic<uint64_t> refault_bytes{0};  // as of refault_ms
   std::atomic<uint64_t> refault_ms{0};
+  // Releases of the kind in the current window of a plain delay, and the latest
+  // window that went past kShrinkBytes.
+  std::atomic<uint64_t> window_ms{0};
+  std::atomic<uint64_t> window_bytes{0};
+  std::atomic<uint64_t> shrink_ms{0};
 };
 Hold g_holds[kHoldKinds];  // by HoldKind
 
@@ -77,6 +82,8 @@ uint64_t hold_at(const Hold& h, uint64_t now) {
 
 uint64_t hold_applied(HoldKind k, uint64_t now) {
   const uint64_t cap = uint64_t(option(Opt::kPurgeHoldMaxMs));
+  const uint64_t shrink = hold_of(k).shrink_ms.load(std::memory_order_relaxed);
+  if (shrink && now < shrink + cap) return 0;
   const uint64_t learnt = hold_at(hold_of(k), now);
   return hold_from_start(k) && cap > learnt ? cap : learnt;
 }
@@ -154,6 +161,22 @@ bool pass_locked(bool force, bool scan) {
 }  // namespace
 
 uint64_t purge_hold_ms(HoldKind k) { return hold_applied(k, os::now_ms()); }
+
+void hold_note_release(HoldKind k, uint64_t bytes, uint64_t now) {
+  Hold& h = hold_of(k);
+  uint64_t in_window;
+  if (now >= h.window_ms.load(std::memory_order_relaxed) + purge_delay_ms()) {
+    h.window_ms.store(now, std::memory_order_relaxed);
+    h.window_bytes.store(bytes, std::memory_order_relaxed);
+    in_window = bytes;
+  } else {
+    in_window = h.window_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  }
+  if (in_window > kShrinkBytes && h.shrink_ms.load(std::memory_order_relaxed) != now) {
+    h.shrink_ms.store(now ? now : 1, std::memory_order_relaxed);
+    stat_add(g_stats.hold_shrinks[unsigned(k)], 1);
+  }
+}
 
 uint64_t hold_refault_bytes(HoldKind k, uint64_t now) {
   const Hold& h = hold_of(k);

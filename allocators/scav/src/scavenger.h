@@ -37,9 +37,17 @@ void purge_schedule(uint64_t expire);
 // being purged once to teach the hold (one refault episode was 2.6 faults per request
 // over a 10 s run at 256 KiB). Large pages count what their blocks touched, not the
 // 4 MiB of address space.
+//
+// A release of more than kShrinkBytes of one kind within a plain delay is a heap
+// shrinking, not a working set cycling within the floor: that kind's hold, learnt or
+// from the start, is off until purge_hold_max_ms after the latest such release, so a
+// program that frees its heap and goes idle is back at its start a delay later (what
+// the floor would keep is a guess no reuse backs). Refaults meanwhile still train the
+// hold for afterwards.
 enum class HoldKind : unsigned { kSmall = 0, kLarge = 1, kHuge = 2 };
 inline constexpr unsigned kHoldKinds = 3;
 inline constexpr uint64_t kHoldFloorBytes = uint64_t(4) << 20;
+inline constexpr uint64_t kShrinkBytes = 4 * kHoldFloorBytes;
 inline constexpr bool hold_from_start(HoldKind k) { return k != HoldKind::kSmall; }
 // purge_delay_ms: what every source waits before its pass looks at it.
 uint64_t purge_delay_ms();
@@ -50,6 +58,8 @@ uint64_t purge_deadline_from_now();
 // have done); `purged_early`: at the plain delay, the hold's budget being spent.
 // It counts when a hold of purge_hold_max_ms would have kept them.
 void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms, bool purged_early, uint64_t bytes);
+// `bytes` of kind k were freed to their source (an arena page, a huge block).
+void hold_note_release(HoldKind k, uint64_t bytes, uint64_t now);
 // The hold a pass applies to kind k now: the learnt one, or purge_hold_max_ms for a
 // kind held from the start.
 uint64_t purge_hold_ms(HoldKind k);

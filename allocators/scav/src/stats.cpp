@@ -125,6 +125,7 @@ size_t stats_json(char* buf, size_t len) {
     w.field(k.prefix, "kept_bytes", ld(s.hold_kept[unsigned(k.kind)]));
     w.field(k.prefix, "budget_bytes", int64_t(hold_budget_bytes(k.kind, now)));
     w.field(k.prefix, "refault_bytes", int64_t(hold_refault_bytes(k.kind, now)));
+    w.field(k.prefix, "shrinks", ld(s.hold_shrinks[unsigned(k.kind)]));
   }
   w.field("interiors_purged", ld(s.interiors_purged));
   return w.finish();

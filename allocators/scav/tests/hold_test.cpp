@@ -30,13 +30,16 @@ constexpr size_t kBlockSize = 64 * 1024;  // blocks of 1 MiB pages: the small pa
 constexpr int64_t kBytes = kBlocks * int64_t(kBlockSize);
 void* g_blocks[kBlocks];  // not on the heap: only the blocks are scav's
 
-void allocate_and_touch() {
-  for (auto& b : g_blocks) {
-    b = malloc(kBlockSize);
-    ASSERT_NE(b, nullptr);
-    memset(b, 0x6b, kBlockSize);
+// n blocks of `size` bytes, every byte written.
+void allocate_touched(void** blocks, int n, size_t size) {
+  for (int i = 0; i < n; i++) {
+    blocks[i] = malloc(size);
+    ASSERT_NE(blocks[i], nullptr);
+    memset(blocks[i], 0x6b, size);
   }
 }
+
+void allocate_and_touch() { allocate_touched(g_blocks, kBlocks, kBlockSize); }
 
 long minor_faults() {
   rusage u;
@@ -101,13 +104,11 @@ TEST(Hold, ASmallRefaultHoldsOnlyItsBudget) {
   const int64_t budget = stat("hold_budget_bytes");
   EXPECT_EQ(budget, int64_t(4 * kMiB));  // twice what came back, and the floor
 
-  constexpr int kLarge = 1024;  // 64 MiB in blocks of 1 MiB pages
+  // 12 MiB in blocks of 1 MiB pages: more than the budget, less than a heap shrinking
+  // (kShrinkBytes, AHeapFreedAtOnceIsNotHeld).
+  constexpr int kLarge = 192;
   static void* large[kLarge];
-  for (auto& b : large) {
-    b = malloc(kBlockSize);
-    ASSERT_NE(b, nullptr);
-    memset(b, 0x5a, kBlockSize);
-  }
+  allocate_touched(large, kLarge, kBlockSize);
   const int64_t purged0 = stat("purged");
   auto t0 = std::chrono::steady_clock::now();
   for (auto& b : large) free(b);
@@ -115,9 +116,36 @@ TEST(Hold, ASmallRefaultHoldsOnlyItsBudget) {
   ASSERT_TRUE(wait_for([&] { return stat("purged") - purged0 >= want; }, kHoldMs - 300))
       << "purged " << stat("purged") - purged0 << " of " << want << " within the hold";
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("64 MiB purged %.0f ms after the free, with a hold of %lld ms\n", ms, (long long)kHoldMs);
+  std::printf("%lld of 12 MiB purged %.0f ms after the free, with a hold of %lld ms\n", (long long)want, ms,
+              (long long)kHoldMs);
   EXPECT_LE(stat("hold_kept_bytes"), budget);
   free_all();
+}
+
+// A heap freed at once, many times the floor, is a heap shrinking: the holds are off
+// for it, even the large pages' (held from the start otherwise), so it all goes back
+// at the plain delay, not a hold later (idle-return's RSS back at its start).
+TEST(Hold, AHeapFreedAtOnceIsNotHeld) {
+  EXPECT_EQ(stat("large_hold_ms"), kHoldMs);
+  constexpr int kN = 128;
+  constexpr size_t kSize = 256 * 1024;  // 32 MiB of blocks of eight 4 MiB pages
+  static void* blocks[kN];
+  allocate_touched(blocks, kN, kSize);
+  const int64_t purged0 = stat("purged");
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto& b : blocks) free(b);
+  EXPECT_EQ(stat("large_shrinks"), 1);
+  EXPECT_EQ(stat("large_hold_ms"), 0);
+  EXPECT_EQ(stat("large_budget_bytes"), 0);
+  // All eight pages, the one the cache held included, well before the hold would end.
+  const int64_t want = int64_t(kN) * int64_t(kSize);
+  ASSERT_TRUE(wait_for([&] { return stat("purged") - purged0 >= want; }, kHoldMs / 2))
+      << "purged " << stat("purged") - purged0 << " of " << want << ", kept " << stat("large_kept_bytes");
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("32 MiB of large pages purged %.0f ms after the free (delay %lld ms)\n", ms, (long long)kDelayMs);
+  EXPECT_EQ(stat("large_kept_bytes"), 0);
+  // Back on after the hold's length without another such release.
+  EXPECT_TRUE(wait_for([] { return stat("large_hold_ms") == kHoldMs; }, 2 * kHoldMs));
 }
 
 // Large pages are held from the start: a server's request and response buffers,
