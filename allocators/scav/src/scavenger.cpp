@@ -172,9 +172,11 @@ void hold_note_release(HoldKind k, uint64_t bytes, uint64_t now) {
   } else {
     in_window = h.window_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   }
-  if (in_window > kShrinkBytes && h.shrink_ms.load(std::memory_order_relaxed) != now) {
-    h.shrink_ms.store(now ? now : 1, std::memory_order_relaxed);
-    stat_add(g_stats.hold_shrinks[unsigned(k)], 1);
+  if (in_window > kShrinkBytes) {
+    // Every release past the mark moves the end of the hold's pause; only the one
+    // that started it counts as a shrink.
+    const uint64_t prev = h.shrink_ms.exchange(now ? now : 1, std::memory_order_relaxed);
+    if (!prev || now >= prev + uint64_t(option(Opt::kPurgeHoldMaxMs))) stat_add(g_stats.hold_shrinks[unsigned(k)], 1);
   }
 }
 
