@@ -1,4 +1,5 @@
 """Reports written by the harness validate against results/report.schema.json."""
+import gzip
 import json
 import pathlib
 import subprocess
@@ -41,9 +42,15 @@ def test_schema_rejects_an_unknown_status(smoke_report):
         jsonschema.validate(broken, SCHEMA)
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "results" / "reference").glob("*.json")), ids=lambda p: p.name)
+REFERENCE = ROOT / "results" / "reference"
+
+
+@pytest.mark.parametrize("path", sorted([*REFERENCE.glob("*.json"), *REFERENCE.glob("*.json.gz")]),
+                         ids=lambda p: p.name)
 def test_committed_reports_are_valid(path):
-    data = json.loads(path.read_text())
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        data = json.load(f)
     assert data.get("schema") in ("memharness.report/1", "memharness.comparison/1"), path
     if data["schema"] == "memharness.report/1":
         jsonschema.validate(data, SCHEMA)
