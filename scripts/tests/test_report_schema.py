@@ -9,6 +9,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "build" / "bin" / "harness"
+REFERENCE = ROOT / "results" / "reference"
 SCHEMA = json.loads((ROOT / "results" / "report.schema.json").read_text())
 
 
@@ -40,9 +41,6 @@ def test_schema_rejects_an_unknown_status(smoke_report):
     broken["runs"][0]["status"] = "fine"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, SCHEMA)
-
-
-REFERENCE = ROOT / "results" / "reference"
 
 
 @pytest.mark.parametrize("path", sorted([*REFERENCE.glob("*.json"), *REFERENCE.glob("*.json.gz")]),
