@@ -195,7 +195,7 @@ void arena_set_page_class(Page* pg, unsigned cls) {
   for (unsigned i = 0; i < pg->slice_count; i++) sp[i] = r;
 }
 
-void arena_free_page(Page* pg, bool due_now) {
+void arena_free_page(Page* pg, bool due_now, bool held) {
   Arena* a = pg->arena;
   uint32_t s = pg->first_slice, n = pg->slice_count;
   const bool large = n == kind_slices(kPageLarge);
@@ -206,8 +206,14 @@ void arena_free_page(Page* pg, bool due_now) {
   stat_add(g_stats.page_bytes, -int64_t(n) * int64_t(kSliceSize));
   // The plain deadline: a pass keeps the page longer only within the hold's budget.
   const uint64_t now = os::now_ms();
+  const HoldKind kind = large ? HoldKind::kLarge : HoldKind::kSmall;
   uint64_t due = now + (due_now ? 0 : purge_delay_ms());
-  hold_note_release(large ? HoldKind::kLarge : HoldKind::kSmall, large ? touched : uint64_t(n) * kSliceSize, now);
+  if (held) {
+    // Its hold is spent: due as if it had ended now (the word's other pages with it).
+    const uint64_t hold = purge_hold_ms(kind);
+    due = now > hold ? now - hold : 1;
+  }
+  hold_note_release(kind, large ? touched : uint64_t(n) * kSliceSize, now);
   {
     LockGuard g(a->lock);
     uint32_t w = s / 64;
@@ -219,7 +225,7 @@ void arena_free_page(Page* pg, bool due_now) {
     // is being reused, and waits until it is quiet. A page due now (a heap waited
     // its delay already) makes the word due now, and that is when the hold starts.
     a->word_due[w] = due;
-    a->word_kind[w] = uint64_t(large ? HoldKind::kLarge : HoldKind::kSmall);
+    a->word_kind[w] = uint64_t(kind);
     if (large && touched > a->word_touched[w]) a->word_touched[w] = touched;
     stat_add(g_stats.purge_pending, int64_t(n) * int64_t(kSliceSize));
     arena_check(a);

@@ -116,8 +116,10 @@ Page* arena_alloc_page(unsigned slices);
 void arena_set_page_class(Page* pg, unsigned cls);
 
 // Give a page's slices back; they are purged purge_delay_ms later (or by the current
-// pass when due_now). Arms the arena and the global schedule.
-void arena_free_page(Page* pg, bool due_now);
+// pass when due_now). held: they were kept for their kind's hold already (a cache slot
+// the scavenger kept), so the arena does not keep them for another. Arms the arena and
+// the global schedule.
+void arena_free_page(Page* pg, bool due_now, bool held = false);
 
 // Purge the arenas that are due (all when force). Part of a purge pass: the caller
 // holds the purge guard. scan: also arenas that are not armed. Returns bytes purged.

@@ -76,12 +76,12 @@ void page_init(Page* pg, Heap* h, unsigned c) {
   pg->in_full.store(0, std::memory_order_relaxed);
 }
 
-void page_release(Page* pg, bool due_now) {
+void page_release(Page* pg, bool due_now, bool held = false) {
   SCAV_ASSERT(pg->used == 0 && !pg->thread_free.load());
   pg->owner_tag.store(0, std::memory_order_relaxed);
   pg->where = kWhereNone;
   pg->free = nullptr;
-  arena_free_page(pg, due_now);
+  arena_free_page(pg, due_now, held);
 }
 
 // Move a page with no free block to the full list, unless a remote free raced in.
@@ -424,10 +424,10 @@ CacheTimes cache_times() {
 
 // The cached page a put displaced, or one a collect takes: its one used block is
 // the cached one, which nobody holds.
-void cache_page_release(Page* pg, bool due_now) {
+void cache_page_release(Page* pg, bool due_now, bool held = false) {
   SCAV_ASSERT(pg->where == kWhereCached && pg->used == 1);
   pg->used = 0;
-  page_release(pg, due_now);
+  page_release(pg, due_now, held);
 }
 
 }  // namespace
@@ -567,6 +567,50 @@ void heap_collect_pages(Heap* h, bool due_now, bool interiors = false) {
   }
 }
 
+// What the visits of one pass may keep cached past their look, per kind of page: the
+// hold and what is left of its budget once the arenas' kept pages (as of their latest
+// pass) are counted. A large page counts the blocks it carved, a smaller one all of it,
+// as in the arenas.
+struct CacheHold {
+  uint64_t hold[2] = {};
+  uint64_t room[2] = {};
+  uint64_t kept[2] = {};
+
+  explicit CacheHold(uint64_t now) {
+    for (unsigned k = 0; k < 2; k++) {
+      hold[k] = purge_hold_ms(HoldKind(k));
+      const uint64_t budget = hold_budget_bytes(HoldKind(k), now);
+      const uint64_t used = g_stats.hold_kept[k].load(std::memory_order_relaxed);
+      room[k] = hold[k] && budget > used ? budget - used : 0;
+    }
+  }
+  // The slot of class c holds block v, just marked: how much longer to keep it.
+  uint64_t take(unsigned c, uintptr_t v) {
+    const unsigned k = kind_of(c);
+    if (!hold[k] || bytes_of(c, v) > room[k]) return 0;
+    count(c, v);
+    return hold[k];
+  }
+  // A slot kept at an earlier visit, still marked: it spends the budget too.
+  void count(unsigned c, uintptr_t v) {
+    const unsigned k = kind_of(c);
+    const uint64_t bytes = bytes_of(c, v);
+    room[k] = room[k] > bytes ? room[k] - bytes : 0;
+    kept[k] += bytes;
+  }
+
+ private:
+  static unsigned kind_of(unsigned c) {
+    return unsigned(class_kind(c) == kPageLarge ? HoldKind::kLarge : HoldKind::kSmall);
+  }
+  static uint64_t bytes_of(unsigned c, uintptr_t v) {
+    if (class_kind(c) != kPageLarge) return uint64_t(kind_slices(class_kind(c))) * kSliceSize;
+    void* p = reinterpret_cast<void*>(v & ~kCacheMarked);
+    const Page* pg = arena_page_of(arena_of(p), p);
+    return uint64_t(pg->carved) * pg->bsize;
+  }
+};
+
 // What the scavenger does with the cache slots of a heap it visits. A slot it marked at
 // an earlier visit and finds untouched has not been used since: its page goes back,
 // purged in this pass. A slot put since is marked and looked at again an eighth of the
@@ -583,8 +627,13 @@ void heap_collect_pages(Heap* h, bool due_now, bool interiors = false) {
 // the delay (less the eighth) after that put, once per slot, so that a burst comes
 // back the delay after its end and an idle slot of a busy thread still goes back. The
 // caller either holds the heap busy or runs inside an odd steal epoch after a fence.
-// Returns when to look again, or 0.
-uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
+// Slots of a kind whose hold applies (scavenger.h) are looked at a hold later than that,
+// within what the kind's budget leaves after the arenas' kept pages (see CacheHold):
+// a block a server cycles every few hundred milliseconds stays in its slot, one visit
+// per hold, instead of being taken from it every delay, its page purged or kept by the
+// arena and taken again from there by the next request, at a wake, a mark and a steal
+// per request. Returns when to look again, or 0.
+uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep) {
   const CacheTimes times = cache_times();
   const uint64_t recheck = times.recheck;
   bool quick = h->scav_mark_ms && now - h->scav_mark_ms <= 2 * recheck;
@@ -600,17 +649,27 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
     uint64_t& bits = h->scav_marked[c >> 6];
     uint64_t& put_off = h->scav_deferred[c >> 6];
     uintptr_t v = slot.load(std::memory_order_acquire);
+    uint64_t& keep_until = h->scav_keep_until[c];
     if (slot_empty(v)) {
       bits &= ~bit;
       put_off &= ~bit;
+      keep_until = 0;
+      continue;
+    }
+    if (!take_all && (v & kCacheMarked) && keep_until > now) {
+      // Marked under a hold that lasts.
+      if (keep) keep->count(c, v);
+      want(keep_until);
       continue;
     }
     if (take_all || (v & kCacheMarked)) {
       bits &= ~bit;
       put_off &= ~bit;
+      const bool held = keep_until != 0 && (v & kCacheMarked);
+      keep_until = 0;
       if (slot.compare_exchange_strong(v, g_asym_fence ? 0 : kCacheMarked, std::memory_order_acq_rel)) {
         Page* pg = arena_page_of(arena_of(reinterpret_cast<void*>(v)), reinterpret_cast<void*>(v));
-        cache_page_release(pg, true);
+        cache_page_release(pg, true, held);
         stat_add(g_stats.cache_steals, 1);
       } else {
         want(now + recheck);  // the owner touched it just now
@@ -632,7 +691,10 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now) {
     const bool same_page = (v ^ h->cache[c].scav_seen) < kind_slices(class_kind(c)) * kSliceSize;
     const bool in_use = (bits & bit) && (quick || same_page);
     if (slot.compare_exchange_strong(v, v | kCacheMarked, std::memory_order_acq_rel)) {
-      want(now + (in_use ? times.first_look : recheck));
+      const uint64_t look = now + (in_use ? times.first_look : recheck);
+      const uint64_t held = keep ? keep->take(c, v) : 0;
+      keep_until = held ? look + held : 0;
+      want(look + held);
       h->cache[c].scav_seen = v;
       bits |= bit;
       marked = true;
@@ -669,6 +731,8 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
   constexpr unsigned kBatch = 64;
   Heap* batch[kBatch];
   uint64_t rearm[kBatch];
+  CacheHold keep(now);
+  bool visited = false;
   LockGuard g(g_heaps_lock);
   Heap* h = g_heaps;
   while (h) {
@@ -683,7 +747,8 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
       if (e) h->purge_expire.exchange(0, std::memory_order_seq_cst);
       if (unowned && h->state.compare_exchange_strong(st, kHeapBusy, std::memory_order_acquire)) {
         heap_collect_pages(h, force, true);
-        uint64_t next = cache_visit(h, force || st == kHeapAbandoned, now);
+        visited = true;
+        uint64_t next = cache_visit(h, force || st == kHeapAbandoned, now, force ? nullptr : &keep);
         h->state.store(st, std::memory_order_release);
         if (next) purge_arm_earlier(h->purge_expire, next);
         continue;
@@ -697,15 +762,18 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
     }
     if (!n) continue;
     bool fenced = !g_asym_fence || os::fence_all_threads() == 0;
+    visited |= fenced;
     for (unsigned i = 0; i < n; i++) {
       Heap* b = batch[i];
       // Without the fence the slots cannot be taken safely: look again later.
-      rearm[i] = fenced ? cache_visit(b, force, now) : now + purge_delay_ms();
+      rearm[i] = fenced ? cache_visit(b, force, now, force ? nullptr : &keep) : now + purge_delay_ms();
       if (g_asym_fence) b->steal_epoch.fetch_add(1, std::memory_order_release);
     }
     for (unsigned i = 0; i < n; i++)
       if (rearm[i]) purge_arm_earlier(batch[i]->purge_expire, rearm[i]);
   }
+  for (unsigned k = 0; visited && !force && k < 2; k++)
+    g_stats.hold_cached[k].store(keep.kept[k], std::memory_order_relaxed);
 }
 
 uint64_t heaps_earliest_expire() {

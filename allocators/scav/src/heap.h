@@ -79,11 +79,13 @@ struct alignas(64) Heap {
   std::atomic<uint32_t> state{kHeapOwned};
   std::atomic<uint32_t> remote_pending{0};  // a remote free arrived since last idle
   // The scavenger's notes, touched only in purge passes (under the purge guard): the
-  // slots it marked at its latest marking visit and when that was, and the slots whose
-  // marking it put off once.
+  // slots it marked at its latest marking visit and when that was, the slots whose
+  // marking it put off once, and when a slot it marked under a hold may be taken.
   uint64_t scav_marked[2] = {0, 0};
   uint64_t scav_mark_ms = 0;
   uint64_t scav_deferred[2] = {0, 0};
+  // A slot marked under its kind's hold is not taken before this (0: no hold).
+  uint64_t scav_keep_until[kNumClasses] = {};
   Heap* next_all = nullptr;
 
   constexpr Heap() : current{}, cache{}, queue{}, full{}, full_remote{} {

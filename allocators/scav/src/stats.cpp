@@ -123,6 +123,7 @@ size_t stats_json(char* buf, size_t len) {
                              KindNames{HoldKind::kHuge, "huge_hold_ms", "huge_"}}) {
     w.field(k.hold_ms, int64_t(purge_hold_ms(k.kind)));
     w.field(k.prefix, "kept_bytes", ld(s.hold_kept[unsigned(k.kind)]));
+    if (k.kind != HoldKind::kHuge) w.field(k.prefix, "cached_bytes", ld(s.hold_cached[unsigned(k.kind)]));
     w.field(k.prefix, "budget_bytes", int64_t(hold_budget_bytes(k.kind, now)));
     w.field(k.prefix, "refault_bytes", int64_t(hold_refault_bytes(k.kind, now)));
     w.field(k.prefix, "shrinks", ld(s.hold_shrinks[unsigned(k.kind)]));

@@ -33,6 +33,7 @@ struct Stats {
   std::atomic<uint64_t> purge_refaults{0}; // purged slices taken again within the delay
   std::atomic<uint64_t> purge_refault_bytes{0};  // bytes of such refaults, all told
   std::atomic<uint64_t> hold_kept[3] = {};  // by HoldKind: bytes the last pass kept past their plain delay
+  std::atomic<uint64_t> hold_cached[2] = {};  // small, large: bytes of cache slots the last visits hold (cache_visit)
   std::atomic<uint64_t> hold_shrinks[3] = {};  // by HoldKind: releases past kShrinkBytes that turned the hold off
   std::atomic<uint64_t> interiors_purged{0};  // bytes purged inside free blocks of idle heaps
 };
