@@ -584,6 +584,9 @@ struct CacheHold {
       room[k] = hold[k] && budget > used ? budget - used : 0;
     }
   }
+  // Whether slots of class c kept at an earlier visit stay kept (their kind's hold
+  // may have been turned off since: a heap shrinking).
+  bool holds(unsigned c) const { return hold[kind_of(c)] != 0; }
   // The slot of class c holds block v, just marked: how much longer to keep it.
   uint64_t take(unsigned c, uintptr_t v) {
     const unsigned k = kind_of(c);
@@ -656,9 +659,9 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep) {
       keep_until = 0;
       continue;
     }
-    if (!take_all && (v & kCacheMarked) && keep_until > now) {
+    if (!take_all && (v & kCacheMarked) && keep_until > now && keep && keep->holds(c)) {
       // Marked under a hold that lasts.
-      if (keep) keep->count(c, v);
+      keep->count(c, v);
       want(keep_until);
       continue;
     }
@@ -733,6 +736,11 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
   uint64_t rearm[kBatch];
   CacheHold keep(now);
   bool visited = false;
+  // A kind's hold turned off since the last pass (a heap shrinking): heaps armed for
+  // the end of a hold are looked at now, so the slots they keep go back with the rest.
+  static uint64_t last_pass_ms = 0;
+  const bool revisit = !force && hold_off_since(last_pass_ms);
+  last_pass_ms = now;
   LockGuard g(g_heaps_lock);
   Heap* h = g_heaps;
   while (h) {
@@ -741,7 +749,7 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
       uint64_t e = h->purge_expire.load(std::memory_order_seq_cst);
       uint32_t st = h->state.load(std::memory_order_acquire);
       bool unowned = st == kHeapIdle || st == kHeapAbandoned;
-      bool due = e != 0 && e <= now;
+      bool due = e != 0 && (e <= now || revisit);
       if (!force && !due && !(scan && unowned)) continue;
       // Reset before reading the heap's state: a put we miss sees 0 and re-arms.
       if (e) h->purge_expire.exchange(0, std::memory_order_seq_cst);

@@ -180,6 +180,12 @@ void hold_note_release(HoldKind k, uint64_t bytes, uint64_t now) {
   }
 }
 
+bool hold_off_since(uint64_t since) {
+  for (const Hold& h : g_holds)
+    if (const uint64_t at = h.shrink_ms.load(std::memory_order_relaxed); at && at >= since) return true;
+  return false;
+}
+
 uint64_t hold_refault_bytes(HoldKind k, uint64_t now) {
   const Hold& h = hold_of(k);
   uint64_t bytes = h.refault_bytes.load(std::memory_order_relaxed);

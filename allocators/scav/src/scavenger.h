@@ -36,7 +36,10 @@ void purge_schedule(uint64_t expire);
 // so a server's first request buffers are kept between its first requests instead of
 // being purged once to teach the hold (one refault episode was 2.6 faults per request
 // over a 10 s run at 256 KiB). Large pages count what their blocks touched, not the
-// 4 MiB of address space.
+// 4 MiB of address space. A heap's cache slot of a kind whose hold applies is looked
+// at a hold apart, within what the budget leaves (cache_visit in heap.cpp): a block a
+// thread cycles at such a period stays in its slot, and when its slot goes back its
+// hold is spent (the arena does not keep it for another).
 //
 // A release of more than kShrinkBytes of one kind within a plain delay is a heap
 // shrinking, not a working set cycling within the floor: that kind's hold, learnt or
@@ -60,6 +63,8 @@ uint64_t purge_deadline_from_now();
 void purge_note_reuse(HoldKind k, uint64_t now, uint64_t purged_ms, bool purged_early, uint64_t bytes);
 // `bytes` of kind k were freed to their source (an arena page, a huge block).
 void hold_note_release(HoldKind k, uint64_t bytes, uint64_t now);
+// Whether a shrink turned a kind's hold off at or after `since`.
+bool hold_off_since(uint64_t since);
 // The hold a pass applies to kind k now: the learnt one, or purge_hold_max_ms for a
 // kind held from the start.
 uint64_t purge_hold_ms(HoldKind k);

@@ -122,6 +122,31 @@ TEST(Hold, ASmallRefaultHoldsOnlyItsBudget) {
   free_all();
 }
 
+// A block kept in its cache slot under the large pages' hold goes back with a heap
+// freed at once: the shrink turns the hold off for the slot too, at the next pass,
+// not when the hold it was marked with would end.
+TEST(Hold, ASlotKeptUnderTheHoldGoesBackWithAShrink) {
+  constexpr size_t kKept = 384 * 1024;  // a class of its own
+  for (int i = 0; i < 2; i++) {
+    void* p = malloc(kKept);
+    memset(p, 0x6b, kKept);
+    free(p);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3 * kDelayMs));
+  }
+  ASSERT_GE(stat("large_cached_bytes"), int64_t(kKept)) << "not kept in its slot";
+  constexpr int kN = 128;
+  constexpr size_t kSize = 256 * 1024;
+  static void* blocks[kN];
+  allocate_touched(blocks, kN, kSize);
+  const int64_t purged0 = stat("purged");
+  for (auto& b : blocks) free(b);
+  EXPECT_EQ(stat("large_shrinks"), 1);
+  const int64_t want = int64_t(kN) * int64_t(kSize) + int64_t(kKept);
+  EXPECT_TRUE(wait_for([&] { return stat("large_cached_bytes") == 0 && stat("purged") - purged0 >= want; },
+                       kHoldMs / 2))
+      << "cached " << stat("large_cached_bytes") << ", purged " << stat("purged") - purged0 << " of " << want;
+}
+
 // A heap freed at once, many times the floor, is a heap shrinking: the holds are off
 // for it, even the large pages' (held from the start otherwise), so it all goes back
 // at the plain delay, not a hold later (idle-return's RSS back at its start).
