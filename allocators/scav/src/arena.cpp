@@ -199,21 +199,20 @@ void arena_free_page(Page* pg, bool due_now, bool held) {
   Arena* a = pg->arena;
   uint32_t s = pg->first_slice, n = pg->slice_count;
   const bool large = n == kind_slices(kPageLarge);
-  // Blocks are carved from the page's start: nothing beyond them was touched.
-  const uint64_t touched = uint64_t(pg->carved) * pg->bsize;
+  const uint64_t counted = page_hold_bytes(pg);
   for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = reinterpret_cast<SliceRef>(&g_released_page);
   stat_add(g_stats.pages_freed, 1);
   stat_add(g_stats.page_bytes, -int64_t(n) * int64_t(kSliceSize));
   // The plain deadline: a pass keeps the page longer only within the hold's budget.
   const uint64_t now = os::now_ms();
-  const HoldKind kind = large ? HoldKind::kLarge : HoldKind::kSmall;
+  const HoldKind kind = hold_kind_of(large ? kPageLarge : kPageSmall);
   uint64_t due = now + (due_now ? 0 : purge_delay_ms());
   if (held) {
     // Its hold is spent: due as if it had ended now (the word's other pages with it).
     const uint64_t hold = purge_hold_ms(kind);
     due = now > hold ? now - hold : 1;
   }
-  hold_note_release(kind, large ? touched : uint64_t(n) * kSliceSize, now);
+  hold_note_release(kind, counted, now);
   {
     LockGuard g(a->lock);
     uint32_t w = s / 64;
@@ -226,7 +225,7 @@ void arena_free_page(Page* pg, bool due_now, bool held) {
     // its delay already) makes the word due now, and that is when the hold starts.
     a->word_due[w] = due;
     a->word_kind[w] = uint64_t(kind);
-    if (large && touched > a->word_touched[w]) a->word_touched[w] = touched;
+    if (large && counted > a->word_touched[w]) a->word_touched[w] = counted;
     stat_add(g_stats.purge_pending, int64_t(n) * int64_t(kSliceSize));
     arena_check(a);
   }

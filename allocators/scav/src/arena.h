@@ -9,6 +9,7 @@
 
 #include "lock.h"
 #include "page.h"
+#include "scavenger.h"
 #include "sizeclass.h"
 
 namespace scav {
@@ -114,6 +115,15 @@ Page* arena_alloc_page(unsigned slices);
 // Record the page's size class in its slice map entries (before its first block is
 // handed out; see SliceRef).
 void arena_set_page_class(Page* pg, unsigned cls);
+
+// The hold a page of kind k falls under, and what a page counts against its kind's
+// budget: a large page what its blocks touched (carved from its start), a smaller one
+// all of its slices.
+constexpr HoldKind hold_kind_of(PageKind k) { return k == kPageLarge ? HoldKind::kLarge : HoldKind::kSmall; }
+inline uint64_t page_hold_bytes(const Page* pg) {
+  if (pg->slice_count == kind_slices(kPageLarge)) return uint64_t(pg->carved) * pg->bsize;
+  return uint64_t(pg->slice_count) * kSliceSize;
+}
 
 // Give a page's slices back; they are purged purge_delay_ms later (or by the current
 // pass when due_now). held: they were kept for their kind's hold already (a cache slot

@@ -569,8 +569,7 @@ void heap_collect_pages(Heap* h, bool due_now, bool interiors = false) {
 
 // What the visits of one pass may keep cached past their look, per kind of page: the
 // hold and what is left of its budget once the arenas' kept pages (as of their latest
-// pass) are counted. A large page counts the blocks it carved, a smaller one all of it,
-// as in the arenas.
+// pass) are counted; a page counts as in the arenas (page_hold_bytes).
 struct CacheHold {
   uint64_t hold[2] = {};
   uint64_t room[2] = {};
@@ -590,27 +589,23 @@ struct CacheHold {
   // The slot of class c holds block v, just marked: how much longer to keep it.
   uint64_t take(unsigned c, uintptr_t v) {
     const unsigned k = kind_of(c);
-    if (!hold[k] || bytes_of(c, v) > room[k]) return 0;
+    if (!hold[k] || bytes_of(v) > room[k]) return 0;
     count(c, v);
     return hold[k];
   }
   // A slot kept at an earlier visit, still marked: it spends the budget too.
   void count(unsigned c, uintptr_t v) {
     const unsigned k = kind_of(c);
-    const uint64_t bytes = bytes_of(c, v);
+    const uint64_t bytes = bytes_of(v);
     room[k] = room[k] > bytes ? room[k] - bytes : 0;
     kept[k] += bytes;
   }
 
  private:
-  static unsigned kind_of(unsigned c) {
-    return unsigned(class_kind(c) == kPageLarge ? HoldKind::kLarge : HoldKind::kSmall);
-  }
-  static uint64_t bytes_of(unsigned c, uintptr_t v) {
-    if (class_kind(c) != kPageLarge) return uint64_t(kind_slices(class_kind(c))) * kSliceSize;
+  static unsigned kind_of(unsigned c) { return unsigned(hold_kind_of(class_kind(c))); }
+  static uint64_t bytes_of(uintptr_t v) {
     void* p = reinterpret_cast<void*>(v & ~kCacheMarked);
-    const Page* pg = arena_page_of(arena_of(p), p);
-    return uint64_t(pg->carved) * pg->bsize;
+    return page_hold_bytes(arena_page_of(arena_of(p), p));
   }
 };
 
