@@ -1,6 +1,6 @@
 // harness: parse the command line, then hand the Options to the command.
-#include "commands.h"
-#include "interrupt.h"
+#include "commands/commands.h"
+#include "sys/interrupt.h"
 #include "options.h"
 
 int main(int argc, char** argv) {

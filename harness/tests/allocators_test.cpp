@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "allocators.h"
+#include "inputs/allocators.h"
 
 namespace mh {
 namespace {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "report_json.h"
+#include "report/report_json.h"
 #include "test_util.h"
 
 namespace mh {

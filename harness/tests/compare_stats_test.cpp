@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "compare_stats.h"
+#include "compare/compare_stats.h"
 
 namespace mh::compare {
 namespace {

@@ -2,9 +2,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "compare.h"
-#include "compare_report.h"
-#include "report_json.h"
+#include "compare/compare.h"
+#include "compare/compare_report.h"
+#include "report/report_json.h"
 #include "test_util.h"
 
 namespace mh {

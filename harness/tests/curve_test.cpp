@@ -1,9 +1,9 @@
 // The RSS curve metrics on hand-made sample series with marks: no process.
-#include "curve.h"
+#include "core/curve.h"
 
 #include <gtest/gtest.h>
 
-#include "metrics.h"
+#include "core/metrics.h"
 
 namespace mh {
 namespace {

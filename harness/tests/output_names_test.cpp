@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <set>
 
-#include "output_names.h"
+#include "report/output_names.h"
 #include "test_util.h"
 
 namespace mh {

@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-#include "plan.h"
+#include "inputs/plan.h"
 #include "test_util.h"
 
 namespace mh {

@@ -1,11 +1,11 @@
 // Pins files, NAME@REV and the pure parts of sweep: no process, no build.
-#include "pins.h"
+#include "inputs/pins.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "sweep.h"
+#include "commands/sweep.h"
 #include "test_util.h"
 
 namespace mh {

@@ -1,7 +1,7 @@
 // Run order, suites and shards.
 #include <gtest/gtest.h>
 
-#include "plan.h"
+#include "inputs/plan.h"
 #include "test_util.h"
 
 namespace mh {

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <map>
 
-#include "proc_tree.h"
-#include "procfs.h"
+#include "measure/proc_tree.h"
+#include "sys/procfs.h"
 #include "test_util.h"
 
 namespace mh::procfs {

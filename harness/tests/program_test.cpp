@@ -12,9 +12,9 @@
 #include <fstream>
 #include <map>
 
-#include "maps_check.h"
-#include "plan.h"
-#include "program.h"
+#include "measure/maps_check.h"
+#include "inputs/plan.h"
+#include "inputs/program.h"
 #include "test_util.h"
 
 namespace mh {

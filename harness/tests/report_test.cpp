@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "report_json.h"
+#include "report/report_json.h"
 #include "test_util.h"
 
 namespace mh {

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "runner.h"
+#include "measure/runner.h"
 #include "test_util.h"
 
 namespace mh {

@@ -1,7 +1,7 @@
 // The harness side of the mark protocol, one message at a time.
 #include <gtest/gtest.h>
 
-#include "sampler.h"
+#include "measure/sampler.h"
 
 namespace mh {
 namespace {

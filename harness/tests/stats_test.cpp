@@ -1,7 +1,7 @@
 // Statistics on hand-made inputs.
 #include <gtest/gtest.h>
 
-#include "stats.h"
+#include "core/stats.h"
 
 namespace mh::stats {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <sstream>
 
-#include "console.h"
-#include "summary.h"
+#include "report/console.h"
+#include "core/summary.h"
 
 namespace mh {
 namespace {

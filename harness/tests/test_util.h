@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "record.h"
-#include "spawn.h"
+#include "core/record.h"
+#include "sys/spawn.h"
 
 namespace mh::test {
 

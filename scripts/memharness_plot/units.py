@@ -1,6 +1,6 @@
 """How a metric or a sampled column is shown: its title, display unit and scale, as
 the report declares them in its "metrics" manifest (written from the one metric
-registry, harness/src/metrics.cpp). One convention everywhere: memory in MB = 10^6
+registry, harness/src/core/metrics.cpp). One convention everywhere: memory in MB = 10^6
 bytes. Pure functions, no matplotlib.
 """
 import fnmatch

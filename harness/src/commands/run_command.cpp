@@ -1,0 +1,122 @@
+// The run and list commands: validate everything, then run each allocator
+// --runs times, interleaved, rewriting the report after every run, and print
+// the summary table (also of what was done when interrupted).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <set>
+
+#include "commands/commands.h"
+#include "report/console.h"
+#include "report/context.h"
+#include "report/output_names.h"
+#include "report/report_json.h"
+#include "commands/session.h"
+
+namespace mh {
+
+namespace {
+
+int bad_input(const std::string& message) {
+  fmt::print(stderr, "harness: {}\n", message);
+  return 2;
+}
+
+// Runs the plan, prints the table of what was done, and says how it ended:
+// the exit code (128 + the signal when the harness was asked to stop).
+int finish_execution(const Execution& e, const Options& o, const char* who) {
+  std::vector<RunRecord> runs;
+  auto outcome = execute(e, runs);
+  if (e.verbose)
+    fmt::print(stderr, "{}: writing the report took {:.1f} ms in all ({} runs, {} bytes at the end)\n", who,
+               outcome.write_ms, runs.size(), outcome.report_bytes);
+  std::map<std::string, std::vector<Headline>> headlines;
+  for (const auto& job : e.jobs) headlines[job.workload.name] = headline_metrics(job.workload);
+  fmt::print("{}", summary_table(runs, headlines));
+  DeclaredMetrics declared;
+  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  for (const auto& [path, text] : {std::pair{o.export_markdown, summary_markdown(runs, headlines)},
+                                   std::pair{o.export_csv, summary_csv(runs, declared)}})
+    if (auto err = write_export(path, text); !err.empty()) fmt::print(stderr, "{}: {}\n", who, err);
+  if (!outcome.error.empty()) {
+    fmt::print(stderr, "{}: {}\n", who, outcome.error);
+    if (!outcome.rescue.empty()) fmt::print(stderr, "{}: the {} runs done are in {}\n", who, runs.size(), outcome.rescue);
+    return 1;
+  }
+  fmt::print("report: {}{}\n", e.out, outcome.complete ? "" : " (incomplete)");
+  if (outcome.runs_kept) fmt::print("{} runs kept from the report, {} run now\n", outcome.runs_kept, runs.size() - outcome.runs_kept);
+  if (outcome.stop_signal) {
+    fmt::print(stderr, "{}: stopped by {} after {} of {} runs; to finish, run the same command with --resume {}\n", who,
+               sigabbrev_np(outcome.stop_signal) ? std::string("SIG") + sigabbrev_np(outcome.stop_signal) : "a signal",
+               runs.size(), e.plan.size(), e.out);
+    return 128 + outcome.stop_signal;
+  }
+  for (const auto& r : runs)
+    if (r.status != Status::Ok) return 1;
+  return 0;
+}
+
+}  // namespace
+
+int list_command(const Options&) {
+  auto l = find_layout();
+  auto all = list_workloads(l.libexec);
+  if (all.empty()) return bad_input("no workloads found in " + l.libexec);
+  fmt::print("{}", format_list(all));
+  return 0;
+}
+
+int run_command(const Options& o) {
+  auto l = find_layout();
+  std::string error;
+  auto jobs = o.program.empty() ? resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error)
+                                : program_jobs(o, error);
+  if (!jobs) return bad_input(error);
+
+  Execution e;
+  e.jobs = *jobs;
+  if (o.allocators.empty()) {
+    std::vector<std::string> missing;
+    for (auto& a : available_builtins(default_allocator_context(l.libdir), &missing)) e.arms.push_back({a, ""});
+    for (const auto& m : missing) fmt::print(stderr, "harness: skipping {}\n", m);
+  }
+  std::set<std::string> labels;
+  for (const auto& text : o.allocators) {
+    auto spec = resolve_allocator(l, text, error);
+    if (!spec) return bad_input(error);
+    if (!labels.insert(spec->label).second) return bad_input("allocator '" + text + "' is given twice");
+    e.arms.push_back({*spec, ""});
+  }
+
+  const std::string name = !o.suite.empty() ? "suite-" + o.suite : jobs->front().workload.name;
+  if (!apply_run_options(o, e, error)) return bad_input(error);
+  for (const auto& [path, option] : {std::pair{o.export_markdown, "--export-markdown"}, std::pair{o.export_csv, "--export-csv"}})
+    if (auto err = check_export(path, option); !err.empty()) return bad_input(err);
+  if (!o.out.empty() || !o.resume.empty()) {
+    e.out = !o.out.empty() ? o.out : o.resume;
+    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--out: " + err);
+  } else {
+    auto reserved = reserve_new_outputs("results/" + name, {".json"}, error);
+    if (reserved.empty()) return bad_input(error);
+    e.out = reserved[0];
+  }
+
+  e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
+  const Json not_run = leave_out_unsupported(e.jobs, e.arms, e.plan);
+  for (const auto& n : not_run)
+    fmt::print(stderr, "harness: {} is not run under {}: {}\n", n["workload"].get<std::string>(),
+               n["allocator"].get<std::string>(), n["why"].get<std::string>());
+  e.context = make_context(o.argv);
+  e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"suite", o.suite}, {"shard", o.shard},
+                                        {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit},
+                                        {"not_run", not_run}});
+  if (!o.resume.empty()) {
+    auto kept = runs_to_resume(o.resume, std::nullopt, e.context["plan"], error);
+    if (!kept) return bad_input(error);
+    e.kept = std::move(*kept);
+  }
+  return finish_execution(e, o, "harness");
+}
+
+}  // namespace mh

@@ -1,0 +1,268 @@
+// The sweep command: one allocator over a grid of one or two options, every
+// point run interleaved like a plain run, then per workload a table of two
+// metrics with the points no other point beats on both (the Pareto front),
+// a JSON of that table, and optionally its plot.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "commands/commands.h"
+#include "report/console.h"
+#include "report/context.h"
+#include "report/output_names.h"
+#include "report/report_json.h"
+#include "commands/session.h"
+#include "sys/spawn.h"
+#include "core/summary.h"
+#include "commands/sweep.h"
+
+namespace mh {
+
+namespace {
+
+constexpr const char* kWho = "harness sweep";
+
+int bad_input(const std::string& message) {
+  fmt::print(stderr, "{}: {}\n", kWho, message);
+  return 2;
+}
+
+struct Preset {
+  const char* name;
+  const char* grid;
+  const char* about;
+};
+const Preset kPresets[] = {
+    {"scav-purge", "scav:purge_delay_ms=10|100|1000|10000", "scav's delay between a free and its purge"},
+    {"jemalloc-decay", "jemalloc:dirty_decay_ms=0|100|1000|10000", "jemalloc's dirty page decay (default 10 s)"},
+    {"jemalloc-decay-bg", "jemalloc:background_thread=true,dirty_decay_ms=0|100|1000|10000",
+     "the same with jemalloc's background purging thread"},
+    // mimalloc 2.0.9 calls its purge delay decommit_delay (purge_delay from 2.1 on).
+    {"mimalloc-purge", "mimalloc:decommit_delay=0|25|250|2500", "mimalloc's delay before decommitting freed memory"},
+    {"tcmalloc-release", "tcmalloc:release_rate=0|1|10", "gperftools' rate of returning free pages (0: never)"},
+};
+
+// Four significant digits, without an exponent for counts.
+std::string figure(double v) {
+  return std::fabs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
+}
+
+std::string preset_names() {
+  std::string s;
+  for (const auto& p : kPresets) s += (s.empty() ? "" : ", ") + std::string(p.name);
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> expand_grid(const std::string& grid, std::string& error) {
+  const auto colon = grid.find(':');
+  if (colon == std::string::npos || colon + 1 == grid.size()) {
+    error = "'" + grid + "' is not a grid: give FAMILY:option=a|b|c (one or two options with values separated by |)";
+    return std::nullopt;
+  }
+  const std::string head = grid.substr(0, colon);
+  std::vector<std::pair<std::string, std::vector<std::string>>> options;
+  size_t varied = 0;
+  std::string rest = grid.substr(colon + 1);
+  for (size_t pos = 0; pos <= rest.size();) {
+    size_t comma = rest.find(',', pos);
+    if (comma == std::string::npos) comma = rest.size();
+    const std::string item = rest.substr(pos, comma - pos);
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      error = "in grid '" + grid + "': '" + item + "' is not option=value|value";
+      return std::nullopt;
+    }
+    std::vector<std::string> values;
+    const std::string all = item.substr(eq + 1);
+    for (size_t p = 0; p <= all.size();) {
+      size_t bar = all.find('|', p);
+      if (bar == std::string::npos) bar = all.size();
+      if (bar == p) {
+        error = "in grid '" + grid + "': an empty value of " + item.substr(0, eq);
+        return std::nullopt;
+      }
+      values.push_back(all.substr(p, bar - p));
+      p = bar + 1;
+    }
+    varied += values.size() > 1;
+    options.push_back({item.substr(0, eq), values});
+    pos = comma + 1;
+  }
+  if (varied == 0 || varied > 2) {
+    error = "grid '" + grid + "' varies " + std::to_string(varied) + " options; a sweep varies one or two";
+    return std::nullopt;
+  }
+  std::vector<std::string> points = {""};
+  for (const auto& [name, values] : options) {
+    std::vector<std::string> next;
+    for (const auto& p : points)
+      for (const auto& v : values) next.push_back(p + (p.empty() ? "" : ",") + name + "=" + v);
+    points = std::move(next);
+  }
+  for (auto& p : points) p = head + ":" + p;
+  return points;
+}
+
+std::vector<bool> pareto_front(const std::vector<std::pair<double, double>>& points, bool x_higher, bool y_higher) {
+  auto better_or_equal = [](double a, double b, bool higher) { return higher ? a >= b : a <= b; };
+  auto strictly_better = [](double a, double b, bool higher) { return higher ? a > b : a < b; };
+  std::vector<bool> front(points.size(), true);
+  for (size_t i = 0; i < points.size(); ++i)
+    for (size_t j = 0; j < points.size() && front[i]; ++j) {
+      if (i == j) continue;
+      const auto &p = points[i], &q = points[j];
+      if (better_or_equal(q.first, p.first, x_higher) && better_or_equal(q.second, p.second, y_higher) &&
+          (strictly_better(q.first, p.first, x_higher) || strictly_better(q.second, p.second, y_higher)))
+        front[i] = false;
+    }
+  return front;
+}
+
+int sweep_command(const Options& o) {
+  auto l = find_layout();
+  std::string error;
+  std::vector<std::string> grids = o.grids;
+  if (!o.preset.empty()) {
+    const Preset* p = nullptr;
+    for (const auto& q : kPresets)
+      if (o.preset == q.name) p = &q;
+    if (!p) return bad_input("unknown preset '" + o.preset + "'; valid: " + preset_names());
+    grids.push_back(p->grid);
+  }
+  if (grids.empty()) return bad_input("give a grid (--allocator 'scav:purge_delay_ms=10|100|1000') or --preset NAME (" +
+                                      preset_names() + ")");
+  auto jobs = resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error);
+  if (!jobs) return bad_input(error);
+  Execution e;
+  e.jobs = *jobs;
+  std::set<std::string> labels;
+  for (const auto& g : grids) {
+    auto points = expand_grid(g, error);
+    if (!points) return bad_input(error);
+    for (const auto& text : *points) {
+      auto spec = resolve_allocator(l, text, error);
+      if (!spec) return bad_input(error);
+      if (labels.insert(spec->label).second) e.arms.push_back({*spec, ""});
+    }
+  }
+  DeclaredMetrics declared;
+  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  const std::string x = o.x_metric.empty() ? "rss_area_mb_s" : o.x_metric,
+                    y = o.y_metric.empty() ? "minflt" : o.y_metric;
+  for (const auto& m : {x, y}) {
+    const bool known = find_metric(m) || m.rfind("perf.", 0) == 0 ||
+                       std::any_of(e.jobs.begin(), e.jobs.end(), [&](const Job& j) {
+                         return m.rfind("workload.", 0) == 0 && declared[j.workload.name].count(m.substr(9));
+                       });
+    if (!known)
+      return bad_input("--x/--y " + m + " is not a metric of these workloads: the harness's (rss_area_mb_s, "
+                       "after.ms_to_90pct, minflt, peak_rss_kb, ...) or workload.NAME of what they declare");
+  }
+  if (!apply_run_options(o, e, error)) return bad_input(error);
+  if (!o.plot.empty()) {
+    const auto ext = std::filesystem::path(o.plot).extension().string();
+    if (ext != ".png" && ext != ".svg") return bad_input("--plot " + o.plot + ": the plot must end in .png or .svg");
+    if (auto err = check_writable(o.plot); !err.empty()) return bad_input("--plot: " + err);
+  }
+  const std::string name = o.suite.empty() ? o.workload : "suite-" + o.suite;
+  if (!o.out.empty()) {
+    e.out = o.out;
+    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--out: " + err);
+  } else {
+    auto reserved = reserve_new_outputs("results/sweep-" + name, {".json", "-sweep.json"}, error);
+    if (reserved.empty()) return bad_input(error);
+    e.out = reserved[0];
+  }
+  const std::string sweep_path = e.out.substr(0, e.out.size() - (e.out.ends_with(".json") ? 5 : 0)) + "-sweep.json";
+  e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
+  e.context = make_context(o.argv);
+  e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"grids", grids}, {"sample_ms", o.sample_ms}});
+  e.progress = !o.quiet && isatty(STDERR_FILENO);
+
+  std::vector<RunRecord> runs;
+  auto outcome = execute(e, runs);
+  if (!outcome.error.empty()) {
+    fmt::print(stderr, "{}: {}\n", kWho, outcome.error);
+    return 1;
+  }
+
+  // The table: per workload, each point's medians of x and y, the front marked.
+  const MetricInfo xi = metric_info(x, "", declared), yi = metric_info(y, "", declared);
+  Json workloads = Json::array();
+  std::string table;
+  for (const auto& job : e.jobs) {
+    auto summary = summarize_runs(runs);
+    std::vector<std::pair<double, double>> xy;
+    Json points = Json::array();
+    std::vector<std::string> labels_in_order;
+    for (const auto& row : summary) {
+      if (row.workload != job.workload.name) continue;
+      const stats::Summary *sx = row.find(x), *sy = row.find(y);
+      if (!sx || !sy) {
+        table += fmt::format("{} {}: no value of {} ({} runs ok)\n", row.workload, row.allocator, !sx ? x : y,
+                             row.runs_ok);
+        continue;
+      }
+      xy.push_back({sx->median, sy->median});
+      labels_in_order.push_back(row.allocator);
+      points.push_back(Json{{"allocator", row.allocator},
+                            {"runs_ok", row.runs_ok},
+                            {"x", {{"median", sx->median}, {"min", sx->min}, {"max", sx->max}}},
+                            {"y", {{"median", sy->median}, {"min", sy->min}, {"max", sy->max}}}});
+    }
+    auto front = pareto_front(xy, xi.better == "higher", yi.better == "higher");
+    const DisplayUnit dx = display_unit(xi.unit), dy = display_unit(yi.unit);
+    table += fmt::format("\n{}\n{:<46} {:>16} {:>16}  {}\n", job.workload.name, "point",
+                         dx.unit.empty() ? x : x + " (" + dx.unit + ")", dy.unit.empty() ? y : y + " (" + dy.unit + ")",
+                         "Pareto front");
+    for (size_t i = 0; i < points.size(); ++i) {
+      points[i]["pareto"] = bool(front[i]);
+      table += fmt::format("{:<46} {:>16} {:>16}  {}\n", labels_in_order[i], figure(xy[i].first * dx.scale),
+                           figure(xy[i].second * dy.scale), front[i] ? "*" : "");
+    }
+    workloads.push_back(Json{{"workload", job.workload.name}, {"params", job.params}, {"points", points}});
+  }
+  fmt::print("{}", summary_table(runs));
+  fmt::print("{}", table);
+  fmt::print("* no other point is better on both; medians over the runs that are ok; {}\n", kUnitConvention);
+  Json sweep = {{"schema", "memharness.sweep/1"},
+                {"report", e.out},
+                {"grids", grids},
+                {"x", {{"metric", x}, {"unit", xi.unit}, {"better", xi.better}, {"display_unit", display_unit(xi.unit).unit},
+                       {"display_scale", display_unit(xi.unit).scale}}},
+                {"y", {{"metric", y}, {"unit", yi.unit}, {"better", yi.better}, {"display_unit", display_unit(yi.unit).unit},
+                       {"display_scale", display_unit(yi.unit).scale}}},
+                {"workloads", workloads}};
+  if (auto err = write_atomic(sweep_path, dump_canonical(sweep)); !err.empty()) {
+    fmt::print(stderr, "{}: {}\n", kWho, err);
+    return 1;
+  }
+  fmt::print("report: {}\nsweep: {}\n", e.out, sweep_path);
+  if (outcome.stop_signal) return 128 + outcome.stop_signal;
+  int rc = 0;
+  for (const auto& r : runs)
+    if (r.status != Status::Ok) rc = 1;
+  if (!o.plot.empty()) {
+    std::string scripts = l.share + "/scripts";
+    if (!std::filesystem::exists(scripts + "/plot_sweep.py")) scripts = l.source + "/scripts";
+    auto py = run_capture({"/bin/sh", scripts + "/lib/find-python", "matplotlib"});
+    if (py.exit_code != 0) {
+      fmt::print(stderr, "{}: no plot: {}", kWho, py.err);
+      return rc ? rc : 1;
+    }
+    auto c = run_capture({py.out.substr(0, py.out.find('\n')), scripts + "/plot_sweep.py", sweep_path, "-o", o.plot}, 300);
+    if (c.exit_code != 0) {
+      fmt::print(stderr, "{}: the plot failed: {}{}", kWho, c.out, c.err);
+      return rc ? rc : 1;
+    }
+    fmt::print("plot: {}\n", o.plot);
+  }
+  return rc;
+}
+
+}  // namespace mh

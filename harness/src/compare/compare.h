@@ -1,0 +1,91 @@
+// A comparison of two pins: from run records in the roles baseline, candidate
+// and baseline-again to a verdict per metric. Pure functions over records;
+// the thresholds come from a JSON file (ci/thresholds.json).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/compare_stats.h"
+#include "core/metrics.h"
+#include "core/record.h"
+
+namespace mh {
+
+inline constexpr const char* kRoleBaseline = "baseline";
+inline constexpr const char* kRoleCandidate = "candidate";
+inline constexpr const char* kRoleBaselineAgain = "baseline-again";
+inline constexpr int kMinRounds = 5;
+
+struct MetricRule {
+  compare::Direction direction = compare::Direction::None;
+  double threshold = 0.05;  // relative
+  double min_delta = 0;     // absolute: smaller differences of the medians are no change
+};
+
+struct Thresholds {
+  MetricRule fallback;
+  std::vector<std::pair<std::string, MetricRule>> rules;  // metric pattern (fnmatch) -> rule, first match wins
+  // The rule for a metric: the first pattern of the file that matches it, else
+  // the registry's (metrics.h), else the direction its workload declares with
+  // the file's default threshold, else the default.
+  MetricRule rule_for(const std::string& metric, const std::string& declared_better = "") const;
+};
+std::optional<Thresholds> load_thresholds(const std::string& path, std::string& error);
+
+struct MetricComparison {
+  std::string metric;
+  std::string unit;  // of the values (metrics.h)
+  MetricRule rule;
+  compare::SideStats baseline, candidate;
+  std::optional<compare::SideStats> baseline_again;
+  double change = 0;  // relative change of the medians, candidate against baseline
+  compare::Interval ci;
+  double p = 1;           // two-sided Mann-Whitney U
+  double p_adjusted = 1;  // Holm-adjusted over the workload's metrics that have a direction
+  double noise_floor = 0;  // max(|A against A'|, relative spread of the baseline's runs)
+  compare::Verdict verdict = compare::Verdict::NoChange;
+  // The smallest relative change this comparison could have called a
+  // regression (its threshold, noise floor and absolute floor, when the test
+  // can reach alpha at all with these runs); null with the reason otherwise.
+  std::optional<double> resolution;
+  std::string resolution_reason;
+};
+
+struct WorkloadComparison {
+  std::string workload;
+  Json params;
+  std::vector<MetricComparison> metrics;
+};
+
+struct Comparison {
+  std::string baseline, candidate;  // the pins as named
+  int rounds = 0;                   // the fewest runs any role (A, B or A') had
+  // The fewest runs the test had on each side (the baseline's are A and A'
+  // together), and whether every workload had as many A, B and A' runs: a
+  // comparison that ran rounds, rather than two reports whose baseline was split.
+  int baseline_runs = 0, candidate_runs = 0;
+  bool in_rounds = true;
+  double alpha = 0.05;
+  std::vector<std::string> warnings;
+  std::vector<WorkloadComparison> workloads;
+  int failed_runs = 0;
+  bool regressed() const;
+};
+
+struct CompareSettings {
+  double alpha = 0.05;
+  int resamples = 2000;
+  uint64_t seed = 1;  // of the bootstrap
+};
+
+// "5 rounds", "6 runs a side" or "10 baseline and 4 candidate runs": how many
+// runs the comparison had, as every output says it.
+std::string sample_size(const Comparison& c);
+
+// Runs must carry roles. The workloads' declared metrics, if any.
+Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, const CompareSettings& s,
+                   const DeclaredMetrics& declared = {});
+
+}  // namespace mh

@@ -1,0 +1,197 @@
+// Comparison exports (see compare_report.h).
+#include "compare/compare_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/metrics.h"
+
+namespace mh {
+
+using namespace compare;
+
+namespace {
+
+const char* direction_name(Direction d) {
+  return d == Direction::Lower ? "lower" : d == Direction::Higher ? "higher" : "none";
+}
+
+Json side_json(const SideStats& s) {
+  return Json{{"median", s.median}, {"min", s.min}, {"max", s.max}, {"mad", s.mad}, {"n", s.n}, {"values", s.values}};
+}
+
+Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+// A value in the metric's display unit (metrics.h: memory in MB), which the
+// metric column names.
+std::string show(const MetricComparison& m, double v) {
+  const DisplayUnit d = display_unit(m.unit);
+  v *= d.scale;
+  if (d.unit == "MB") return fmt::format("{:.1f}", v);
+  if (std::fabs(v) >= 1000 || v == std::floor(v)) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+std::string metric_title(const MetricComparison& m) {
+  const std::string unit = display_unit(m.unit).unit;
+  return unit.empty() ? m.metric : fmt::format("{} ({})", m.metric, unit);
+}
+
+std::string pct(double v) {
+  if (!std::isfinite(v)) return v > 0 ? "+inf" : "-inf";
+  return fmt::format("{:+.1f}%", v * 100);
+}
+
+// The tables show the metrics that can regress; the JSON has every metric.
+bool shown(const MetricComparison& m) { return m.rule.direction != Direction::None; }
+
+struct Column {
+  const char* title;
+  std::string (*cell)(const MetricComparison&);
+};
+
+const Column kColumns[] = {
+    {"metric", metric_title},
+    {"baseline", [](const MetricComparison& m) {
+       return fmt::format("{} ({}-{})", show(m, m.baseline.median), show(m, m.baseline.min), show(m, m.baseline.max));
+     }},
+    {"candidate", [](const MetricComparison& m) {
+       return fmt::format("{} ({}-{})", show(m, m.candidate.median), show(m, m.candidate.min), show(m, m.candidate.max));
+     }},
+    {"change", [](const MetricComparison& m) { return pct(m.change); }},
+    {"noise floor", [](const MetricComparison& m) { return m.baseline_again ? pct(m.noise_floor).substr(1) : std::string("-"); }},
+    {"threshold", [](const MetricComparison& m) { return fmt::format("{:.0f}%", m.rule.threshold * 100); }},
+    {"resolution", [](const MetricComparison& m) {
+       return m.resolution ? fmt::format("{:.1f}%", *m.resolution * 100) : std::string("-");
+     }},
+    {"p (Holm)", [](const MetricComparison& m) { return fmt::format("{:.3f}", m.p_adjusted); }},
+    {"verdict", [](const MetricComparison& m) { return std::string(verdict_name(m.verdict)); }},
+};
+
+std::string headline(const Comparison& c) {
+  std::string verdict = c.regressed() ? "REGRESSION" : "no regression";
+  return fmt::format("{}: candidate {} against baseline {}, {}, alpha {}", verdict, c.candidate, c.baseline,
+                     sample_size(c), c.alpha);
+}
+
+}  // namespace
+
+Json comparison_to_json(const Comparison& c, const Json& context) {
+  Json workloads = Json::array();
+  for (const auto& w : c.workloads) {
+    Json metrics = Json::array();
+    for (const auto& m : w.metrics)
+      metrics.push_back(Json{{"metric", m.metric},
+                             {"unit", m.unit},
+                             {"direction", direction_name(m.rule.direction)},
+                             {"threshold", m.rule.threshold},
+                             {"min_delta", m.rule.min_delta},
+                             {"baseline", side_json(m.baseline)},
+                             {"candidate", side_json(m.candidate)},
+                             {"baseline_again", m.baseline_again ? side_json(*m.baseline_again) : Json(nullptr)},
+                             {"change", finite_or_null(m.change)},
+                             {"ci", {finite_or_null(m.ci.lo), finite_or_null(m.ci.hi)}},
+                             {"p", m.p},
+                             {"p_adjusted", m.p_adjusted},
+                             {"noise_floor", finite_or_null(m.noise_floor)},
+                             {"resolution", m.resolution ? Json(*m.resolution) : Json(nullptr)},
+                             {"resolution_reason", m.resolution_reason},
+                             {"verdict", verdict_name(m.verdict)}});
+    workloads.push_back(Json{{"workload", w.workload}, {"params", w.params}, {"metrics", metrics}});
+  }
+  return Json{{"schema", kComparisonSchema},
+              {"context", context},
+              {"baseline", {{"name", c.baseline}}},
+              {"candidate", {{"name", c.candidate}}},
+              {"rounds", c.rounds},
+              {"sample_size", sample_size(c)},
+              {"baseline_runs", c.baseline_runs},
+              {"candidate_runs", c.candidate_runs},
+              {"alpha", c.alpha},
+              {"regression", c.regressed()},
+              {"failed_runs", c.failed_runs},
+              {"warnings", c.warnings},
+              {"workloads", workloads}};
+}
+
+std::string comparison_table(const Comparison& c) {
+  std::string out;
+  for (const auto& w : c.workloads) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> head;
+    for (const auto& col : kColumns) head.push_back(col.title);
+    rows.push_back(head);
+    for (const auto& m : w.metrics) {
+      if (!shown(m)) continue;
+      std::vector<std::string> r;
+      for (const auto& col : kColumns) r.push_back(col.cell(m));
+      rows.push_back(r);
+    }
+    std::vector<size_t> width(head.size(), 0);
+    for (const auto& r : rows)
+      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    out += "\n" + w.workload + "\n";
+    for (size_t ri = 0; ri < rows.size(); ++ri) {
+      for (size_t i = 0; i < rows[ri].size(); ++i)
+        out += (i == 0 || i + 1 == rows[ri].size() ? fmt::format("{:<{}}", rows[ri][i], width[i])
+                                                   : fmt::format("{:>{}}", rows[ri][i], width[i])) +
+               (i + 1 < rows[ri].size() ? "  " : "\n");
+      if (ri == 0) {
+        size_t total = 0;
+        for (auto x : width) total += x + 2;
+        out += std::string(total - 2, '-') + "\n";
+      }
+    }
+  }
+  for (const auto& warn : c.warnings) out += "warning: " + warn + "\n";
+  out += fmt::format("baseline and candidate: median (min-max) of the runs; {}\n", kUnitConvention);
+  out += headline(c) + "\n";
+  return out;
+}
+
+std::string comparison_markdown(const Comparison& c) {
+  std::string out = fmt::format("### memharness: {}\n\n", headline(c));
+  for (const auto& warn : c.warnings) out += "> **Warning:** " + warn + "\n\n";
+  for (const auto& w : c.workloads) {
+    out += "**" + w.workload + "**\n\n|";
+    for (const auto& col : kColumns) out += std::string(" ") + col.title + " |";
+    out += "\n|";
+    for (size_t i = 0; i < std::size(kColumns); ++i) out += i == 0 || i + 1 == std::size(kColumns) ? " --- |" : " ---: |";
+    out += "\n";
+    for (const auto& m : w.metrics) {
+      if (!shown(m)) continue;
+      out += "|";
+      for (const auto& col : kColumns) {
+        std::string cell = col.cell(m);
+        if (std::string(col.title) == "verdict" && m.verdict == Verdict::Regression) cell = "**" + cell + "**";
+        out += " " + cell + " |";
+      }
+      out += "\n";
+    }
+    out += "\n";
+  }
+  out += "Baseline and candidate: median (min-max) of the runs; change: candidate median against baseline median; "
+         "noise floor: the larger of baseline against baseline run again and the scatter of the baseline's runs; resolution: "
+         "the smallest change this comparison could have called a regression (the largest of threshold, noise floor and "
+         "absolute floor, when the test can reach alpha with these runs); p: two-sided Mann-Whitney U, Holm-adjusted over "
+         "the workload's metrics; " + std::string(kUnitConvention) + ".\n";
+  return out;
+}
+
+std::string comparison_csv(const Comparison& c) {
+  auto num = [](std::optional<double> v) { return v && std::isfinite(*v) ? fmt::format("{}", *v) : std::string(); };
+  std::string out =
+      "workload,metric,unit,direction,baseline_median,baseline_min,baseline_max,candidate_median,candidate_min,"
+      "candidate_max,change,noise_floor,threshold,resolution,p,p_adjusted,verdict\n";
+  for (const auto& w : c.workloads)
+    for (const auto& m : w.metrics)
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", w.workload, m.metric, m.unit,
+                         direction_name(m.rule.direction), m.baseline.median, m.baseline.min, m.baseline.max,
+                         m.candidate.median, m.candidate.min, m.candidate.max, num(m.change),
+                         num(m.baseline_again ? std::optional<double>(m.noise_floor) : std::nullopt), m.rule.threshold,
+                         num(m.resolution), m.p, m.p_adjusted, verdict_name(m.verdict));
+  return out;
+}
+
+}  // namespace mh

@@ -1,0 +1,237 @@
+// Comparison statistics (see compare_stats.h): pure functions, no state, no I/O,
+// safe to call from any thread. Every random draw comes from a caller-seeded
+// std::mt19937_64 so that a report can be reproduced on any standard library.
+#include "compare/compare_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "core/stats.h"
+
+namespace mh::compare {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Percentile of sorted values by linear interpolation between closest ranks
+// (Hyndman-Fan type 7, numpy's default), q in [0, 1].
+double percentile_sorted(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t i = static_cast<size_t>(std::floor(pos));
+  const double frac = pos - static_cast<double>(i);
+  // Equal neighbours (including two infinities, whose difference is NaN) or an
+  // exact rank need no interpolation.
+  if (i + 1 >= sorted.size() || frac == 0 || sorted[i] == sorted[i + 1]) return sorted[i];
+  return sorted[i] + frac * (sorted[i + 1] - sorted[i]);
+}
+
+// Index in [0, n): the full 64-bit draw modulo n. The bias is at most n / 2^64,
+// far below anything a bootstrap can see, and unlike std::uniform_int_distribution
+// the mapping is the same in every standard library.
+size_t draw_index(std::mt19937_64& rng, size_t n) { return static_cast<size_t>(rng() % n); }
+
+double resampled_median(const std::vector<double>& v, std::mt19937_64& rng, std::vector<double>& scratch) {
+  scratch.resize(v.size());
+  for (double& x : scratch) x = v[draw_index(rng, v.size())];
+  return stats::median(scratch);  // takes a copy; scratch only saves the allocation per draw
+}
+
+// P(U <= u) and P(U >= u) under H0 for samples of n1 and n2 distinct values.
+// count[k] = number of the C(n1+n2, n1) orderings giving U = k, built with
+// f(n1, n2, k) = f(n1 - 1, n2, k - n2) + f(n1, n2 - 1, k): the largest value
+// of all either belongs to the first sample (beating all n2 of the second) or
+// to the second (beating none). Counts stay below C(20, 10) and are exact in double.
+struct Tails {
+  double lower, upper;
+};
+Tails exact_u_tails(size_t n1, size_t n2, size_t u) {
+  // table[i][j] is the count vector for sizes (i, j); indices up to i * j.
+  std::vector<std::vector<std::vector<double>>> table(n1 + 1, std::vector<std::vector<double>>(n2 + 1));
+  for (size_t i = 0; i <= n1; ++i) {
+    for (size_t j = 0; j <= n2; ++j) {
+      auto& cur = table[i][j];
+      cur.assign(i * j + 1, 0.0);
+      if (i == 0 || j == 0) {
+        cur[0] = 1;
+        continue;
+      }
+      const auto& without_first = table[i - 1][j];
+      for (size_t k = 0; k < without_first.size(); ++k) cur[k + j] += without_first[k];
+      const auto& without_second = table[i][j - 1];
+      for (size_t k = 0; k < without_second.size(); ++k) cur[k] += without_second[k];
+    }
+  }
+  const auto& count = table[n1][n2];
+  double total = 0, le = 0, ge = 0;
+  for (size_t k = 0; k < count.size(); ++k) {
+    total += count[k];
+    if (k <= u) le += count[k];
+    if (k >= u) ge += count[k];
+  }
+  return {le / total, ge / total};
+}
+
+}  // namespace
+
+SideStats side_stats(const std::vector<double>& values) {
+  SideStats s;
+  if (values.empty()) return s;
+  s.values = values;
+  s.n = values.size();
+  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  s.min = *lo;
+  s.max = *hi;
+  s.median = stats::median(values);
+  std::vector<double> dev(values.size());
+  std::transform(values.begin(), values.end(), dev.begin(), [&](double x) { return std::fabs(x - s.median); });
+  s.mad = stats::median(std::move(dev));
+  return s;
+}
+
+double relative_change(double baseline, double candidate) {
+  if (baseline == 0) {
+    if (candidate == 0) return 0;
+    return candidate > 0 ? kInf : -kInf;
+  }
+  return (candidate - baseline) / std::fabs(baseline);
+}
+
+Interval bootstrap_change_ci(const std::vector<double>& base, const std::vector<double>& cand, double confidence,
+                             int resamples, uint64_t seed) {
+  if (base.empty() || cand.empty()) return {};
+  if (resamples <= 0) {  // nothing to resample: the interval shrinks to the point estimate
+    const double point = relative_change(stats::median(base), stats::median(cand));
+    return {point, point};
+  }
+  std::mt19937_64 rng(seed);
+  std::vector<double> scratch, changes;
+  changes.reserve(static_cast<size_t>(resamples));
+  // Draw order is part of the reproducibility contract: per resample, all base
+  // indices, then all candidate indices.
+  for (int r = 0; r < resamples; ++r) {
+    const double mb = resampled_median(base, rng, scratch);
+    const double mc = resampled_median(cand, rng, scratch);
+    changes.push_back(relative_change(mb, mc));
+  }
+  std::sort(changes.begin(), changes.end());
+  const double tail = (1 - std::clamp(confidence, 0.0, 1.0)) / 2;
+  return {percentile_sorted(changes, tail), percentile_sorted(changes, 1 - tail)};
+}
+
+double smallest_p(size_t n1, size_t n2) {
+  std::vector<double> low(n1), high(n2);
+  for (size_t i = 0; i < n1; ++i) low[i] = double(i);
+  for (size_t i = 0; i < n2; ++i) high[i] = double(n1 + i);
+  return mann_whitney_p(low, high);
+}
+
+double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.empty() || b.empty()) return 1;
+  const size_t n1 = a.size(), n2 = b.size(), n = n1 + n2;
+
+  struct Obs {
+    double x;
+    bool from_a;
+  };
+  std::vector<Obs> all;
+  all.reserve(n);
+  for (double x : a) all.push_back({x, true});
+  for (double x : b) all.push_back({x, false});
+  std::sort(all.begin(), all.end(), [](const Obs& l, const Obs& r) { return l.x < r.x; });
+
+  // Average ranks (1-based) over each run of equal values; the run lengths t
+  // feed the tie correction sum(t^3 - t).
+  double rank_sum_a = 0, tie_term = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && all[j].x == all[i].x) ++j;
+    const double avg_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
+    for (size_t k = i; k < j; ++k)
+      if (all[k].from_a) rank_sum_a += avg_rank;
+    const double t = static_cast<double>(j - i);
+    tie_term += t * t * t - t;
+    i = j;
+  }
+  const double dn1 = static_cast<double>(n1), dn2 = static_cast<double>(n2), dn = static_cast<double>(n);
+  // U of the first sample: the number of pairs (a_i, b_j) with a_i > b_j, ties counting 1/2.
+  const double u = rank_sum_a - dn1 * (dn1 + 1) / 2;
+
+  if (n <= 20 && tie_term == 0) {
+    // Without ties U is a whole number; rounding only guards the float sum of ranks.
+    const auto [lower, upper] = exact_u_tails(n1, n2, static_cast<size_t>(std::llround(u)));
+    return std::min(1.0, 2 * std::min(lower, upper));
+  }
+
+  const double mean = dn1 * dn2 / 2;
+  const double var = dn1 * dn2 / 12 * ((dn + 1) - tie_term / (dn * (dn - 1)));
+  if (var <= 0) return 1;  // every value equal: no evidence either way
+  // A negative corrected distance means U is within 1/2 of its mean: p = 1.
+  const double z = std::max(0.0, std::fabs(u - mean) - 0.5) / std::sqrt(var);
+  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));  // 2 * (1 - Phi(z))
+}
+
+double noise_floor(const std::vector<double>& base, const std::vector<double>& base_again) {
+  if (base_again.empty()) return 0;
+  return std::fabs(relative_change(stats::median(base), stats::median(base_again)));
+}
+
+std::vector<double> holm_adjust(const std::vector<double>& p) {
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  for (size_t i = 0; i < m; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  std::vector<double> out(m);
+  double running = 0;
+  for (size_t k = 0; k < m; ++k) {
+    running = std::max(running, std::min(1.0, double(m - k) * p[order[k]]));
+    out[order[k]] = running;
+  }
+  return out;
+}
+
+double relative_spread(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  SideStats s = side_stats(values);
+  if (s.median == 0) return 0;
+  return 1.4826 * s.mad / std::fabs(s.median);
+}
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::NoChange:
+      return "no change";
+    case Verdict::Regression:
+      return "regression";
+    case Verdict::Improvement:
+      return "improvement";
+    case Verdict::Noisy:
+      return "noisy";
+    case Verdict::Changed:
+      return "changed";
+  }
+  return "unknown";  // unreachable for a valid enum value
+}
+
+Direction direction_from(const std::string& s) {
+  if (s == "lower") return Direction::Lower;
+  if (s == "higher") return Direction::Higher;
+  return Direction::None;
+}
+
+Verdict decide(double change, double threshold, double noise_floor, double p, double alpha, Direction d) {
+  // A NaN change means the comparison could not be computed: never claim a direction.
+  if (std::isnan(change)) return Verdict::Noisy;
+  const double size = std::fabs(change);
+  // The threshold is checked first: a change the user declared too small to
+  // matter is NoChange even when the noise floor is larger still.
+  if (size <= threshold) return Verdict::NoChange;
+  // Written as !(p < alpha) so that a NaN p counts as not significant.
+  if (size <= noise_floor || !(p < alpha)) return Verdict::Noisy;
+  if (d == Direction::None) return Verdict::Changed;
+  const bool bad = (d == Direction::Lower && change > 0) || (d == Direction::Higher && change < 0);
+  return bad ? Verdict::Regression : Verdict::Improvement;
+}
+
+}  // namespace mh::compare

@@ -1,0 +1,235 @@
+// RSS curve metrics (see curve.h).
+#include "core/curve.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace mh {
+
+namespace {
+
+constexpr double kMbPerKb = 1024.0 / 1e6;
+
+// The RSS (or anonymous RSS) curve as (t_ms, kB) points in time order, read
+// linearly between samples.
+class Curve {
+ public:
+  Curve(const std::vector<Sample>& samples, int64_t Sample::*column) {
+    for (const auto& s : samples) points_.push_back({s.t_ms, double(s.*column)});
+    std::stable_sort(points_.begin(), points_.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
+  }
+  bool empty() const { return points_.empty(); }
+  double first_t() const { return points_.front().t; }
+  double last_t() const { return points_.back().t; }
+  double last_value() const { return points_.back().v; }
+
+  double at(double t) const {
+    if (t <= points_.front().t) return points_.front().v;
+    if (t >= points_.back().t) return points_.back().v;
+    auto hi = std::lower_bound(points_.begin(), points_.end(), t, [](const Point& p, double x) { return p.t < x; });
+    auto lo = hi - 1;
+    if (hi->t == lo->t) return hi->v;
+    return lo->v + (hi->v - lo->v) * (t - lo->t) / (hi->t - lo->t);
+  }
+
+  // Integral over [t0, t1] in kB*ms, the trapezoid rule between samples.
+  double area(double t0, double t1) const {
+    t0 = std::max(t0, first_t());
+    t1 = std::min(t1, last_t());
+    if (t1 <= t0) return 0;
+    double sum = 0, prev_t = t0, prev_v = at(t0);
+    for (const auto& p : points_) {
+      if (p.t <= t0) continue;
+      if (p.t >= t1) break;
+      sum += (prev_v + p.v) / 2 * (p.t - prev_t);
+      prev_t = p.t;
+      prev_v = p.v;
+    }
+    sum += (prev_v + at(t1)) / 2 * (t1 - prev_t);
+    return sum;
+  }
+
+  double max(double t0, double t1) const {
+    double m = std::max(at(t0), at(t1));
+    for (const auto& p : points_)
+      if (p.t >= t0 && p.t <= t1) m = std::max(m, p.v);
+    return m;
+  }
+
+  // The first time at or after t0 the curve is at or below `level`, read
+  // linearly between the two samples around the crossing; nullopt if never.
+  std::optional<double> first_at_or_below(double t0, double level) const {
+    double prev_t = t0, prev_v = at(t0);
+    if (prev_v <= level) return t0;
+    for (const auto& p : points_) {
+      if (p.t <= t0) continue;
+      if (p.v <= level) return prev_t + (p.t - prev_t) * (prev_v - level) / (prev_v - p.v);
+      prev_t = p.t;
+      prev_v = p.v;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Point {
+    double t, v;
+  };
+  std::vector<Point> points_;
+};
+
+// MB*s to a thousandth; times to 0.01 ms.
+double mb_s(double kb_ms) { return std::round(kb_ms * kMbPerKb) / 1000; }
+double round_ms(double v) { return std::round(v * 100) / 100; }
+std::string mb(double kb) { return fmt::format("{:.1f} MB", kb * kMbPerKb); }
+
+Maybe value(double v) { return Maybe{v, ""}; }
+Maybe none(std::string why) { return Maybe{std::nullopt, std::move(why)}; }
+
+struct After {
+  std::string mark;   // chosen, "" when none
+  std::string chosen_by;  // --after, the workload, the last mark
+  std::string why_none;   // when no mark could be used
+  const Mark* at = nullptr;
+};
+
+After choose_after(const std::vector<Mark>& marks, const std::string& asked, const std::string& declared) {
+  After a;
+  if (!asked.empty()) a.mark = asked, a.chosen_by = "--after";
+  else if (!declared.empty()) a.mark = declared, a.chosen_by = "the workload's idle mark";
+  else if (!marks.empty()) a.mark = marks.back().name, a.chosen_by = "the last mark";
+  if (a.mark.empty()) {
+    a.why_none = "the run has no marks to measure after";
+    return a;
+  }
+  for (const auto& m : marks)
+    if (m.name == a.mark) {
+      a.at = &m;
+      return a;
+    }
+  std::string names;
+  for (const auto& m : marks) names += (names.empty() ? "" : ", ") + m.name;
+  a.why_none = fmt::format("no mark '{}' ({}) in this run; its marks: {}", a.mark, a.chosen_by,
+                           names.empty() ? "none" : names);
+  return a;
+}
+
+}  // namespace
+
+std::vector<std::string> phase_names(const std::vector<Mark>& marks) {
+  std::vector<std::string> out = {"launch"};
+  std::map<std::string, int> seen;
+  for (const auto& m : marks) {
+    if (out.size() == kMaxPhases) break;
+    const int n = ++seen[m.name];
+    out.push_back(n == 1 ? m.name : fmt::format("{}#{}", m.name, n));
+  }
+  return out;
+}
+
+void compute_curve(RunRecord& rec, const std::string& asked, const std::string& declared) {
+  rec.curve.clear();
+  rec.curve_info = Json::object();
+  auto put = [&](const std::string& name, Maybe m) { rec.curve.push_back({name, std::move(m)}); };
+  const Curve rss(rec.samples, &Sample::rss_kb), anon(rec.samples, &Sample::anon_kb);
+  const After after = choose_after(rec.marks, asked, declared);
+  std::string unusable;
+  if (rss.empty()) unusable = "no sample of the process could be read";
+  else if (rec.sampler.unreadable.count("rss_kb")) unusable = "RSS could not be read: " + rec.sampler.unreadable.at("rss_kb");
+
+  // The whole run.
+  put("rss_area_mb_s", unusable.empty() ? value(mb_s(rss.area(rss.first_t(), rss.last_t()))) : none(unusable));
+
+  // After the mark.
+  Json after_info = {{"mark", after.mark}, {"chosen_by", after.chosen_by}};
+  const std::string no_after = !unusable.empty() ? unusable : after.at ? "" : after.why_none;
+  if (!no_after.empty()) after_info["reason"] = no_after;
+  const double t_mark = after.at ? after.at->t_ms : 0;
+  // The level memory comes back to: the "start" mark's RSS when the run has one
+  // before the mark, else the first sample's.
+  double start_kb = 0;
+  std::string start_from = "the first sample";
+  if (no_after.empty()) {
+    start_kb = rss.at(rss.first_t());
+    for (const auto& m : rec.marks) {
+      if (&m == after.at) break;
+      if (m.name == "start") {
+        start_kb = double(m.sample.rss_kb);
+        start_from = "the start mark";
+        break;
+      }
+    }
+    after_info["t_ms"] = round_ms(t_mark);
+    after_info["start_kb"] = start_kb;
+    after_info["start_from"] = start_from;
+    after_info["rss_at_mark_kb"] = after.at->sample.rss_kb;
+  }
+  for (const auto& off : kAfterOffsets)
+    for (auto [column, curve] : {std::pair{"rss", &rss}, std::pair{"anon", &anon}}) {
+      const std::string name = fmt::format("after.{}_{}_kb", column, off.suffix);
+      if (!no_after.empty()) put(name, none(no_after));
+      else if (t_mark + off.ms > curve->last_t())
+        put(name, none(fmt::format("the run ended {:.0f} ms after the mark '{}'", curve->last_t() - t_mark, after.mark)));
+      else put(name, value(std::round(curve->at(t_mark + off.ms))));
+    }
+  for (auto [name, fraction, said] :
+       {std::tuple{"after.ms_to_half", 0.5, "half"}, std::tuple{"after.ms_to_90pct", 0.9, "90%"}}) {
+    if (!no_after.empty()) {
+      put(name, none(no_after));
+      continue;
+    }
+    const double level = double(after.at->sample.rss_kb);
+    const double above = level - start_kb;
+    if (above <= 0) {
+      put(name, value(0));  // nothing above the start to give back
+      continue;
+    }
+    const double target = level - fraction * above;
+    if (auto t = rss.first_at_or_below(t_mark, target))
+      put(name, value(round_ms(*t - t_mark)));
+    else
+      put(name, none(fmt::format("RSS never came down to {} ({} of the {} above the start, {} from {}) in the {:.0f} ms "
+                                 "after the mark '{}'; it was {} at the last sample",
+                                 mb(target), said, mb(above), mb(start_kb), start_from, rss.last_t() - t_mark,
+                                 after.mark, mb(rss.last_value()))));
+  }
+  put("after.area_mb_s", no_after.empty() ? value(mb_s(rss.area(t_mark, rss.last_t()))) : none(no_after));
+  rec.curve_info["after"] = after_info;
+
+  // Phases: launch to the first mark, then from each mark to the next (the last
+  // to the last sample).
+  if (!unusable.empty()) return;
+  const auto names = phase_names(rec.marks);
+  Json phases = Json::array();
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Mark* open = i == 0 ? nullptr : &rec.marks[i - 1];
+    const Mark* close = i + 1 < names.size() ? &rec.marks[i] : nullptr;  // the last phase runs to the end
+    const double t0 = open ? open->t_ms : rss.first_t(), t1 = close ? close->t_ms : rss.last_t();
+    const std::string prefix = "phase." + names[i] + ".";
+    put(prefix + "area_mb_s", value(mb_s(rss.area(t0, t1))));
+    // The kernel's peak when VmHWM was reset at the opening mark (or the phase
+    // is the first) and read at the closing one; the sampled maximum otherwise.
+    double peak = rss.max(t0, t1);
+    if (close) peak = std::max(peak, double(close->sample.rss_kb));
+    std::string peak_from = "sampled maximum";
+    if (close && close->hwm_kb && (!open || open->hwm_reset)) {
+      peak = std::max(peak, double(*close->hwm_kb));
+      peak_from = "VmHWM";
+    }
+    put(prefix + "peak_rss_kb", value(peak));
+    const int64_t faults0 = open ? open->sample.minflt : 0, faults1 = close ? close->sample.minflt : rec.minflt;
+    put(prefix + "minflt", value(double(std::max<int64_t>(0, faults1 - faults0))));
+    phases.push_back(Json{{"name", names[i]},
+                          {"start_ms", round_ms(t0)},
+                          {"end_ms", round_ms(t1)},
+                          {"peak_from", peak_from}});
+  }
+  rec.curve_info["phases"] = phases;
+  if (rec.marks.size() + 1 > kMaxPhases)
+    rec.curve_info["phases_note"] =
+        fmt::format("{} marks; the last phase runs from mark {} to the end", rec.marks.size(), kMaxPhases - 1);
+}
+
+}  // namespace mh

@@ -1,0 +1,87 @@
+// The metric registry: every metric the harness computes, declared once, with
+// its unit, which way is better, its default comparison rule, a line of
+// description and its scope. The summary, the report writer and reader, the
+// tables, the markdown and CSV exports, the comparison's defaults and the
+// manifest the plots read all derive from this list; ci/thresholds.json keeps
+// only overrides. Workloads declare their own metrics (workload.*) the same
+// way in their --describe. Pure data and lookups; any thread.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/record.h"
+
+namespace mh {
+
+// run: one value per run; phase: one per phase between two marks (the name is
+// a pattern, "phase.*.area_mb_s", the '*' the phase's name); after: one per run,
+// measured from the mark --after names.
+enum class MetricScope { Run, Phase, After };
+const char* scope_name(MetricScope s);
+
+struct MetricSpec {
+  const char* name;    // as in reports; a pattern with '*' for a family
+  const char* unit;    // of the stored value: KiB, ms, faults, switches, MB*s
+  const char* better;  // lower, higher, none
+  double threshold;    // relative change a comparison tolerates
+  double min_delta;    // absolute difference of medians that is no change
+  const char* about;
+  MetricScope scope;
+  const char* title;  // column title in the run summary ("" when not a column)
+  // The value of a run metric kept in the record's fields; null for the curve
+  // metrics, whose values are in RunRecord::curve.
+  std::optional<double> (*get)(const RunRecord&);
+  // Stores a value read back from a report into the record's field; null for
+  // the derived ones (cpu_ms) and the curve metrics.
+  void (*set)(RunRecord&, double);
+};
+
+// In report order: the run metrics, then the curve metrics.
+const std::vector<MetricSpec>& metric_registry();
+// The entry that names `metric` (a family's pattern matches its members);
+// nullptr for workload.* and perf.* metrics and for unknown names.
+const MetricSpec* find_metric(const std::string& metric);
+
+// The value of any metric of a run: a registry metric, "workload.NAME" or
+// "perf.NAME"; nullopt when the run has none (or it is null).
+std::optional<double> metric_value(const RunRecord& r, const std::string& metric);
+// Why a run has no value of `metric` ("" when it has one or no reason is known).
+std::string metric_reason(const RunRecord& r, const std::string& metric);
+
+// A metric a workload declares (its --describe "metrics").
+struct DeclaredMetric {
+  std::string unit, better, about;
+};
+// By workload name, then by metric name without the "workload." prefix.
+using DeclaredMetrics = std::map<std::string, std::map<std::string, DeclaredMetric>>;
+
+// How a unit is shown: one convention everywhere (tables, markdown, CSV,
+// plots): memory in MB = 10^6 bytes, areas in MB*s, the rest as stored.
+struct DisplayUnit {
+  std::string unit;  // "MB", "MB*s", "ms", ... ("" for a plain count)
+  double scale;      // multiply the stored value by this
+};
+DisplayUnit display_unit(const std::string& stored_unit);
+inline constexpr const char* kUnitConvention = "MB = 10^6 bytes";
+
+// The unit and direction of any metric: the registry's, a workload's
+// declaration, or perf's (counts, informational). Empty unit when unknown.
+struct MetricInfo {
+  std::string unit, better, about, scope;
+};
+MetricInfo metric_info(const std::string& metric, const std::string& workload, const DeclaredMetrics& declared);
+
+// The "metrics" manifest of a report: every registry entry, every declared
+// workload metric, the perf counters of `runs` and the sampled columns
+// ("samples.rss_kb", scope "sample"), each with unit, display unit and scale,
+// direction, default rule, scope and description, and a title where a table
+// or plot has one.
+Json metric_manifest(const std::vector<RunRecord>& runs, const DeclaredMetrics& declared);
+// Declared workload metrics read back from a manifest (a report written by
+// metric_manifest), for comparing reports without the workloads at hand.
+DeclaredMetrics declared_from_manifest(const Json& manifest, const std::vector<RunRecord>& runs);
+
+}  // namespace mh

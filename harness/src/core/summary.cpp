@@ -1,0 +1,62 @@
+// Run metrics and summaries (see summary.h). Pure functions.
+#include "core/summary.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "core/metrics.h"
+
+namespace mh {
+
+const stats::Summary* SummaryRow::find(const std::string& metric) const {
+  for (const auto& [name, s] : metrics)
+    if (name == metric) return &s;
+  return nullptr;
+}
+
+std::vector<SummaryRow> summarize_runs(const std::vector<RunRecord>& runs) {
+  std::vector<SummaryRow> rows;
+  // A row per workload, allocator and role; the same pin in two roles (A/A') stays apart.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, std::vector<const RunRecord*>> groups;
+  for (const auto& r : runs) {
+    Key key{r.workload, r.allocator.name, r.role};
+    if (!groups.count(key)) {
+      SummaryRow row;
+      row.workload = r.workload;
+      row.allocator = r.allocator.name;
+      row.role = r.role;
+      rows.push_back(std::move(row));
+    }
+    groups[key].push_back(&r);
+  }
+  for (auto& row : rows) {
+    const auto& members = groups[{row.workload, row.allocator, row.role}];
+    row.runs_total = members.size();
+    // Metric name -> values of the ok runs, in first-seen order.
+    std::vector<std::pair<std::string, std::vector<double>>> values;
+    auto add = [&](const std::string& name, std::optional<double> v) {
+      auto it = std::find_if(values.begin(), values.end(), [&](auto& p) { return p.first == name; });
+      if (it == values.end()) {
+        values.push_back({name, {}});
+        it = values.end() - 1;
+      }
+      if (v) it->second.push_back(*v);
+    };
+    for (const RunRecord* r : members) {
+      if (r->status != Status::Ok) continue;
+      ++row.runs_ok;
+      for (const auto& spec : metric_registry())
+        if (spec.get) add(spec.name, spec.get(*r));
+      for (const auto& [name, m] : r->curve) add(name, m.value);
+      for (const auto& [name, m] : r->workload_metrics) add("workload." + name, m.value);
+      for (const auto& [name, m] : r->perf) add("perf." + name, m.value);
+    }
+    for (auto& [name, v] : values)
+      if (auto s = stats::summarize(v)) row.metrics.push_back({name, *s});
+  }
+  return rows;
+}
+
+}  // namespace mh

@@ -1,0 +1,281 @@
+// Pins files and allocator builds from repositories (see pins.h).
+#include "inputs/pins.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/record.h"
+#include "sys/spawn.h"
+
+namespace mh {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kFamilies[] = {"jemalloc", "mimalloc", "tcmalloc", "scav", "none"};
+
+std::string tail(const std::string& s, size_t n = 2000) { return s.size() > n ? s.substr(s.size() - n) : s; }
+
+// The first line of a git answer.
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+Captured git(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/git"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_capture(argv, kGitTimeoutS);
+}
+
+// execvp's lookup for a build step's program.
+std::string in_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+std::string substitute(std::string s, const std::map<std::string, std::string>& vars) {
+  for (const auto& [key, value] : vars)
+    for (size_t at; (at = s.find(key)) != std::string::npos;) s.replace(at, key.size(), value);
+  return s;
+}
+
+// FNV-1a: a stable short name for a build recipe.
+std::string recipe_key(const RepoPin& pin) {
+  const std::string text = Json{pin.build, pin.library, pin.family}.dump();
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{:08x}", uint32_t(h ^ (h >> 32)));
+}
+
+std::optional<RepoPin> read_repo_pin(const std::string& name, const Json& j, const std::string& where,
+                                     std::string& error) {
+  RepoPin p;
+  p.name = name;
+  auto text = [&](const char* key, std::string& out) {
+    if (!j.contains(key) || !j[key].is_string() || j[key].get<std::string>().empty()) {
+      error = where + ": \"" + key + "\" must be a non-empty string";
+      return false;
+    }
+    out = j[key].get<std::string>();
+    return true;
+  };
+  if (!text("repository", p.repository) || !text("library", p.library) || !text("family", p.family))
+    return std::nullopt;
+  if (std::find(std::begin(kFamilies), std::end(kFamilies), p.family) == std::end(kFamilies)) {
+    error = where + ": unknown family '" + p.family + "'; valid: jemalloc, mimalloc, tcmalloc, scav, none";
+    return std::nullopt;
+  }
+  const Json build = j.value("build", Json());
+  if (!build.is_array() || build.empty()) {
+    error = where + ": \"build\" must be a list of commands, each a list of strings";
+    return std::nullopt;
+  }
+  for (const auto& step : build) {
+    std::vector<std::string> argv;
+    if (step.is_array())
+      for (const auto& a : step)
+        if (a.is_string()) argv.push_back(a.get<std::string>());
+    if (argv.empty() || argv.size() != step.size()) {
+      error = where + ": \"build\" step " + step.dump() + " is not a non-empty list of strings";
+      return std::nullopt;
+    }
+    p.build.push_back(std::move(argv));
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<PinsFile> load_pins(const std::string& path, std::string& error) {
+  PinsFile out;
+  std::ifstream in(path);
+  if (!in) return out;  // no pins file: no names
+  Json j = Json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = "the pins file " + path + " is not JSON";
+    return std::nullopt;
+  }
+  const Json pins = j.value("pins", Json::object());
+  for (const auto& [name, v] : pins.items()) {
+    if (v.is_string()) {
+      out.specs[name] = v.get<std::string>();
+    } else if (v.is_object()) {
+      auto p = read_repo_pin(name, v, path + ": pin '" + name + "'", error);
+      if (!p) return std::nullopt;
+      out.repos[name] = std::move(*p);
+    } else {
+      error = path + ": pin '" + name + "' must be an allocator spec (a string) or a repository (an object)";
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+std::optional<PinRevision> parse_pin_revision(const std::string& text) {
+  const auto at = text.find('@');
+  if (at == std::string::npos || at == 0) return std::nullopt;
+  // NAME=/path@x is a library path, not a revision.
+  if (text.find('=') != std::string::npos && text.find('=') < at) return std::nullopt;
+  PinRevision p;
+  p.name = text.substr(0, at);
+  std::string rest = text.substr(at + 1);
+  const auto colon = rest.find(':');
+  p.rev = rest.substr(0, colon);
+  if (colon != std::string::npos) p.options = rest.substr(colon + 1);
+  if (p.rev.empty()) return std::nullopt;
+  return p;
+}
+
+std::optional<std::string> resolve_commit(const std::string& repo, const std::string& rev, std::string& error) {
+  auto r = git({"-C", repo, "rev-parse", "--verify", "--quiet", rev + "^{commit}"});
+  if (r.timed_out) {
+    error = "git rev-parse in " + repo + " did not finish within " + std::to_string(int(kGitTimeoutS)) + " s";
+    return std::nullopt;
+  }
+  if (r.exit_code != 0) {
+    error = "unknown revision '" + rev + "' in " + repo;
+    return std::nullopt;
+  }
+  return first_line(r.out);
+}
+
+std::optional<std::string> pin_repository(const RepoPin& pin, const PinPaths& paths, const std::string& rev,
+                                          std::string& error) {
+  if (pin.repository == "{memharness}") return paths.memharness_source;
+  std::error_code ec;
+  if (fs::is_directory(pin.repository, ec)) return fs::absolute(pin.repository).lexically_normal().string();
+  // A URL: a mirror of it in the cache, fetched again when it lacks the revision.
+  const std::string mirror = (fs::path(paths.cache) / "repos" / (pin.name + ".git")).string();
+  if (!fs::exists(mirror)) {
+    fs::create_directories(fs::path(mirror).parent_path(), ec);
+    std::cerr << "harness: cloning " << pin.repository << " for pin " << pin.name << "\n";
+    auto c = git({"clone", "--quiet", "--mirror", pin.repository, mirror});
+    if (c.exit_code != 0) {
+      fs::remove_all(mirror, ec);
+      error = "pin '" + pin.name + "': cannot clone " + pin.repository +
+              (c.timed_out ? ": it did not finish within " + std::to_string(int(kGitTimeoutS)) + " s"
+                           : ": " + tail(c.err, 500));
+      return std::nullopt;
+    }
+  } else if (std::string ignored; !resolve_commit(mirror, rev, ignored)) {
+    git({"-C", mirror, "remote", "update", "--prune"});
+  }
+  return mirror;
+}
+
+std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, const PinPaths& paths,
+                                  std::string& error) {
+  auto repo = pin_repository(pin, paths, rev, error);
+  if (!repo) return std::nullopt;
+  auto sha = resolve_commit(*repo, rev, error);
+  if (!sha) {
+    error = "pin '" + pin.name + "': " + error;
+    return std::nullopt;
+  }
+  BuiltPin out;
+  out.commit = *sha;
+  const fs::path dir = fs::path(paths.cache) / (pin.name + "-" + sha->substr(0, 12) + "-" + recipe_key(pin));
+  out.dir = dir.string();
+  const fs::path build_dir = dir / "build", source = dir / "src", log_path = dir / "build.log";
+  const fs::path lib = build_dir / pin.library;
+  out.library = lib.lexically_normal().string();
+  if (fs::exists(dir / "built") && fs::exists(lib)) return out;
+
+  // Built from scratch: a folder without the stamp is a build that failed or
+  // was stopped.
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(source, ec);
+  fs::create_directories(build_dir, ec);
+  std::ofstream log(log_path);
+  std::cerr << "harness: building " << pin.name << " at " << sha->substr(0, 12) << " into " << dir.string()
+            << " (log: " << log_path.string() << ")\n";
+  const std::string tar = (dir / "src.tar").string();
+  auto archive = git({"-C", *repo, "archive", "--format=tar", "-o", tar, *sha});
+  auto untar = archive.exit_code == 0 ? run_capture({"/bin/tar", "-xf", tar, "-C", source.string()}, kGitTimeoutS)
+                                      : archive;
+  fs::remove(tar, ec);
+  if (untar.exit_code != 0) {
+    log << archive.err << untar.err;
+    error = "pin '" + pin.name + "': cannot extract " + sha->substr(0, 12) + " of " + *repo + ": " + tail(untar.err, 500);
+    return std::nullopt;
+  }
+  const std::map<std::string, std::string> vars = {
+      {"{source}", source.string()},
+      {"{build}", build_dir.string()},
+      {"{jobs}", std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))}};
+  for (const auto& step : pin.build) {
+    std::vector<std::string> argv;
+    for (const auto& a : step) argv.push_back(substitute(a, vars));
+    std::string shown;
+    for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
+    log << "$ " << shown << "\n";
+    const std::string program = in_path(argv[0]);
+    if (program.empty()) {
+      log << argv[0] << ": not found in PATH\n";
+      error = fmt::format("building pin '{}' at {} failed: '{}' is not found in PATH; the log is {}", pin.name,
+                          sha->substr(0, 12), argv[0], log_path.string());
+      return std::nullopt;
+    }
+    argv[0] = program;
+    auto r = run_capture(argv, kBuildTimeoutS);
+    log << r.out << r.err;
+    log.flush();
+    if (r.exit_code != 0) {
+      error = fmt::format("building pin '{}' at {} failed: `{}` {}; the log is {}", pin.name, sha->substr(0, 12), shown,
+                          r.timed_out ? fmt::format("did not finish within {} s", int(kBuildTimeoutS))
+                                      : fmt::format("exited with status {}", r.exit_code),
+                          log_path.string());
+      return std::nullopt;
+    }
+  }
+  if (!fs::exists(lib)) {
+    error = fmt::format("building pin '{}' at {} made no {} (the pin's \"library\", under {}); the log is {}", pin.name,
+                        sha->substr(0, 12), pin.library, build_dir.string(), log_path.string());
+    return std::nullopt;
+  }
+  std::ofstream(dir / "built") << *sha << "\n";
+  return out;
+}
+
+std::optional<std::vector<std::string>> commits_between(const std::string& repo, const std::string& good,
+                                                        const std::string& bad, bool first_parent,
+                                                        std::string& error) {
+  auto ancestor = git({"-C", repo, "merge-base", "--is-ancestor", good, bad});
+  if (ancestor.exit_code != 0) {
+    error = "the good revision " + good.substr(0, 12) + " is not an ancestor of the bad one " + bad.substr(0, 12);
+    return std::nullopt;
+  }
+  std::vector<std::string> args = {"-C", repo, "rev-list", "--reverse"};
+  if (first_parent) args.push_back("--first-parent");
+  args.push_back(good + ".." + bad);
+  auto r = git(args);
+  if (r.exit_code != 0) {
+    error = "git rev-list in " + repo + " failed: " + tail(r.err, 500);
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+std::string commit_subject(const std::string& repo, const std::string& commit) {
+  auto r = git({"-C", repo, "log", "-1", "--format=%s", commit});
+  return r.exit_code == 0 ? first_line(r.out) : "";
+}
+
+}  // namespace mh

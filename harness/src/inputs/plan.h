@@ -1,0 +1,69 @@
+// What to run: jobs (a workload with its parameters), arms (an allocator in a
+// role), and the interleaved order of runs. Also suites and shards. Pure
+// functions except load_suite, which reads a file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inputs/allocators.h"
+#include "inputs/program.h"
+#include "core/record.h"
+#include "inputs/workloads.h"
+
+namespace mh {
+
+struct Job {
+  WorkloadInfo workload;
+  std::vector<std::string> args;  // as given, passed to the workload
+  Json params;                    // resolved by the workload's own declaration
+  std::optional<Program> program;  // set for any program (harness -- PROGRAM ARGS)
+};
+
+struct Arm {
+  AllocatorSpec allocator;
+  std::string role;  // "" for a plain run; baseline, candidate, baseline-again in a comparison
+};
+
+struct PlannedRun {
+  size_t job = 0, arm = 0;
+  int repetition = 1;  // 1-based round
+};
+
+// Takes out of `plan` the runs of a program under an allocator family it
+// declares it cannot run under (Program::not_under); returns what was left out,
+// one {"workload", "allocator", "why"} per job and arm.
+Json leave_out_unsupported(const std::vector<Job>& jobs, const std::vector<Arm>& arms, std::vector<PlannedRun>& plan);
+
+// Round by round, job by job, every arm once: A B C, A B C, ... With a seed, the
+// order of the arms is shuffled in each round and job (recorded in the report).
+std::vector<PlannedRun> interleave(size_t jobs, size_t arms, int rounds, std::optional<uint64_t> shuffle_seed);
+
+struct SuiteEntry {
+  std::string workload;
+  std::vector<std::string> args;
+  Json command;  // a program's entry ({"command": [...], "name": ...}, program.h); null for a workload
+  // What its results are called: the workload's name unless the entry names
+  // itself (a suite that runs a workload twice must, to keep them apart).
+  std::string name = "";
+};
+// Reads suite `name` from a suites file ({"suites": {"quick": {"about": ..., "runs": [...]}}}).
+// On error returns nullopt with a message naming the bad value and the valid ones.
+std::optional<std::vector<SuiteEntry>> load_suite(const std::string& path, const std::string& name, std::string& error);
+
+struct Shard {
+  int index = 1, count = 1;  // 1-based: "2/4" is the second of four
+};
+std::optional<Shard> parse_shard(const std::string& text, std::string& error);
+// The entries of shard i of n: every n-th, starting at the i-th.
+template <class T>
+std::vector<T> select_shard(const std::vector<T>& all, Shard s) {
+  std::vector<T> out;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (int(i % size_t(s.count)) == s.index - 1) out.push_back(all[i]);
+  return out;
+}
+
+}  // namespace mh

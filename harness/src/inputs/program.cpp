@@ -1,0 +1,372 @@
+// Programs as workloads: resolution and checks (see program.h).
+#include "inputs/program.h"
+
+#include "inputs/allocators.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <set>
+
+namespace mh {
+
+namespace {
+
+const std::set<std::string>& known_keys() {
+  static const std::set<std::string> k = {"command",   "name",       "cwd",           "env",        "stdin",
+                                          "expect_exit", "mark_on_output", "mark_at", "load",       "ready",
+                                          "ready_port", "ready_timeout", "idle",       "stop_grace", "load_metric",
+                                          "tree",      "setup",      "not_under"};
+  return k;
+}
+
+std::string join(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+bool string_list(const Json& j, const char* key, std::vector<std::string>& out, std::string& error) {
+  if (!j.contains(key)) return true;
+  const Json& v = j[key];
+  if (!v.is_array()) {
+    error = std::string(key) + " must be a list of strings, not " + v.dump();
+    return false;
+  }
+  for (const auto& e : v) {
+    if (!e.is_string()) {
+      error = std::string(key) + " must be a list of strings; " + e.dump() + " is not a string";
+      return false;
+    }
+    out.push_back(e.get<std::string>());
+  }
+  return true;
+}
+
+bool number(const Json& j, const char* key, double min, double max, double& out, std::string& error) {
+  if (!j.contains(key)) return true;
+  const Json& v = j[key];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min || v.get<double>() > max) {
+    error = std::string(key) + " " + v.dump() + " is not a number from " + std::to_string(int64_t(min)) + " to " +
+            std::to_string(int64_t(max));
+    return false;
+  }
+  out = v.get<double>();
+  return true;
+}
+
+bool compiles(const std::string& regex, const std::string& what, std::string& error) {
+  try {
+    std::regex r(regex, std::regex::extended);
+  } catch (const std::regex_error& e) {
+    error = what + " '" + regex + "' is not a POSIX extended regular expression (" + e.what() + ")";
+    return false;
+  }
+  return true;
+}
+
+bool is_mark_name(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+// "TEXT[=NAME]": NAME after the last '=' when it is a mark name (letters,
+// digits, - _ .), else the whole text.
+std::pair<std::string, std::string> with_name(const std::string& text) {
+  auto eq = text.rfind('=');
+  if (eq != std::string::npos && is_mark_name(text.substr(eq + 1))) return {text.substr(0, eq), text.substr(eq + 1)};
+  return {text, ""};
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st{};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+// The program and its checks: found (exit 2 otherwise, naming it).
+bool resolve(const std::string& name, const char* what, std::string& path, std::string& error) {
+  const char* p = std::getenv("PATH");
+  path = find_in_path(name, p ? p : "/usr/local/bin:/usr/bin:/bin");
+  if (path.empty()) {
+    error = std::string(what) + " '" + name + "' not found" +
+            (name.find('/') != std::string::npos ? " (or not an executable file)" : " in PATH");
+    return false;
+  }
+  return true;
+}
+
+// A second command given as one string ("PROGRAM ARGS", split like shell
+// words): its argv and where its program is, when `key` is there.
+bool command_words(const Json& j, const char* key, const char* what, std::vector<std::string>& argv,
+                   std::string& path, std::string& error) {
+  const std::string text = j.value(key, "");
+  if (text.empty()) return true;
+  auto words = split_words(text);
+  if (!words || words->empty()) {
+    error = std::string("--") + key + " '" + text + "' is not a command (an open quote?)";
+    return false;
+  }
+  argv = *words;
+  return resolve(argv[0], what, path, error);
+}
+
+}  // namespace
+
+std::string find_in_path(const std::string& name, const std::string& path_variable) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) return is_executable_file(name) ? name : "";
+  size_t pos = 0;
+  while (pos <= path_variable.size()) {
+    size_t colon = path_variable.find(':', pos);
+    if (colon == std::string::npos) colon = path_variable.size();
+    std::string dir = path_variable.substr(pos, colon - pos);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (is_executable_file(candidate)) return candidate;
+    pos = colon + 1;
+  }
+  return "";
+}
+
+std::optional<std::vector<std::string>> split_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < text.size()) word += text[++i];
+      else word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < text.size()) {
+      word += text[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote) return std::nullopt;
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+std::string preload_obstacle(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";  // the exec will say what is wrong
+  struct stat st{};
+  fstat(fd, &st);
+  char head[256] = {};
+  ssize_t n = pread(fd, head, sizeof head - 1, 0);
+  std::string secure;
+  if ((st.st_mode & S_ISUID) && st.st_uid != geteuid()) secure = "setuid";
+  else if ((st.st_mode & S_ISGID) && st.st_gid != getegid()) secure = "setgid";
+  if (!secure.empty()) {
+    ::close(fd);
+    return path + " is " + secure + ": the loader runs it in secure mode and ignores LD_PRELOAD, so the allocator "
+                  "under test would not be the one serving malloc";
+  }
+  if (n > 2 && head[0] == '#' && head[1] == '!') {
+    ::close(fd);
+    std::string line(head + 2, strcspn(head + 2, "\n"));
+    auto words = split_words(line);
+    if (!words || words->empty()) return "";
+    return preload_obstacle((*words)[0]);
+  }
+  Elf64_Ehdr h{};
+  bool elf = pread(fd, &h, sizeof h, 0) == ssize_t(sizeof h) && std::memcmp(h.e_ident, ELFMAG, SELFMAG) == 0 &&
+             h.e_ident[EI_CLASS] == ELFCLASS64;
+  bool interp = false;
+  for (int i = 0; elf && i < h.e_phnum && !interp; ++i) {
+    Elf64_Phdr ph{};
+    if (pread(fd, &ph, sizeof ph, off_t(h.e_phoff + uint64_t(i) * h.e_phentsize)) == ssize_t(sizeof ph))
+      interp = ph.p_type == PT_INTERP;
+  }
+  ::close(fd);
+  if (elf && !interp)
+    return path + " is a static binary (no PT_INTERP: no dynamic loader runs, so LD_PRELOAD has no effect and which "
+                  "malloc it uses cannot be checked)";
+  return "";
+}
+
+std::optional<Program> program_from_json(const Json& j, std::string& error) {
+  if (!j.is_object()) {
+    error = "a command entry must be an object, not " + j.dump();
+    return std::nullopt;
+  }
+  for (const auto& [key, v] : j.items())
+    if (!known_keys().count(key)) {
+      error = "unknown key '" + key + "' in a command entry; valid: " + join(known_keys());
+      return std::nullopt;
+    }
+  Program p;
+  if (!string_list(j, "command", p.argv, error)) return std::nullopt;
+  if (p.argv.empty() || p.argv[0].empty()) {
+    error = "no program given: harness [OPTIONS] -- PROGRAM [ARGS...]";
+    return std::nullopt;
+  }
+  if (!resolve(p.argv[0], "program", p.path, error)) return std::nullopt;
+  p.name = j.value("name", std::filesystem::path(p.argv[0]).filename().string());
+  if (!is_mark_name(p.name)) {
+    error = "--name '" + p.name + "' is not a name: use letters, digits, '-', '_' and '.'";
+    return std::nullopt;
+  }
+  p.cwd = j.value("cwd", "");
+  if (!p.cwd.empty() && !std::filesystem::is_directory(p.cwd)) {
+    error = "--cwd '" + p.cwd + "' is not a folder";
+    return std::nullopt;
+  }
+  std::vector<std::string> items;
+  if (!string_list(j, "env", items, error)) return std::nullopt;
+  for (const auto& kv : items) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      error = "--env '" + kv + "' is not KEY=VALUE";
+      return std::nullopt;
+    }
+    const std::string key = kv.substr(0, eq);
+    if (key == "LD_PRELOAD" || key.rfind("MEMHARNESS_", 0) == 0) {
+      error = "--env " + key + ": the harness sets it (the allocator is chosen with --allocator)";
+      return std::nullopt;
+    }
+    p.env.emplace_back(key, kv.substr(eq + 1));
+  }
+  p.stdin_path = j.value("stdin", "");
+  if (!p.stdin_path.empty() && access(p.stdin_path.c_str(), R_OK) != 0) {
+    error = "--stdin '" + p.stdin_path + "' cannot be read: " + std::strerror(errno);
+    return std::nullopt;
+  }
+  double d = 0;
+  if (!number(j, "expect_exit", 0, 255, d = 0, error)) return std::nullopt;
+  p.expect_exit = int(d);
+  items.clear();
+  if (!string_list(j, "mark_on_output", items, error)) return std::nullopt;
+  for (const auto& text : items) {
+    auto [regex, name] = with_name(text);
+    if (!compiles(regex, "--mark-on-output", error)) return std::nullopt;
+    p.output_marks.push_back({regex, name.empty() ? regex : name});
+  }
+  items.clear();
+  if (!string_list(j, "mark_at", items, error)) return std::nullopt;
+  for (const auto& text : items) {
+    auto [ms, name] = with_name(text);
+    char* end = nullptr;
+    double v = std::strtod(ms.c_str(), &end);
+    if (ms.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
+      error = "--mark-at '" + text + "' is not MS[=NAME] (milliseconds after the start, e.g. 500=warm)";
+      return std::nullopt;
+    }
+    p.timed_marks.push_back({v, name.empty() ? "at-" + ms + "ms" : name});
+  }
+  if (!command_words(j, "load", "load generator", p.load_argv, p.load_path, error)) return std::nullopt;
+  if (!command_words(j, "setup", "set-up program", p.setup_argv, p.setup_path, error)) return std::nullopt;
+  if (j.contains("not_under")) {
+    std::set<std::string> families;
+    for (const auto& n : builtin_allocator_names()) families.insert(n);
+    families.insert("custom");
+    const Json& v = j["not_under"];
+    if (!v.is_object()) {
+      error = "not_under must be an object of allocator families and why, not " + v.dump();
+      return std::nullopt;
+    }
+    for (const auto& [family, why] : v.items()) {
+      if (!families.count(family) || !why.is_string() || why.get<std::string>().empty()) {
+        error = "not_under: '" + family + "': " + why.dump() + " is not a family with why; families: " + join(families);
+        return std::nullopt;
+      }
+      p.not_under[family] = why.get<std::string>();
+    }
+  }
+  p.ready_regex = j.value("ready", "");
+  if (!p.ready_regex.empty() && !compiles(p.ready_regex, "--ready", error)) return std::nullopt;
+  if (!number(j, "ready_port", 1, 65535, d = 0, error)) return std::nullopt;
+  p.ready_port = int(d);
+  if (!number(j, "ready_timeout", 0.1, 86400, p.ready_timeout_s, error)) return std::nullopt;
+  if (j.contains("idle")) {
+    if (!number(j, "idle", 0, 86400, d, error)) return std::nullopt;
+    p.idle_s = d;
+  }
+  if (!number(j, "stop_grace", 0, 600, p.stop_grace_s, error)) return std::nullopt;
+  if (j.contains("tree")) {
+    if (!j["tree"].is_boolean()) {
+      error = "tree " + j["tree"].dump() + " is not true or false";
+      return std::nullopt;
+    }
+    p.tree = j["tree"].get<bool>();
+  }
+  items.clear();
+  if (!string_list(j, "load_metric", items, error)) return std::nullopt;
+  for (const auto& text : items) {
+    auto eq = text.find('=');
+    if (eq == std::string::npos || !is_mark_name(text.substr(0, eq))) {
+      error = "--load-metric '" + text + "' is not NAME=REGEX (NAME: letters, digits, - _ .)";
+      return std::nullopt;
+    }
+    LoadMetric m{text.substr(0, eq), text.substr(eq + 1)};
+    if (!compiles(m.regex, "--load-metric", error)) return std::nullopt;
+    if (std::regex(m.regex, std::regex::extended).mark_count() < 1) {
+      error = "--load-metric '" + text + "' has no capture group: the number is the first (...) group";
+      return std::nullopt;
+    }
+    p.load_metrics.push_back(m);
+  }
+  if (p.load_argv.empty() && !p.load_metrics.empty()) {
+    error = "--load-metric reads the load generator's output: give --load too";
+    return std::nullopt;
+  }
+  if (!p.load_argv.empty() && !p.waits_for_ready()) {
+    error = "--load starts once the program is ready: give --ready REGEX or --ready-port N";
+    return std::nullopt;
+  }
+  return p;
+}
+
+Json program_params(const Program& p) {
+  Json env = Json::object();
+  for (const auto& [k, v] : p.env) env[k] = v;
+  Json j{{"command", p.argv}, {"path", p.path}, {"cwd", p.cwd}, {"env", env}, {"stdin", p.stdin_path.empty() ? "/dev/null" : p.stdin_path},
+         {"expect_exit", p.expect_exit}};
+  if (!p.output_marks.empty()) {
+    Json m = Json::array();
+    for (const auto& o : p.output_marks) m.push_back(Json{{"regex", o.regex}, {"name", o.name}});
+    j["mark_on_output"] = m;
+  }
+  if (!p.timed_marks.empty()) {
+    Json m = Json::array();
+    for (const auto& t : p.timed_marks) m.push_back(Json{{"ms", t.ms}, {"name", t.name}});
+    j["mark_at"] = m;
+  }
+  if (p.waits_for_ready()) {
+    j["ready"] = p.ready_regex.empty() ? Json(nullptr) : Json(p.ready_regex);
+    j["ready_port"] = p.ready_port ? Json(p.ready_port) : Json(nullptr);
+    j["ready_timeout_s"] = p.ready_timeout_s;
+  }
+  if (!p.load_argv.empty()) j["load"] = p.load_argv;
+  if (!p.setup_argv.empty()) j["setup"] = p.setup_argv;
+  if (p.idle_s) j["idle_s"] = *p.idle_s;
+  if (!p.tree) j["tree"] = false;  // only then: the reports before --no-tree keep their keys
+  if (!p.load_metrics.empty()) {
+    Json m = Json::object();
+    for (const auto& l : p.load_metrics) m[l.name] = l.regex;
+    j["load_metric"] = m;
+  }
+  return j;
+}
+
+}  // namespace mh

@@ -1,0 +1,50 @@
+// A process tree sampled as one (prmon's way): the started program and its
+// live descendants, found through /proc/PID/task/TID/children or, where the
+// kernel has no such file (CONFIG_PROC_CHILDREN off), a scan of /proc for
+// parent pids. Each descendant's sample is added to the program's own, so a
+// compiler driver's column includes its cc1plus. Belongs to the sampling thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sys/procfs.h"
+#include "core/record.h"
+
+namespace mh::procfs {
+
+class ProcTree {
+ public:
+  // The root is sampled by the caller's own reader; this one keeps readers of
+  // its descendants only.
+  explicit ProcTree(int root_pid, const std::string& proc_root = "/proc");
+
+  // Finds the descendants as they are now: new ones get a reader, ended ones
+  // are dropped. A process that lives less than the time between two calls
+  // may be missed: its faults and CPU time still reach its parent's waited-for
+  // counts, its memory does not. So is one that leaves the tree (a daemon
+  // whose parent exits is adopted by init).
+  void discover();
+  // Adds every live descendant's columns to `s` (the root's sample). RSS and
+  // its parts are summed over processes, so a page two of them share counts
+  // twice (as in prmon's rss). Faults and CPU times include the children each
+  // one waited for (stat's c* fields). Returns how many descendants counted.
+  int add_descendants(Sample& s, bool with_smaps, bool with_status, bool with_stat);
+  // Per-thread CPU and context switches of every descendant's threads.
+  std::vector<ThreadStat> threads() const;
+  // How descendants are found: "children files" or "scan of /proc".
+  const char* how() const { return children_files_ ? "children files" : "scan of /proc"; }
+
+ private:
+  std::vector<int> children_of(int pid) const;
+  std::vector<int> descendants_by_scan() const;
+
+  int root_pid_;
+  std::string root_;
+  bool children_files_;
+  std::map<int, std::unique_ptr<ProcReader>> members_;
+};
+
+}  // namespace mh::procfs

@@ -1,0 +1,89 @@
+// The sampling loop's driver for a program run (see SamplerDriver): reads the
+// program's output line by line (marks on output, readiness), marks at fixed
+// times, starts the load generator once the program is ready, stops the
+// program after its idle time, and checks its memory map now and then. The
+// load generator is started by the harness, not by the program: it is no
+// descendant of the measured process, so neither the program's perf counters
+// (inherit) nor its wait4 rusage nor its /proc samples count it. Runner thread only.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "measure/entry_stop.h"
+#include "measure/maps_check.h"
+#include "inputs/program.h"
+#include "measure/sampler.h"
+#include "sys/spawn.h"
+
+namespace mh {
+
+// Runs the program's set-up (Program::setup_argv) in `dir` to completion,
+// within timeout_s, and records its command, wall time and exit status in
+// rec.data["setup"]. False with the reason when it did not exit 0.
+bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRecord& rec, std::string& error);
+
+class ProgramDriver : public SamplerDriver {
+ public:
+  // `output_fd`: the read end of the program's stdout+stderr (taken over).
+  ProgramDriver(const Program& p, int pid, Clock::time_point t0, int output_fd, const std::string& library);
+  ~ProgramDriver() override;
+
+  MapsWatch& maps() { return maps_; }
+  // A program left stopped at its entry: released after the first sample.
+  void hold(const EntryStop& e) { held_ = e; }
+  void first_sample_taken() override {
+    if (held_) held_->release();
+    held_.reset();
+  }
+  // Called by the sampler: see SamplerDriver.
+  std::vector<int> watch_fds() const override;
+  std::vector<std::string> step(Clock::time_point now, bool alive) override;
+  Clock::time_point next_wake() const override;
+  std::optional<SamplerEnd> end(std::string& error) const override;
+  // Once the program was reaped: stops a load generator still running, and
+  // writes the output tail, the load generator's figures and metrics and the
+  // allocator verdict into the record.
+  void finish(RunRecord& rec);
+  // The first and last 4 KiB of the program's output (an allocator complains
+  // about its options at the start).
+  std::string head() const { return head_; }
+
+ private:
+  struct Stream {
+    int fd = -1;
+    std::string partial, head, tail;
+  };
+  // Reads what is there; calls on_line for each whole line.
+  template <class F>
+  void drain(Stream& s, F on_line);
+  void start_load(Clock::time_point now, std::vector<std::string>& marks);
+  bool port_open() const;
+
+  const Program& p_;
+  int pid_;
+  Clock::time_point t0_;
+  MapsWatch maps_;
+  std::optional<EntryStop> held_;
+  Stream out_;
+  std::string head_;
+  std::vector<std::regex> output_regexes_;
+  std::optional<std::regex> ready_regex_;
+  size_t next_timed_ = 0;
+  std::vector<TimedMark> timed_;
+  bool ready_ = false;
+  Clock::time_point next_port_try_, next_maps_;
+  std::optional<Clock::time_point> stop_at_;
+  std::string error_;
+  bool stopped_ = false;
+  // The load generator.
+  std::optional<Child> load_;
+  Stream load_out_;
+  Clock::time_point load_start_;
+  Json load_record_ = Json::object();
+};
+
+}  // namespace mh

@@ -1,0 +1,56 @@
+// The runner: one run of one workload under one allocator, from spawn to the
+// finished RunRecord. Called from the main thread, one run at a time.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "inputs/allocators.h"
+#include "inputs/program.h"
+#include "core/record.h"
+#include "measure/sampler.h"
+
+namespace mh {
+
+struct RunRequest {
+  std::string workload;
+  std::string binary;             // the workload executable
+  std::vector<std::string> args;  // its parameters as the user gave them
+  Json params;                    // the resolved values, for the record
+  AllocatorSpec allocator;
+  int repetition = 0;
+  double timeout_s = 600;
+  double sample_ms = 10;
+  double smaps_ms = 0;
+  bool pass_output = false;  // the workload's output to our stderr as well
+  std::vector<std::string> declared_metrics;  // a run that lacks one of these failed
+  uint64_t memory_limit = 0;  // bytes; 0: none (see limits.h)
+  // Where the run's own temporary directory is made ("": $TMPDIR, else /tmp).
+  // The workload gets it as TMPDIR; it is removed after the run, however it ended.
+  std::string tmp_parent;
+  ProgressFn on_progress;  // called about once a second and at each mark
+  // The mark the after.* curve metrics are measured from: --after, else the
+  // workload's declared idle mark, else the last mark (curve.h).
+  std::string after_mark, declared_after;
+  // Set for any program (harness -- PROGRAM ARGS) instead of a workload binary:
+  // its argv, environment, marks and load; its allocator verified by its maps.
+  const Program* program = nullptr;
+};
+
+RunRecord run_one(const RunRequest& req);
+
+// How a run ended, as the runner saw it.
+struct RunEnd {
+  SamplerEnd how = SamplerEnd::Exited;
+  int wait_status = 0;
+  bool oom = false;         // the memory cgroup's OOM killer ended it
+  std::string error;        // the spawn or the sampler failed
+  std::string limit_note;   // said with a failure under a memory limit
+  int expected_exit = 0;    // the exit status of an ok run (--expect-exit)
+};
+
+// Decides verified and status from what the run produced (pure; tested).
+void judge(RunRecord& rec, const RunEnd& end, const std::vector<std::string>& declared_metrics = {});
+
+}  // namespace mh

@@ -1,0 +1,76 @@
+// Report context (see context.h).
+#include "report/context.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+
+#include "build_info.h"
+#include "sys/procfs.h"
+
+namespace mh {
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@%+") ==
+                        std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string first_line(const std::optional<std::string>& s) {
+  if (!s) return "";
+  return s->substr(0, s->find('\n'));
+}
+
+}  // namespace
+
+BuildInfo build_info() { return {MEMHARNESS_VERSION, MEMHARNESS_GIT_REVISION, MEMHARNESS_BUILD_TYPE}; }
+
+std::string utc_now() {
+  time_t t = time(nullptr);
+  tm g{};
+  gmtime_r(&t, &g);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &g);
+  return buf;
+}
+
+Json make_context(const std::vector<std::string>& argv) {
+  utsname u{};
+  uname(&u);
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::string command;
+  for (const auto& a : argv) {
+    if (!command.empty()) command += ' ';
+    command += shell_quote(a);
+  }
+  auto b = build_info();
+  std::optional<int64_t> memory;
+  if (auto kv = procfs::parse_kv(procfs::read_text("/proc/meminfo").value_or("")); kv.count("MemTotal"))
+    memory = kv["MemTotal"];
+  Json context = Json{
+      {"date", utc_now()},
+      {"host", host},
+      {"kernel", std::string(u.sysname) + " " + u.release + " " + u.version},
+      {"machine", u.machine},
+      {"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
+      {"memory_kb", memory ? Json(*memory) : Json(nullptr)},
+      {"thp", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/enabled")))},
+      {"thp_defrag", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/defrag")))},
+      {"harness_version", b.version},
+      {"git_revision", b.git_revision},
+      {"build_type", b.build_type},
+      {"command", command},
+      {"argv", argv},
+  };
+  if (!memory) context["memory_kb_reason"] = "MemTotal could not be read from /proc/meminfo";
+  return context;
+}
+
+}  // namespace mh

@@ -1,0 +1,66 @@
+// The canonical JSON report (schema memharness.report/1, results/SCHEMA.md):
+// building it from run records, writing it atomically, reading it back.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/metrics.h"
+#include "core/record.h"
+
+namespace mh {
+
+inline constexpr const char* kReportSchema = "memharness.report/1";
+
+Json run_to_json(const RunRecord& r);
+// The inverse of run_to_json, for reports read back (compare, merge).
+RunRecord run_from_json(const Json& j);
+// complete: false while runs of the plan are still to come (or never came:
+// the harness was interrupted).
+// Its "metrics" manifest (metrics.h) names every metric's unit and direction,
+// the declared ones of the workloads as well.
+Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool complete = true,
+                 const DeclaredMetrics& declared = {});
+
+// The report of a plan in progress. Each run is serialised once, when added,
+// so writing the report after every run costs what that run adds to it, not
+// everything again (a report of 100 runs used to be serialised 100 times).
+class ReportWriter {
+ public:
+  explicit ReportWriter(Json context, DeclaredMetrics declared = {})
+      : context_(std::move(context)), declared_(std::move(declared)) {}
+  void add(const RunRecord& r);
+  // The report over `runs` (the records add() saw, in the same order):
+  // the same text as dump_canonical(make_report(context, runs, complete)).
+  std::string text(const std::vector<RunRecord>& runs, bool complete) const;
+
+ private:
+  Json context_;
+  DeclaredMetrics declared_;
+  std::vector<std::string> run_texts_;
+};
+
+struct ReportData {
+  Json context;
+  Json manifest;         // "metrics"; null in reports from before it existed
+  bool complete = true;  // reports from before "complete" existed were complete
+  std::vector<RunRecord> runs;
+};
+// Reads a memharness.report/1 file; nullopt with a message naming the file and
+// what is wrong with it otherwise.
+std::optional<ReportData> read_report(const std::string& path, std::string& error);
+
+// Deterministic text: objects indented, arrays of scalars on one line.
+std::string dump_canonical(const Json& j);
+
+// Writes to a temporary file beside `path`, then renames it over `path`, so a
+// reader sees the old report or the new one, never half of one. Returns "" or
+// the error.
+std::string write_atomic(const std::string& path, const std::string& text);
+
+// Checks that `path` can be created (its directory exists or can be made, and
+// is writable) without leaving anything behind. Returns "" or the error.
+std::string check_writable(const std::string& path);
+
+}  // namespace mh

@@ -1,0 +1,103 @@
+// Parsers of /proc text, pure functions on the file contents so that fixture
+// files can test them, plus ProcReader, which keeps one process's files open
+// and re-reads them with pread for each sample. A ProcReader belongs to the
+// sampling thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/record.h"
+
+namespace mh::procfs {
+
+struct StatFields {
+  std::string comm;
+  char state = '?';
+  int ppid = 0;
+  int64_t minflt = 0, majflt = 0;
+  int64_t utime_ticks = 0, stime_ticks = 0;
+  // The same of the children it waited for (their waited-for children included).
+  int64_t cminflt = 0, cmajflt = 0, cutime_ticks = 0, cstime_ticks = 0;
+  int64_t num_threads = 0;
+};
+
+// /proc/PID/stat or /proc/PID/task/TID/stat. The name may hold spaces and ')'.
+std::optional<StatFields> parse_stat(std::string_view text);
+// /proc/PID/statm: resident and shared (file-backed + shmem) pages.
+std::optional<std::pair<int64_t, int64_t>> parse_statm_resident_shared_pages(std::string_view text);
+// Calls f with every line of text (without its '\n').
+void for_each_line(std::string_view text, const std::function<void(std::string_view)>& f);
+// "Key:   value kB" files (status, smaps_rollup): every key with its number.
+std::map<std::string, int64_t> parse_kv(std::string_view text);
+struct SchedStat {
+  uint64_t cpu_ns = 0, wait_ns = 0, timeslices = 0;
+};
+std::optional<SchedStat> parse_schedstat(std::string_view text);
+// The selected value of a sysfs choice file such as "always [madvise] never".
+std::string parse_bracketed_choice(std::string_view text);
+
+// Reads whole small file; nullopt when it cannot be read.
+std::optional<std::string> read_text(const std::string& path);
+
+class ProcReader {
+ public:
+  // Reads root/PID/... (root is /proc but for tests). With
+  // `with_waited_children`, the faults and CPU times include those of the
+  // children the process waited for (stat's c* fields): a process tree's sum
+  // then keeps what its ended members did.
+  explicit ProcReader(int pid, const std::string& root = "/proc", bool with_waited_children = false);
+  ~ProcReader();
+  ProcReader(const ProcReader&) = delete;
+  ProcReader& operator=(const ProcReader&) = delete;
+
+  // One sample of the whole process; false when the process has no memory any
+  // more (it exited or is exiting), in which case `out` is not to be used.
+  // smaps_rollup walks every page table of the process (milliseconds for a few
+  // hundred MB), so AnonHugePages is read only when `with_smaps`; otherwise
+  // the last value read is carried forward.
+  // statm gives RSS and its anonymous part (resident - shared); status, for the
+  // split of the shared part into file and shmem,
+  // is read only when `with_status` (the split is carried forward otherwise).
+  // stat (faults, CPU time, threads) sums over every thread and takes each
+  // thread's run-queue lock for its runtime, which a busy workload feels: it
+  // is read only when `with_stat`, carried forward otherwise.
+  bool sample(Sample& out, bool with_smaps, bool with_status = true, bool with_stat = true);
+  std::vector<ThreadStat> threads() const;
+  // VmHWM from the last sample that read status (none when it had none).
+  std::optional<int64_t> last_hwm_kb() const { return last_hwm_kb_; }
+  // Resets VmHWM to the current RSS (/proc/PID/clear_refs, value 5), so that
+  // the next reading is the peak from now on. False when the kernel or the
+  // permissions do not allow it; reset_error() says why.
+  bool reset_hwm();
+  const std::string& reset_error() const { return reset_error_; }
+  // Why no sample could be taken ("" when the files opened and read).
+  const std::string& error() const { return error_; }
+  // Columns that cannot be sampled at all, with the reason (see Sample).
+  const std::map<std::string, std::string>& unreadable() const { return unreadable_; }
+
+ private:
+  bool pread_all(int fd, std::string& buf);
+  int pid_;
+  std::string root_;
+  bool with_waited_children_;
+  std::string error_;
+  std::map<std::string, std::string> unreadable_;
+  int statm_fd_ = -1, stat_fd_ = -1, status_fd_ = -1, smaps_fd_ = -1;
+  int clear_refs_fd_ = -1;  // opened at the first reset; -2 when it cannot be
+  std::string reset_error_;
+  std::optional<int64_t> last_hwm_kb_;
+  long page_kb_;
+  double tick_ms_;
+  std::string buf_;
+  int64_t anon_huge_kb_ = 0;
+  int64_t shmem_kb_ = 0;
+  Sample last_stat_;  // minflt, majflt, utime_ms, stime_ms, threads of the last stat read
+};
+
+}  // namespace mh::procfs
