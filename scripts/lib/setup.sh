@@ -4,13 +4,14 @@
 
 MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-# Build tools and libraries (clang: the scav-fuzz preset's libFuzzer), the
+# Build tools and libraries (clang: the scav-fuzz preset's libFuzzer; clang-tidy:
+# the function-size check of ./scripts/test), the
 # allocators under test, the Python side (plots and their tests come from Debian:
 # PyPI is not reachable everywhere), and the apps suite's programs (redis, sqlite3,
 # and g++, git, python3 and coreutils' sort, also needed for other reasons or
 # essential).
 MEMHARNESS_PACKAGES=(
-  cmake g++ make git pkg-config clang
+  cmake g++ make git pkg-config clang clang-tidy
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
   python3 python3-matplotlib python3-pytest python3-jsonschema
