@@ -45,6 +45,7 @@ void install() {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
 }
 
 int requested() { return g_signal.load(); }
@@ -57,6 +58,10 @@ int exit_code() {
 int wake_fd() { return g_pipe[0]; }
 
 void set_child_group(pid_t pgid) { g_child_group.store(pgid); }
+
+void kill_child_group() {
+  if (pid_t g = g_child_group.exchange(0); g > 0) kill(-g, SIGKILL);
+}
 
 void reset() {
   g_signal.store(0);

@@ -11,8 +11,10 @@
 
 namespace mh::interrupt {
 
-// Installs the handlers (idempotent). Children must not inherit them: spawn
-// resets every signal to its default before exec.
+// Installs the handlers (idempotent), and ignores SIGPIPE: a closed pipe (a
+// program that closed its acknowledgement descriptor, `harness --list | head`)
+// is an error of that write (EPIPE), never the harness's death. Children must
+// not inherit them: spawn resets every signal to its default before exec.
 void install();
 // 0, or the first signal that asked the harness to stop.
 int requested();
@@ -22,6 +24,9 @@ int exit_code();
 int wake_fd();
 // The process group a second SIGINT kills (0: none).
 void set_child_group(pid_t pgid);
+// Kills the process group set_child_group named (SIGKILL), if any: what the
+// harness does on its way out after an internal error.
+void kill_child_group();
 // For tests: forget an earlier request.
 void reset();
 
