@@ -1,8 +1,11 @@
-// Pins files, NAME@REV and the pure parts of sweep: no process, no build.
+// Pins files, NAME@REV and the pure parts of sweep, and the pin cache's rules
+// on a build that only copies a file.
 #include "inputs/pins.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "commands/sweep.h"
@@ -86,6 +89,76 @@ TEST(Sweep, TheParetoFrontIsThePointsNoOtherBeatsOnBoth) {
   EXPECT_EQ(pareto_front(points, false, false), (std::vector<bool>{true, true, false, false, true}));
   // Faults higher is better (say, requests per second): (30, 100) is beaten by nothing on both now.
   EXPECT_EQ(pareto_front({{10, 500}, {15, 600}, {30, 100}}, false, true), (std::vector<bool>{true, true, false}));
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A one-commit repository whose "build" copies lib.so: the pin cache's rules
+// without a compiler.
+struct PinCache : ::testing::Test {
+  std::string root, repo, cache;
+  RepoPin pin;
+  void SetUp() override {
+    root = test::scratch(std::string("pin-cache-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root);
+    repo = root + "/repo";
+    cache = root + "/cache";
+    fs::create_directories(repo);
+    std::ofstream(repo + "/lib.so") << "the real library\n";
+    for (std::vector<std::string> git : {std::vector<std::string>{"init", "-q"},
+                                         {"add", "lib.so"},
+                                         {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"}}) {
+      git.insert(git.begin(), {"/usr/bin/git", "-C", repo});
+      ASSERT_EQ(run_capture(git).exit_code, 0);
+    }
+    pin.name = "copy";
+    pin.repository = repo;
+    pin.build = {{"/bin/cp", "{source}/lib.so", "{build}/lib.so"}};
+    pin.library = "lib.so";
+    pin.family = "none";
+  }
+  BuiltPin build() {
+    std::string error;
+    auto b = build_pin(pin, "HEAD", PinPaths{"", cache}, error);
+    EXPECT_TRUE(b) << error;
+    return b.value_or(BuiltPin{});
+  }
+};
+
+TEST_F(PinCache, AnEntryIsReusedOnlyWhileNoOneElseCouldHaveWrittenIt) {
+  const BuiltPin first = build();
+  EXPECT_EQ(first.cache, "built");
+  EXPECT_EQ(build().cache, "reused");
+
+  // A folder others may write: rebuilt, and the new entry is private again.
+  fs::permissions(first.dir, fs::perms::others_write, fs::perm_options::add);
+  const BuiltPin again = build();
+  EXPECT_EQ(again.cache.rfind("rebuilt: ", 0), 0u) << again.cache;
+  EXPECT_NE(again.cache.find("may be written by others"), std::string::npos) << again.cache;
+  EXPECT_EQ(fs::status(again.dir).permissions() & fs::perms::others_write, fs::perms::none);
+  EXPECT_EQ(build().cache, "reused");
+}
+
+TEST_F(PinCache, APlantedLibraryWithTheStampKeptIsNotUsed) {
+  const BuiltPin first = build();
+  std::ofstream(first.library, std::ios::trunc) << "a library with a constructor of someone else's\n";
+  const BuiltPin again = build();
+  EXPECT_NE(again.cache.find("sha256 does not match"), std::string::npos) << again.cache;
+  EXPECT_EQ(test::slurp(again.library), "the real library\n");
+}
+
+TEST_F(PinCache, AnEntryOfAnotherUserIsNotUsed) {
+  if (geteuid() != 0) GTEST_SKIP() << "giving a file to another user needs root";
+  const BuiltPin first = build();
+  ASSERT_EQ(chown(first.library.c_str(), 4242, 4242), 0);
+  const BuiltPin again = build();
+  EXPECT_NE(again.cache.find("belongs to user 4242"), std::string::npos) << again.cache;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "inputs/pins.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -161,7 +162,7 @@ std::optional<std::string> pin_repository(const RepoPin& pin, const PinPaths& pa
   if (!fs::exists(mirror)) {
     fs::create_directories(fs::path(mirror).parent_path(), ec);
     std::cerr << "harness: cloning " << pin.repository << " for pin " << pin.name << "\n";
-    auto c = git({"clone", "--quiet", "--mirror", pin.repository, mirror});
+    auto c = git({"clone", "--quiet", "--mirror", "--", pin.repository, mirror});
     if (c.exit_code != 0) {
       fs::remove_all(mirror, ec);
       error = "pin '" + pin.name + "': cannot clone " + pin.repository +
@@ -174,6 +175,116 @@ std::optional<std::string> pin_repository(const RepoPin& pin, const PinPaths& pa
   }
   return mirror;
 }
+
+namespace {
+
+// A file's SHA-256 by coreutils' sha256sum; "" when it cannot be read.
+std::string sha256_of(const fs::path& file) {
+  auto r = run_capture({"/usr/bin/sha256sum", "--", file.string()}, kGitTimeoutS);
+  if (r.exit_code != 0) return "";
+  const std::string hash = r.out.substr(0, r.out.find(' '));
+  return hash.size() == 64 ? hash : "";
+}
+
+// "" when `path` (not followed if a link) belongs to this user or root and no one
+// else may write it; else why not.
+std::string not_ours(const fs::path& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return path.string() + " is missing";
+  if (st.st_uid != geteuid() && st.st_uid != 0) return fmt::format("{} belongs to user {}", path.string(), st.st_uid);
+  if (!S_ISLNK(st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return fmt::format("{} may be written by others (mode {:o})", path.string(), st.st_mode & 07777);
+  return "";
+}
+
+// The stamp of a finished build: what was built and the library's hash.
+Json stamp_of(const RepoPin& pin, const std::string& commit, const std::string& sha256) {
+  return Json{{"commit", commit}, {"recipe", recipe_key(pin)}, {"library", pin.library}, {"sha256", sha256}};
+}
+
+// "" when the cache entry `dir` can be used as the build of `pin` at `commit`:
+// the folder, the stamp, the library and the folders between are this user's
+// (or root's) and writable by no one else, and the stamp names this commit,
+// recipe and library with the library's SHA-256 (a half-written or corrupted
+// entry fails there). Otherwise why it cannot.
+std::string untrusted_entry(const fs::path& dir, const RepoPin& pin, const std::string& commit, const fs::path& lib) {
+  for (fs::path p : {dir, dir / "built"})
+    if (auto why = not_ours(p); !why.empty()) return why;
+  for (fs::path p = lib; p != dir && p.has_relative_path(); p = p.parent_path())
+    if (auto why = not_ours(p); !why.empty()) return why;
+  std::error_code ec;
+  if (const fs::path target = fs::canonical(lib, ec); ec) return lib.string() + " cannot be resolved";
+  else if (auto why = not_ours(target); !why.empty()) return why;
+  std::ifstream in(dir / "built");
+  const Json stamp = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const Json want = stamp_of(pin, commit, sha256_of(lib));
+  if (!stamp.is_object()) return "its stamp is not a build record";
+  for (const auto& [key, value] : want.items())
+    if (stamp.value(key, Json()) != value) return fmt::format("its stamp's {} does not match", key);
+  return "";
+}
+
+// Runs the pin's build steps in `source` and `build_dir`, logging into `log`.
+bool run_build_steps(const RepoPin& pin, const std::string& sha, const fs::path& source, const fs::path& build_dir,
+                     const fs::path& log_path, std::ofstream& log, std::string& error) {
+  const std::map<std::string, std::string> vars = {
+      {"{source}", source.string()},
+      {"{build}", build_dir.string()},
+      {"{jobs}", std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))}};
+  for (const auto& step : pin.build) {
+    std::vector<std::string> argv;
+    for (const auto& a : step) argv.push_back(substitute(a, vars));
+    std::string shown;
+    for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
+    log << "$ " << shown << "\n";
+    const std::string program = in_path(argv[0]);
+    if (program.empty()) {
+      log << argv[0] << ": not found in PATH\n";
+      error = fmt::format("building pin '{}' at {} failed: '{}' is not found in PATH; the log is {}", pin.name,
+                          sha.substr(0, 12), argv[0], log_path.string());
+      return false;
+    }
+    argv[0] = program;
+    auto r = run_capture(argv, kBuildTimeoutS);
+    log << r.out << r.err;
+    log.flush();
+    if (r.exit_code != 0) {
+      error = fmt::format("building pin '{}' at {} failed: `{}` {}; the log is {}", pin.name, sha.substr(0, 12), shown,
+                          r.timed_out ? fmt::format("did not finish within {} s", int(kBuildTimeoutS))
+                                      : fmt::format("exited with status {}", r.exit_code),
+                          log_path.string());
+      return false;
+    }
+  }
+  return true;
+}
+
+// The tree of `sha` from `repo`, extracted into `source`.
+bool extract_tree(const RepoPin& pin, const std::string& repo, const std::string& sha, const fs::path& dir,
+                  const fs::path& source, std::ofstream& log, std::string& error) {
+  std::error_code ec;
+  const std::string tar = (dir / "src.tar").string();
+  auto archive = git({"-C", repo, "archive", "--format=tar", "-o", tar, sha});
+  auto untar = archive.exit_code == 0 ? run_capture({"/bin/tar", "-xf", tar, "-C", source.string()}, kGitTimeoutS)
+                                      : archive;
+  fs::remove(tar, ec);
+  if (untar.exit_code == 0) return true;
+  log << archive.err << untar.err;
+  error = "pin '" + pin.name + "': cannot extract " + sha.substr(0, 12) + " of " + repo + ": " + tail(untar.err, 500);
+  return false;
+}
+
+// No one else may write what the build made: what makes a cache entry usable.
+void make_private(const fs::path& dir) {
+  std::error_code ec;
+  const auto others = fs::perms::group_write | fs::perms::others_write;
+  fs::permissions(dir, others, fs::perm_options::remove, ec);
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (!it->is_symlink(ec)) fs::permissions(it->path(), others, fs::perm_options::remove, ec);
+}
+
+}  // namespace
 
 std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, const PinPaths& paths,
                                   std::string& error) {
@@ -191,62 +302,35 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
   const fs::path build_dir = dir / "build", source = dir / "src", log_path = dir / "build.log";
   const fs::path lib = build_dir / pin.library;
   out.library = lib.lexically_normal().string();
-  if (fs::exists(dir / "built") && fs::exists(lib)) return out;
-
-  // Built from scratch: a folder without the stamp is a build that failed or
-  // was stopped.
   std::error_code ec;
+  if (fs::exists(dir / "built", ec)) {
+    const std::string why = untrusted_entry(dir, pin, *sha, lib);
+    if (why.empty()) {
+      out.cache = "reused";
+      return out;
+    }
+    out.cache = "rebuilt: the cached build was not used: " + why;
+    std::cerr << "harness: not using the cached build " << dir.string() << ": " << why << "; building it again\n";
+  } else {
+    out.cache = "built";
+  }
+  // Built from scratch: a folder without the stamp is a build that failed or
+  // was stopped, one with a stamp that is not to be trusted is replaced.
   fs::remove_all(dir, ec);
   fs::create_directories(source, ec);
   fs::create_directories(build_dir, ec);
   std::ofstream log(log_path);
   std::cerr << "harness: building " << pin.name << " at " << sha->substr(0, 12) << " into " << dir.string()
             << " (log: " << log_path.string() << ")\n";
-  const std::string tar = (dir / "src.tar").string();
-  auto archive = git({"-C", *repo, "archive", "--format=tar", "-o", tar, *sha});
-  auto untar = archive.exit_code == 0 ? run_capture({"/bin/tar", "-xf", tar, "-C", source.string()}, kGitTimeoutS)
-                                      : archive;
-  fs::remove(tar, ec);
-  if (untar.exit_code != 0) {
-    log << archive.err << untar.err;
-    error = "pin '" + pin.name + "': cannot extract " + sha->substr(0, 12) + " of " + *repo + ": " + tail(untar.err, 500);
-    return std::nullopt;
-  }
-  const std::map<std::string, std::string> vars = {
-      {"{source}", source.string()},
-      {"{build}", build_dir.string()},
-      {"{jobs}", std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))}};
-  for (const auto& step : pin.build) {
-    std::vector<std::string> argv;
-    for (const auto& a : step) argv.push_back(substitute(a, vars));
-    std::string shown;
-    for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
-    log << "$ " << shown << "\n";
-    const std::string program = in_path(argv[0]);
-    if (program.empty()) {
-      log << argv[0] << ": not found in PATH\n";
-      error = fmt::format("building pin '{}' at {} failed: '{}' is not found in PATH; the log is {}", pin.name,
-                          sha->substr(0, 12), argv[0], log_path.string());
-      return std::nullopt;
-    }
-    argv[0] = program;
-    auto r = run_capture(argv, kBuildTimeoutS);
-    log << r.out << r.err;
-    log.flush();
-    if (r.exit_code != 0) {
-      error = fmt::format("building pin '{}' at {} failed: `{}` {}; the log is {}", pin.name, sha->substr(0, 12), shown,
-                          r.timed_out ? fmt::format("did not finish within {} s", int(kBuildTimeoutS))
-                                      : fmt::format("exited with status {}", r.exit_code),
-                          log_path.string());
-      return std::nullopt;
-    }
-  }
+  if (!extract_tree(pin, *repo, *sha, dir, source, log, error)) return std::nullopt;
+  if (!run_build_steps(pin, *sha, source, build_dir, log_path, log, error)) return std::nullopt;
   if (!fs::exists(lib)) {
     error = fmt::format("building pin '{}' at {} made no {} (the pin's \"library\", under {}); the log is {}", pin.name,
                         sha->substr(0, 12), pin.library, build_dir.string(), log_path.string());
     return std::nullopt;
   }
-  std::ofstream(dir / "built") << *sha << "\n";
+  make_private(dir);
+  std::ofstream(dir / "built") << stamp_of(pin, *sha, sha256_of(lib)).dump() << "\n";
   return out;
 }
 

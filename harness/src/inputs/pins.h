@@ -58,9 +58,14 @@ struct BuiltPin {
   std::string library;  // absolute path of the built library
   std::string commit;   // full hash
   std::string dir;      // the cache folder
+  std::string cache;    // "built", "reused", or "rebuilt: " and why the cached build was not used
 };
 // Builds `pin` at `rev` unless the cache has it (cache/<name>-<commit>-<recipe>/);
-// the build's output goes to a log file that a failure names.
+// the build's output goes to a log file that a failure names. The cache may be
+// shared (MEMHARNESS_PIN_CACHE): an entry is used only if its folder, stamp and
+// library are this user's (or root's), writable by no one else, and the stamp
+// records this commit, recipe and library with the library's SHA-256; any other
+// entry is built again (`cache` says why).
 std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, const PinPaths& paths,
                                   std::string& error);
 
