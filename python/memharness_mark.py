@@ -5,8 +5,8 @@
     memharness_mark.metric("rows", 125000)  # workload.rows in the report
 
 Without the harness (MEMHARNESS_MARK_FD absent) every call does nothing and
-returns False. The protocol is in harness/include/memharness/mark.h and the
-README ("Measure your own program"). Marks from one thread at a time.
+returns False. The protocol is in harness/include/memharness/mark.h and
+docs/programs.md ("Programs that can change"). Marks from one thread at a time.
 """
 
 import json

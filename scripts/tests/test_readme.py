@@ -1,12 +1,17 @@
-"""README.md as a test: every command block runs, in the README's order, smoke-sized,
-so an example that stops working fails the suite.
+"""The documentation as a test: every command block of README.md and of every page
+docs/*.md runs, smoke-sized, so an example that stops working fails the suite. The
+pages run in one order, README.md first, then docs/*.md by name, each in its own
+order.
 
 Command blocks:
   - a fenced block marked `sh`: each line is a command (a trailing backslash
     continues it; `#` starts a comment);
   - any other fenced block: its lines that start with `$ ` are commands; the rest is
     the output shown, which is not compared (the figures are one machine's).
-A command not to run is marked in README.md by an HTML comment before its block,
+A fenced block with no command must say what it is instead: `json` or `text` (data
+or output shown). Any other block (no language and no `$ ` line, or a language such
+as `bash` without `$ ` lines) is one this test does not know how to run, and fails it.
+A command not to run is marked on its page by an HTML comment before its block,
 `<!-- README test skips COMMAND: why -->`; the block's lines that start with COMMAND
 are then left out. Nothing else is left out.
 
@@ -20,7 +25,8 @@ The rules, the only changes made to a command:
      size); `--rounds N` (scripts/sampler-overhead) becomes `--rounds 2`, its least.
   3. The commands run with bash, one after the other, in one scratch folder whose
      results/ starts with a copy of the committed results/reference/, as at the top
-     of a fresh clone; what they write stays there.
+     of a fresh clone; what they write stays there, for the later pages too (the
+     plots of docs/reports.md draw the reports the README's runs wrote).
   4. Each must exit 0, except `harness compare`: 0 or 1, its verdict (2 is bad input).
 """
 import re
@@ -34,6 +40,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+PAGES = [README] + sorted((ROOT / "docs").glob("*.md"))
 HARNESS = ROOT / "build" / "bin" / "harness"
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 SKIP = re.compile(r"<!--\s*README test skips\s+(\S+?):")
@@ -41,17 +48,30 @@ WORKLOAD_FLAGS = ("--workload", "-w")
 RUNS_FLAGS = ("--runs", "-n")
 LEAST_ROUNDS = "2"
 TIMEOUT_S = 900
+QUIET_LANGS = ("json", "text")  # blocks that hold no command by what they are
 
 
 @dataclass
 class Block:
     line: int                   # of the opening fence, 1-based
+    lang: str = ""
     commands: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
 
 
 def blocks(text):
     """The fenced blocks of `text` that hold commands, in order."""
+    return [b for b in fenced(text) if b.commands or b.skipped]
+
+
+def unknown(text):
+    """The fenced blocks of `text` that hold no command and do not say they hold none."""
+    return [b for b in fenced(text)
+            if not (b.commands or b.skipped) and b.lang != "sh" and b.lang not in QUIET_LANGS]
+
+
+def fenced(text):
+    """Every fenced block of `text`, in order, with its commands."""
     out, lines, i, marker = [], text.splitlines(), 0, None
     while i < len(lines):
         fence = FENCE.match(lines[i])
@@ -68,11 +88,10 @@ def blocks(text):
             body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip())
             i += 1
         i += 1
-        block = Block(line=start + 1)
+        block = Block(line=start + 1, lang=lang)
         for command in commands(body, lang):
             (block.skipped if marker and command.startswith(marker) else block.commands).append(command)
-        if block.commands or block.skipped:
-            out.append(block)
+        out.append(block)
         marker = None
     return out
 
@@ -118,15 +137,28 @@ def rewrite(command):
     return line, (0, 1) if compare else (0,)
 
 
-BLOCKS = blocks(README.read_text())
+def page_name(page):
+    return page.relative_to(ROOT).as_posix()
 
 
-def test_readme_has_command_blocks():
+BLOCKS = [(page_name(page), block) for page in PAGES for block in blocks(page.read_text())]
+
+
+def test_pages_have_command_blocks():
     # Every block with a command is run below, or its skipped commands are marked.
+    assert page_name(PAGES[0]) == "README.md" and len(PAGES) >= 2, PAGES
+    assert sum(page == "README.md" for page, _ in BLOCKS) >= 2
     assert len(BLOCKS) >= 8
-    assert sum(len(b.commands) for b in BLOCKS) >= 12
-    skipped = [shlex.split(c, comments=True)[:2] for b in BLOCKS for c in b.skipped]
+    assert sum(len(b.commands) for _, b in BLOCKS) >= 12
+    skipped = [shlex.split(c, comments=True)[:2] for _, b in BLOCKS for c in b.skipped]
     assert skipped == [["./scripts/test"], ["harness", "bisect"]]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_name)
+def test_page_has_no_block_it_cannot_run(page):
+    found = [f"{page_name(page)}:{b.line}: ```{b.lang}" for b in unknown(page.read_text())]
+    assert not found, ("fenced blocks that are neither commands (`sh`, or `$ ` lines) nor marked "
+                       f"as {' or '.join(QUIET_LANGS)}: " + ", ".join(found))
 
 
 def test_rules():
@@ -150,6 +182,14 @@ def test_parser_reads_sh_blocks_output_blocks_and_markers():
         (3, ["./scripts/harness -w x"], ["./scripts/test"]),
         (8, ["harness --list"], []),
         (13, ["harness -w a -a glibc # two lines"], [])]
+    assert unknown(text) == []
+
+
+def test_blocks_that_say_nothing_are_unknown():
+    text = ("```bash\nharness -w x\n```\n\n```\nharness -w y\n```\n\n```text\nan output\n```\n\n"
+            "```sh\n# only a comment\n```\n\n```console\n$ harness --list\n```\n")
+    assert [(b.line, b.lang) for b in unknown(text)] == [(1, "bash"), (5, "")]
+    assert [b.commands for b in blocks(text)] == [["harness --list"]]
 
 
 @pytest.fixture(scope="module")
@@ -159,12 +199,12 @@ def scratch(tmp_path_factory):
     return folder
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[f"README.md:{b.line}" for b in BLOCKS])
-def test_readme_block(block, scratch):
+@pytest.mark.parametrize("page,block", BLOCKS, ids=[f"{page}:{b.line}" for page, b in BLOCKS])
+def test_page_block(page, block, scratch):
     for command in block.commands:
         line, exits = rewrite(command)
         result = subprocess.run(["bash", "-c", line], cwd=scratch, capture_output=True, text=True,
                                 timeout=TIMEOUT_S)
         assert result.returncode in exits, (
-            f"README.md:{block.line}: `{command}` ran as `{line}` and exited {result.returncode}\n"
+            f"{page}:{block.line}: `{command}` ran as `{line}` and exited {result.returncode}\n"
             f"stdout (end):\n{result.stdout[-3000:]}\nstderr (end):\n{result.stderr[-3000:]}")
