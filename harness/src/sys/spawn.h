@@ -54,8 +54,8 @@ class Child {
 // allocator behind the registry's back (LD_PRELOAD, MALLOC_CONF, MIMALLOC_*, ...).
 std::map<std::string, std::string> clean_environment();
 
-// Time limits of the helper processes the harness runs, each stated in the
-// README: a workload's --describe and --check, git, and the configure and build
+// Time limits of the helper processes the harness runs, each stated in
+// docs/options.md: a workload's --describe and --check, git, and the configure and build
 // of a pin.
 inline constexpr double kDescribeTimeoutS = 30;
 inline constexpr double kGitTimeoutS = 120;
