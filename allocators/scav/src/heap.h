@@ -123,7 +123,8 @@ void* heap_alloc_overlap(size_t size, unsigned c, uintptr_t v);
 void heap_collect(Heap* h, bool due_now);
 void heap_collect_current_thread();
 
-// Purge-pass part: visit heaps that are due (all when force). Caller holds the guard.
+// Purge-pass part (heap_scavenge.cpp): visit heaps that are due (all when force).
+// Caller holds the guard.
 void heaps_purge(bool force, bool scan, uint64_t now);
 uint64_t heaps_earliest_expire();
 

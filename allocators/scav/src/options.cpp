@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <utility>
 
 #include "os.h"
 
@@ -20,26 +21,41 @@ enum class Kind { kInt, kBool, kSize, kAdvice };
 struct OptionDesc {
   const char* name;  // the variable is SCAV_ + name in upper case
   int64_t def;
+  // The values accepted, both included: outside them the default is kept, with a
+  // warning (an arena reserve of 1000000G would cost seconds of the first malloc).
+  int64_t min;
+  int64_t max;
   Kind kind;
   const char* unit;
   const char* meaning;
 };
 
+constexpr int64_t kHourMs = 3600 * 1000;
+constexpr int64_t kMiB = int64_t(1) << 20, kGiB = int64_t(1) << 30;
+
 // clang-format off
 constexpr OptionDesc kTable[] = {
-  {"purge_delay_ms",     100,          Kind::kInt,    "ms",    "a freed arena range is purged this long after the free"},
-  {"purge_hold_max_ms",  1000,         Kind::kInt,    "ms",    "hold past the delay: for memory soon reused, and large blocks from the start; 0: fixed"},
-  {"scavenger",          1,            Kind::kBool,   "bool",  "run the background scavenger thread; 0 purges inline on slow paths"},
-  {"purge_advice",       kAdviceDontneed, Kind::kAdvice, "enum", "dontneed (RSS drops now) or free (MADV_FREE, lazy)"},
-  {"arena_reserve",      int64_t(1) << 30, Kind::kSize, "bytes", "address space reserved per arena (multiple of 64M)"},
-  {"huge_cache",         int64_t(64) << 20, Kind::kSize, "bytes", "recently freed direct mappings kept for reuse"},
-  {"safety_timeout_ms",  30000,        Kind::kInt,    "ms",    "scavenger scans everything after this long asleep"},
-  {"verbose",            0,            Kind::kBool,   "bool",  "print this table to stderr at init"},
-  {"secure",             0,            Kind::kBool,   "bool",  "check every free and realloc: double, invalid and interior pointers abort"},
-  {"thp",                0,            Kind::kBool,   "bool",  "arenas ask for transparent huge pages (MADV_HUGEPAGE); 0 opts them out"},
+  // name               default          min              max          kind          unit     meaning
+  {"purge_delay_ms",    100,             0,               kHourMs,     Kind::kInt,    "ms",    "a freed arena range is purged this long after the free"},
+  {"purge_hold_max_ms", 1000,            0,               kHourMs,     Kind::kInt,    "ms",    "hold past the delay: for memory soon reused, and large blocks from the start; 0: fixed"},
+  {"scavenger",         1,               0,               1,           Kind::kBool,   "bool",  "run the background scavenger thread; 0 purges inline on slow paths"},
+  {"purge_advice",      kAdviceDontneed, kAdviceDontneed, kAdviceFree, Kind::kAdvice, "enum",  "dontneed (RSS drops now) or free (MADV_FREE, lazy)"},
+  {"arena_reserve",     1 * kGiB,        64 * kMiB,       64 * kGiB,   Kind::kSize,   "bytes", "address space reserved per arena (multiple of 64M)"},
+  {"huge_cache",        64 * kMiB,       0,               64 * kGiB,   Kind::kSize,   "bytes", "recently freed direct mappings kept for reuse"},
+  {"safety_timeout_ms", 30000,           100,             kHourMs,     Kind::kInt,    "ms",    "scavenger scans everything after this long asleep"},
+  {"verbose",           0,               0,               1,           Kind::kBool,   "bool",  "print this table to stderr at init"},
+  {"secure",            0,               0,               1,           Kind::kBool,   "bool",  "check every free and realloc: double, invalid and interior pointers abort"},
+  {"thp",               0,               0,               1,           Kind::kBool,   "bool",  "arenas ask for transparent huge pages (MADV_HUGEPAGE); 0 opts them out"},
 };
 // clang-format on
 static_assert(sizeof kTable / sizeof kTable[0] == unsigned(Opt::kCount));
+
+constexpr bool defaults_in_range() {
+  for (const OptionDesc& d : kTable)
+    if (d.min > d.def || d.def > d.max) return false;
+  return true;
+}
+static_assert(defaults_in_range());
 
 size_t slen(const char* s) {
   size_t n = 0;
@@ -59,6 +75,25 @@ void put_int(int64_t v) {
   char o[24];
   for (int i = 0; i < n; i++) o[i] = b[n - 1 - i];
   os::write_stderr(o, size_t(n));
+}
+
+// A value as the option's kind is written: a size in the largest unit (of those parse
+// reads) that divides it.
+void put_value(const OptionDesc& d, int64_t v) {
+  if (d.kind == Kind::kAdvice) {
+    put(v == kAdviceFree ? "free" : "dontneed");
+    return;
+  }
+  if (d.kind == Kind::kSize && v != 0) {
+    for (const auto& [shift, suffix] : {std::pair{30, "G"}, {20, "M"}, {10, "K"}}) {
+      if (v % (int64_t(1) << shift) == 0) {
+        put_int(v >> shift);
+        put(suffix);
+        return;
+      }
+    }
+  }
+  put_int(v);
 }
 
 char upper(char c) { return c >= 'a' && c <= 'z' ? char(c - 32) : c; }
@@ -172,24 +207,34 @@ void options_init() {
     const char* v = find_env(d.name);
     if (!v) continue;
     int64_t x;
-    if (parse(d, v, &x)) {
+    const bool read = parse(d, v, &x);
+    if (read && d.min <= x && x <= d.max) {
       g_options[i] = x;
     } else if (!quiet) {
       put("scav: warning: bad value '");
       put(v);
       put("' for option ");
       put(d.name);
-      put(", keeping the default\n");
+      if (read) {
+        put(" (outside ");
+        put_value(d, d.min);
+        put("..");
+        put_value(d, d.max);
+        put(")");
+      }
+      put(", keeping the default ");
+      put_value(d, d.def);
+      put("\n");
       g_warned_now = true;
     }
   }
   if (environ && !secure_exec && !quiet)
     for (char** e = environ; *e; e++)
       if (is_scav(*e)) check_name(*e);
-  // Arenas are aligned to and sized in 64 MiB units (see arena.h).
+  // Arenas are aligned to and sized in 64 MiB units (see arena.h); the range starts
+  // at one.
   int64_t& r = g_options[unsigned(Opt::kArenaReserve)];
-  const int64_t unit = int64_t(64) << 20;
-  if (r < unit) r = unit;
+  const int64_t unit = 64 * kMiB;
   r = (r + unit - 1) / unit * unit;
   if (option(Opt::kVerbose)) options_print();
 }
@@ -207,13 +252,15 @@ void options_print() {
     put("scav:   ");
     put(d.name);
     put(" = ");
-    if (d.kind == Kind::kAdvice) put(g_options[i] == kAdviceFree ? "free" : "dontneed");
-    else put_int(g_options[i]);
+    put_value(d, g_options[i]);
     put(" (");
     put(d.unit);
     put(", default ");
-    if (d.kind == Kind::kAdvice) put(d.def == kAdviceFree ? "free" : "dontneed");
-    else put_int(d.def);
+    put_value(d, d.def);
+    put(", ");
+    put_value(d, d.min);
+    put("..");
+    put_value(d, d.max);
     put("): ");
     put(d.meaning);
     put("\n");

@@ -26,9 +26,10 @@ extern int64_t g_options[unsigned(Opt::kCount)];
 
 inline int64_t option(Opt o) { return g_options[unsigned(o)]; }
 
-// Parse SCAV_* variables of environ, warn about bad values and unknown names on stderr
-// (once per process tree), and print the resolved table if verbose. Nothing is read in
-// a secure exec (AT_SECURE). Allocates nothing.
+// Parse SCAV_* variables of environ, warn about bad values (unreadable, or outside the
+// option's range: the default stays) and unknown names on stderr (once per process
+// tree), and print the resolved table if verbose. Nothing is read in a secure exec
+// (AT_SECURE). Allocates nothing.
 void options_init();
 void options_print();
 // After init, where allocating is allowed: if init printed a warning, put the marker

@@ -89,7 +89,7 @@ uint64_t hold_applied(HoldKind k, uint64_t now) {
 }
 
 void scavenger_main(void*) {
-  const int64_t safety = option(Opt::kSafetyTimeoutMs) > 0 ? option(Opt::kSafetyTimeoutMs) : 30000;
+  const int64_t safety = option(Opt::kSafetyTimeoutMs);  // positive: its range (options.cpp)
   while (!g_scav_stop.load(std::memory_order_acquire)) {
     uint32_t seq = g_sched_seq.load(std::memory_order_seq_cst);
     uint64_t e = g_purge_expire.load(std::memory_order_seq_cst);

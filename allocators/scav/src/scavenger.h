@@ -37,9 +37,9 @@ void purge_schedule(uint64_t expire);
 // being purged once to teach the hold (one refault episode was 2.6 faults per request
 // over a 10 s run at 256 KiB). Large pages count what their blocks touched, not the
 // 4 MiB of address space. A heap's cache slot of a kind whose hold applies is looked
-// at a hold apart, within what the budget leaves (cache_visit in heap.cpp): a block a
-// thread cycles at such a period stays in its slot, and when its slot goes back its
-// hold is spent (the arena does not keep it for another).
+// at a hold apart, within what the budget leaves (cache_visit in heap_scavenge.cpp): a
+// block a thread cycles at such a period stays in its slot, and when its slot goes back
+// its hold is spent (the arena does not keep it for another).
 //
 // A release of more than kShrinkBytes of one kind within a plain delay is a heap
 // shrinking, not a working set cycling within the floor: that kind's hold, learnt or

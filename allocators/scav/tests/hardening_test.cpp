@@ -15,12 +15,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -396,6 +398,80 @@ TEST(Options, BadValueWarnsOncePerProcessTree) {
   EXPECT_EQ(count(r.err, "bad value 'soon'"), 1) << r.err;
   ProbeRun u = run_probe("chain", {"SCAV_PURGE_DELAY=5"});
   EXPECT_EQ(count(u.err, "unknown option"), 1) << u.err;
+}
+
+// An arena reserve of a petabyte was accepted, and the first malloc then spent seconds
+// setting up the arena's bitmaps: a value outside the option's range keeps the default.
+TEST(Options, ValueOutsideItsRangeWarnsAndKeepsTheDefault) {
+  ProbeRun r = run_probe("alloc", {"SCAV_ARENA_RESERVE=1000000G", "SCAV_VERBOSE=1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(count(r.err, "scav: warning: bad value '1000000G' for option arena_reserve (outside 64M..64G), "
+                         "keeping the default 1G\n"), 1) << r.err;
+  EXPECT_EQ(count(r.err, "arena_reserve = 1G "), 1) << r.err;
+}
+
+// One line of the table SCAV_VERBOSE=1 prints:
+// "scav:   NAME = VALUE (UNIT, default DEFAULT, MIN..MAX): MEANING".
+struct OptionLine {
+  std::string name, value, unit, def, min, max;
+};
+
+std::vector<OptionLine> option_table(const std::string& err) {
+  static const std::regex line(R"(^scav:   (\w+) = (\S+) \((\w+), default ([^,]+), ([^.]+)\.\.([^)]+)\): )");
+  std::vector<OptionLine> out;
+  std::istringstream in(err);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (std::regex_search(l, m, line)) out.push_back({m[1], m[2], m[3], m[4], m[5], m[6]});
+  }
+  return out;
+}
+
+// A number as the table prints it, in bytes for sizes ("64M").
+int64_t table_number(const std::string& s) {
+  size_t end = 0;
+  int64_t v = std::stoll(s, &end);
+  static const std::string suffixes = "KMG";
+  if (end < s.size()) v <<= 10 * (suffixes.find(s[end]) + 1);
+  return v;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = char(toupper(c));
+  return s;
+}
+
+// Every option that takes a number has a range in the table: one past either end
+// warns, naming the option, the value and the range, and keeps the default; the ends
+// themselves are taken.
+TEST(Options, EveryNumberOptionKeepsToItsRange) {
+  ProbeRun plain = run_probe("alloc", {"SCAV_VERBOSE=1"});
+  const std::vector<OptionLine> table = option_table(plain.err);
+  ASSERT_GT(table.size(), 0u) << plain.err;
+  ASSERT_EQ(table.size(), size_t(count(plain.err, "scav:   "))) << "a line without its range:\n" << plain.err;
+  int numbers = 0;
+  for (const OptionLine& o : table) {
+    if (o.unit != "ms" && o.unit != "bytes") continue;
+    numbers++;
+    const std::string var = "SCAV_" + upper(o.name) + "=";
+    const int64_t lo = table_number(o.min), hi = table_number(o.max);
+    std::vector<int64_t> outside = {hi + 1};
+    if (lo > 0) outside.push_back(lo - 1);
+    for (int64_t bad : outside) {
+      ProbeRun r = run_probe("alloc", {var + std::to_string(bad), "SCAV_VERBOSE=1"});
+      EXPECT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(count(r.err, "bad value '" + std::to_string(bad) + "' for option " + o.name + " (outside " +
+                                 o.min + ".." + o.max + "), keeping the default " + o.def + "\n"), 1) << r.err;
+      EXPECT_EQ(count(r.err, o.name + " = " + o.def + " "), 1) << r.err;
+    }
+    for (const std::string& edge : {o.min, o.max}) {
+      ProbeRun r = run_probe("alloc", {var + edge, "SCAV_VERBOSE=1"});
+      EXPECT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(count(r.err, "warning"), 0) << r.err;
+      EXPECT_EQ(count(r.err, o.name + " = " + edge + " "), 1) << r.err;
+    }
+  }
+  EXPECT_GT(numbers, 0) << plain.err;
 }
 
 // Arenas opt out of transparent huge pages unless SCAV_THP=1 asks for them: the arena's

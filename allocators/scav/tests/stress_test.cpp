@@ -8,12 +8,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "pattern.h"
 #include "scav.h"
 #include "test_util.h"
 
@@ -108,30 +110,82 @@ TEST(Stress, CrossThreadFrees) {
   EXPECT_LT(scav_test::stat("allocated"), 64 * scav_test::kMiB);
 }
 
+// What the producer writes in each block: its sequence number and size, then a pattern
+// seeded with the sequence number over the rest.
+struct Sent {
+  uint64_t seq;
+  uint64_t size;
+};
+
+void send_fill(unsigned char* p, uint64_t seq, size_t n) {
+  const Sent head{seq, n};
+  memcpy(p, &head, sizeof head);
+  scav_test::pattern_fill(p + sizeof head, n - sizeof head, uint32_t(seq));
+}
+
+// Whether p is block number `seq` as the producer wrote it (its size within [lo, hi]).
+bool send_intact(const unsigned char* p, uint64_t seq, size_t lo, size_t hi) {
+  Sent head;
+  memcpy(&head, p, sizeof head);
+  if (head.seq != seq || head.size < lo || head.size > hi) return false;
+  if (malloc_usable_size(const_cast<unsigned char*>(p)) < head.size) return false;
+  return scav_test::pattern_intact(p + sizeof head, head.size - sizeof head, uint32_t(seq),
+                                   head.size - sizeof head);
+}
+
 TEST(Stress, ProducerConsumer) {
-  // One thread allocates, another frees: every free is remote.
+  // One thread allocates, another frees: every free is remote. The blocks go through
+  // the ring in order, so the consumer knows which one comes next.
   constexpr int kRing = 1024;
+  constexpr size_t kMin = sizeof(Sent), kMax = kMin + 1999;
   const long n = 300000 * scale();
-  std::vector<std::atomic<void*>> ring(kRing);
+  std::vector<std::atomic<unsigned char*>> ring(kRing);
+  // What the heaps hold before: once the consumer freed every block and the producer
+  // collected, they hold no more (but a few pages, for blocks others made meanwhile).
+  scav_collect(true);
+  const int64_t allocated_before = scav_test::stat("allocated");
+  // Blocks and bytes the consumer found as the producer wrote them.
+  std::atomic<long> consumed{0}, consumed_bytes{0}, bad{0}, first_bad{-1};
   std::thread consumer([&] {
-    long got = 0, i = 0;
-    while (got < n) {
-      void* p = ring[i % kRing].exchange(nullptr, std::memory_order_acquire);
-      if (p) {
-        free(p);
-        got++;
-        i++;
+    for (long i = 0; i < n; i++) {
+      std::atomic<unsigned char*>& at = ring[i % kRing];
+      unsigned char* p;
+      while (!(p = at.exchange(nullptr, std::memory_order_acquire))) std::this_thread::yield();
+      if (send_intact(p, uint64_t(i), kMin, kMax)) {
+        consumed.fetch_add(1, std::memory_order_relaxed);
+        consumed_bytes.fetch_add(long(reinterpret_cast<const Sent*>(p)->size), std::memory_order_relaxed);
+      } else if (bad.fetch_add(1) == 0) {
+        first_bad = i;
       }
+      free(p);
     }
   });
   std::mt19937_64 rng(5);
+  long produced = 0, produced_bytes = 0;
   for (long i = 0; i < n; i++) {
-    void* p = malloc(16 + rng() % 2000);
-    while (ring[i % kRing].load(std::memory_order_acquire) != nullptr) std::this_thread::yield();
-    ring[i % kRing].store(p, std::memory_order_release);
+    const size_t size = kMin + rng() % (kMax - kMin + 1);
+    auto* p = static_cast<unsigned char*>(malloc(size));
+    if (!p) {  // the consumer waits for every block: no way out but this
+      fprintf(stderr, "malloc(%zu) failed at block %ld\n", size, i);
+      std::abort();
+    }
+    send_fill(p, uint64_t(i), size);
+    std::atomic<unsigned char*>& at = ring[i % kRing];
+    while (at.load(std::memory_order_acquire) != nullptr) std::this_thread::yield();
+    at.store(p, std::memory_order_release);
+    produced++;
+    produced_bytes += long(size);
   }
   consumer.join();
-  SUCCEED();
+  EXPECT_EQ(bad.load(), 0) << "first broken block: " << first_bad.load();
+  EXPECT_EQ(consumed.load(), produced);
+  EXPECT_EQ(consumed_bytes.load(), produced_bytes);
+  for (auto& at : ring) EXPECT_EQ(at.load(), nullptr);
+  // Every block went back as a remote free into the producer's pages: collected here,
+  // those pages are empty and leave the heap.
+  scav_collect(true);
+  EXPECT_LE(scav_test::stat("allocated"), allocated_before + 4 * 64 * 1024)
+      << "before: " << allocated_before;
 }
 
 // Threads cycle blocks through their cache slots (one and two live blocks of a few
