@@ -3,7 +3,6 @@
 // `harness compare` does (rounds of good, the commit, good again, shuffled);
 // every step goes to a state file, so an interrupted bisect resumes.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,11 +10,13 @@
 #include <set>
 
 #include "commands/commands.h"
+#include "commands/execute.h"
+#include "commands/from_options.h"
+#include "commands/resolve.h"
 #include "compare/compare.h"
 #include "compare/compare_report.h"
 #include "report/context.h"
 #include "report/report_json.h"
-#include "commands/session.h"
 
 namespace mh {
 
@@ -25,11 +26,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kWho = "harness bisect";
 constexpr const char* kStateSchema = "memharness.bisect/1";
-
-int bad_input(const std::string& message) {
-  fmt::print(stderr, "{}: {}\n", kWho, message);
-  return 2;
-}
 
 // One tested commit: bad (a deciding metric regressed against good), good, or
 // skip (it did not build).
@@ -173,37 +169,36 @@ int bisect_command(const Options& o) {
   b.layout = find_layout();
   std::string error;
   auto pin = find_repo_pin(b.layout, o.pin, error);
-  if (!pin) return bad_input("--pin " + o.pin + ": " + error);
+  if (!pin) return bad_input(kWho, "--pin " + o.pin + ": " + error);
   b.pin = *pin;
   const PinPaths paths = pin_paths(b.layout);
   auto repo = pin_repository(b.pin, paths, o.bad, error);
-  if (!repo) return bad_input(error);
+  if (!repo) return bad_input(kWho, error);
   b.repo = *repo;
   auto good = resolve_commit(b.repo, o.good, error);
-  if (!good) return bad_input("--good: " + error);
+  if (!good) return bad_input(kWho, "--good: " + error);
   auto bad = resolve_commit(b.repo, o.bad, error);
-  if (!bad) return bad_input("--bad: " + error);
+  if (!bad) return bad_input(kWho, "--bad: " + error);
   b.good = *good;
   b.bad = *bad;
-  if (b.good == b.bad) return bad_input("--good and --bad are the same commit " + short_sha(b.good));
+  if (b.good == b.bad) return bad_input(kWho, "--good and --bad are the same commit " + short_sha(b.good));
   auto commits = commits_between(b.repo, b.good, b.bad, !o.all_parents, error);
-  if (!commits) return bad_input(error);
+  if (!commits) return bad_input(kWho, error);
   if (commits->empty() || commits->back() != b.bad)
-    return bad_input("no first-parent line leads from " + short_sha(b.good) + " to " + short_sha(b.bad) +
+    return bad_input(kWho, "no first-parent line leads from " + short_sha(b.good) + " to " + short_sha(b.bad) +
                      " (try --all-parents)");
   auto jobs = resolve_jobs(b.layout, o.workload, o.workload_args, o.suite, o.shard, error);
-  if (!jobs) return bad_input(error);
+  if (!jobs) return bad_input(kWho, error);
   b.jobs = *jobs;
   for (const auto& job : b.jobs) b.declared[job.workload.name] = declared_metric_specs(job.workload);
-  const std::string thresholds_path = o.thresholds.empty() ? b.layout.share + "/thresholds.json" : o.thresholds;
-  auto all = load_thresholds(thresholds_path, error);
-  if (!all) return bad_input(error);
+  auto all = load_thresholds(thresholds_file(b.layout, o), error);
+  if (!all) return bad_input(kWho, error);
   auto rules = deciding_rules(o, *all, b.jobs, b.declared, error);
-  if (!rules) return bad_input(error);
+  if (!rules) return bad_input(kWho, error);
   b.thresholds = *rules;
   {
     Execution probe;  // the run options are checked before anything is built
-    if (!apply_run_options(o, probe, error)) return bad_input(error);
+    if (!apply_run_options(o, probe, error)) return bad_input(kWho, error);
   }
 
   // The state: a bisect of the same question resumes; another one is refused.
@@ -211,7 +206,7 @@ int bisect_command(const Options& o) {
       !o.state.empty() ? o.state
                        : fmt::format("results/bisect-{}-{}-{}/state.json", b.pin.name, short_sha(b.good), short_sha(b.bad));
   b.dir = fs::path(state_path).has_parent_path() ? fs::path(state_path).parent_path().string() : ".";
-  if (auto e = check_writable(state_path); !e.empty()) return bad_input("--state: " + e);
+  if (auto e = check_writable(state_path); !e.empty()) return bad_input(kWho, "--state: " + e);
   Json args = Json::array();
   for (const auto& job : b.jobs) args.push_back(Json{{"workload", job.workload.name}, {"args", job.args}});
   const Json question = {{"pin", b.pin.name}, {"good", b.good},         {"bad", b.bad},
@@ -221,12 +216,12 @@ int bisect_command(const Options& o) {
   if (std::ifstream in(state_path); in) {
     Json old = Json::parse(in, nullptr, false);
     if (old.is_discarded() || old.value("schema", "") != kStateSchema)
-      return bad_input(state_path + " is not a bisect state file; give another --state");
+      return bad_input(kWho, state_path + " is not a bisect state file; give another --state");
     if (old.value("question", Json()) != question)
-      return bad_input(state_path + " is the state of another bisect (" + old.value("question", Json()).dump() +
+      return bad_input(kWho, state_path + " is the state of another bisect (" + old.value("question", Json()).dump() +
                        "); give another --state, or remove it");
     if (o.seed && old.value("seed", uint64_t(0)) != *o.seed)
-      return bad_input(fmt::format("{} was made with --seed {}", state_path, old.value("seed", uint64_t(0))));
+      return bad_input(kWho, fmt::format("{} was made with --seed {}", state_path, old.value("seed", uint64_t(0))));
     b.seed = old.value("seed", b.seed);
     for (const auto& s : old.value("steps", Json::array())) b.steps.push_back(step_from(s));
     for (const auto& d : old.value("deciding", Json::array())) b.deciding.insert(d.get<std::string>());
@@ -256,11 +251,11 @@ int bisect_command(const Options& o) {
   // Good and bad must really differ: what regresses between them decides.
   int signal = 0;
   auto check = step_at(b.bad, "check-" + short_sha(b.bad), signal);
-  if (!check) return signal ? stopped(signal) : bad_input("the comparison of good and bad could not be made");
-  if (check->outcome == "skip") return bad_input("the bad revision does not build: " + check->note);
+  if (!check) return signal ? stopped(signal) : bad_input(kWho, "the comparison of good and bad could not be made");
+  if (check->outcome == "skip") return bad_input(kWho, "the bad revision does not build: " + check->note);
   fmt::print("{}", check->table);
   if (check->outcome != "bad")
-    return bad_input(fmt::format("good ({}) and bad ({}) do not differ{}: nothing to bisect", short_sha(b.good),
+    return bad_input(kWho, fmt::format("good ({}) and bad ({}) do not differ{}: nothing to bisect", short_sha(b.good),
                                  short_sha(b.bad),
                                  o.metrics.empty() ? "" : " in " + Json(o.metrics).dump()));
   if (b.deciding.empty()) b.deciding.insert(check->regressed.begin(), check->regressed.end());

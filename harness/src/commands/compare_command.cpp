@@ -3,7 +3,6 @@
 // print the table, write the comparison JSON (and markdown), and exit 1 on a
 // regression.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,21 +12,21 @@
 #include <set>
 
 #include "commands/commands.h"
+#include "commands/execute.h"
+#include "commands/exports.h"
+#include "commands/from_options.h"
+#include "commands/resolve.h"
 #include "compare/compare_report.h"
 #include "report/context.h"
 #include "core/curve.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
-#include "commands/session.h"
 
 namespace mh {
 
 namespace {
 
-int bad_input(const std::string& message) {
-  fmt::print(stderr, "harness compare: {}\n", message);
-  return 2;
-}
+constexpr const char* kWho = "harness compare";
 
 // The runs of a report as one side of a comparison: those of `allocator`, or of
 // the report's only allocator when none is named.
@@ -80,9 +79,9 @@ DeclaredMetrics declared_by_workloads(const Layout& l, const std::vector<RunReco
 int compare_command(const Options& o) {
   auto l = find_layout();
   std::string error;
-  const std::string thresholds_path = o.thresholds.empty() ? l.share + "/thresholds.json" : o.thresholds;
+  const std::string thresholds_path = thresholds_file(l, o);
   auto thresholds = load_thresholds(thresholds_path, error);
-  if (!thresholds) return bad_input(error);
+  if (!thresholds) return bad_input(kWho, error);
 
   // A default name is reserved with its runs report (when runs are made), so
   // that neither replaces an earlier comparison, and only once the input is
@@ -95,9 +94,9 @@ int compare_command(const Options& o) {
   if (out.empty() && !o.resume.empty() && o.resume.ends_with("-runs.json"))
     out = o.resume.substr(0, o.resume.size() - 10) + ".json";
   if (!out.empty())
-    if (auto e = check_writable(out); !e.empty()) return bad_input("--out: " + e);
+    if (auto e = check_writable(out); !e.empty()) return bad_input(kWho, "--out: " + e);
   for (const auto& [path, option] : {std::pair{o.export_markdown, "--export-markdown"}, std::pair{o.export_csv, "--export-csv"}})
-    if (auto err = check_export(path, option); !err.empty()) return bad_input(err);
+    if (auto err = check_export(path, option); !err.empty()) return bad_input(kWho, err);
   auto reserve_outputs = [&] {
     if (!out.empty()) return true;
     std::vector<std::string> suffixes = {".json"};
@@ -121,29 +120,29 @@ int compare_command(const Options& o) {
     // The runs report of an earlier comparison (or the merged shards of one):
     // its runs carry their roles.
     auto report = read_report(o.inputs[0], error);
-    if (!report) return bad_input(error);
+    if (!report) return bad_input(kWho, error);
     from_reports = declared_from_manifest(report->manifest, report->runs);
     for (auto& r : report->runs) {
       if (r.role != kRoleBaseline && r.role != kRoleCandidate && r.role != kRoleBaselineAgain)
-        return bad_input(o.inputs[0] + " has runs without a comparison role; to compare two plain reports give both: "
+        return bad_input(kWho, o.inputs[0] + " has runs without a comparison role; to compare two plain reports give both: "
                                        "harness compare OLD.json NEW.json");
       runs.push_back(std::move(r));
     }
     context["inputs"] = o.inputs;
   } else if (o.workload.empty() && o.suite.empty() && o.program.empty()) {
     if (o.inputs.size() != 2)
-      return bad_input("give --baseline and --candidate with --workload or --suite, two reports "
+      return bad_input(kWho, "give --baseline and --candidate with --workload or --suite, two reports "
                        "(harness compare OLD.json NEW.json), or the runs report of a comparison");
     if (!take_side(o.inputs[0], kRoleBaseline, o.baseline_allocator, "--baseline-allocator", runs, from_reports,
                    error) ||
         !take_side(o.inputs[1], kRoleCandidate, o.candidate_allocator, "--candidate-allocator", runs, from_reports,
                    error))
-      return bad_input(error);
+      return bad_input(kWho, error);
     // Both sides must have run the same workloads with the same parameters.
     std::map<std::string, std::set<std::string>> sides;
     for (const auto& r : runs) sides[r.role].insert(r.workload + " " + r.params.dump());
     if (sides[kRoleBaseline] != sides[kRoleCandidate])
-      return bad_input(o.inputs[0] + " and " + o.inputs[1] + " are runs of different workloads or parameters (" +
+      return bad_input(kWho, o.inputs[0] + " and " + o.inputs[1] + " are runs of different workloads or parameters (" +
                        *sides[kRoleBaseline].begin() + " against " + *sides[kRoleCandidate].begin() +
                        "); compare takes two reports of the same plan");
     // Without a second baseline, the baseline's even repetitions stand in for it.
@@ -151,29 +150,28 @@ int compare_command(const Options& o) {
       if (r.role == kRoleBaseline && r.repetition % 2 == 0) r.role = kRoleBaselineAgain;
     context["inputs"] = o.inputs;
   } else {
-    if (o.baseline.empty() || o.candidate.empty()) return bad_input("--baseline and --candidate are both required");
+    if (o.baseline.empty() || o.candidate.empty()) return bad_input(kWho, "--baseline and --candidate are both required");
     if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty())
-      return bad_input("--allocator, --baseline-allocator and --candidate-allocator choose runs from two reports; "
+      return bad_input(kWho, "--allocator, --baseline-allocator and --candidate-allocator choose runs from two reports; "
                        "with --workload or --suite the pins are --baseline and --candidate");
-    auto found = o.program.empty() ? resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error)
-                                   : program_jobs(o, error);
-    if (!found) return bad_input(error);
+    auto found = jobs_from_options(l, o, error);
+    if (!found) return bad_input(kWho, error);
     jobs = *found;
     auto base = resolve_allocator(l, o.baseline, error);
-    if (!base) return bad_input(error);
+    if (!base) return bad_input(kWho, error);
     auto cand = resolve_allocator(l, o.candidate, error);
-    if (!cand) return bad_input(error);
+    if (!cand) return bad_input(kWho, error);
     Execution e;
     e.jobs = jobs;
     e.arms = {{*base, kRoleBaseline}, {*cand, kRoleCandidate}, {*base, kRoleBaselineAgain}};
-    if (!apply_run_options(o, e, error)) return bad_input(error);
-    if (!reserve_outputs()) return bad_input(error);
+    if (!apply_run_options(o, e, error)) return bad_input(kWho, error);
+    if (!reserve_outputs()) return bad_input(kWho, error);
     // Resuming: the seed of the report's plan, unless one is given (which must then agree).
     std::optional<uint64_t> seed = o.seed;
     std::optional<ReportData> earlier;
     if (!o.resume.empty()) {
       earlier = read_report(o.resume, error);
-      if (!earlier) return bad_input(error);
+      if (!earlier) return bad_input(kWho, error);
       const Json plan = earlier->context.value("plan", Json());
       if (!seed && plan.contains("shuffle_seed") && plan["shuffle_seed"].is_number_unsigned())
         seed = plan["shuffle_seed"].get<uint64_t>();
@@ -183,14 +181,14 @@ int compare_command(const Options& o) {
     runs_path = runs_out.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
                                  : runs_out;
     e.out = runs_path;
-    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--report: " + err);
+    if (auto err = check_writable(e.out); !err.empty()) return bad_input(kWho, "--report: " + err);
     e.context = context;
     e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"shuffle_seed", *seed}, {"suite", o.suite},
                                           {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
                                           {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit}});
     if (!o.resume.empty()) {
       auto kept = runs_to_resume(o.resume, std::move(earlier), e.context["plan"], error);
-      if (!kept) return bad_input(error);
+      if (!kept) return bad_input(kWho, error);
       e.kept = std::move(*kept);
     }
     outcome = execute(e, runs);
@@ -205,7 +203,7 @@ int compare_command(const Options& o) {
     planned = e.plan.size();
   }
 
-  if (!runs_here && !reserve_outputs()) return bad_input(error);
+  if (!runs_here && !reserve_outputs()) return bad_input(kWho, error);
   CompareSettings settings;
   settings.alpha = o.alpha;
   // Reports read back: --after measures their curves from another mark.

@@ -14,7 +14,9 @@
 #include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
-#include "commands/session.h"
+#include "commands/execute.h"
+#include "commands/from_options.h"
+#include "commands/resolve.h"
 #include "sys/spawn.h"
 #include "core/summary.h"
 #include "commands/sweep.h"
@@ -24,11 +26,6 @@ namespace mh {
 namespace {
 
 constexpr const char* kWho = "harness sweep";
-
-int bad_input(const std::string& message) {
-  fmt::print(stderr, "{}: {}\n", kWho, message);
-  return 2;
-}
 
 struct Preset {
   const char* name;
@@ -131,22 +128,22 @@ int sweep_command(const Options& o) {
     const Preset* p = nullptr;
     for (const auto& q : kPresets)
       if (o.preset == q.name) p = &q;
-    if (!p) return bad_input("unknown preset '" + o.preset + "'; valid: " + preset_names());
+    if (!p) return bad_input(kWho, "unknown preset '" + o.preset + "'; valid: " + preset_names());
     grids.push_back(p->grid);
   }
-  if (grids.empty()) return bad_input("give a grid (--allocator 'scav:purge_delay_ms=10|100|1000') or --preset NAME (" +
+  if (grids.empty()) return bad_input(kWho, "give a grid (--allocator 'scav:purge_delay_ms=10|100|1000') or --preset NAME (" +
                                       preset_names() + ")");
   auto jobs = resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error);
-  if (!jobs) return bad_input(error);
+  if (!jobs) return bad_input(kWho, error);
   Execution e;
   e.jobs = *jobs;
   std::set<std::string> labels;
   for (const auto& g : grids) {
     auto points = expand_grid(g, error);
-    if (!points) return bad_input(error);
+    if (!points) return bad_input(kWho, error);
     for (const auto& text : *points) {
       auto spec = resolve_allocator(l, text, error);
-      if (!spec) return bad_input(error);
+      if (!spec) return bad_input(kWho, error);
       if (labels.insert(spec->label).second) e.arms.push_back({*spec, ""});
     }
   }
@@ -160,22 +157,22 @@ int sweep_command(const Options& o) {
                          return m.rfind("workload.", 0) == 0 && declared[j.workload.name].count(m.substr(9));
                        });
     if (!known)
-      return bad_input("--x/--y " + m + " is not a metric of these workloads: the harness's (rss_area_mb_s, "
+      return bad_input(kWho, "--x/--y " + m + " is not a metric of these workloads: the harness's (rss_area_mb_s, "
                        "after.ms_to_90pct, minflt, peak_rss_kb, ...) or workload.NAME of what they declare");
   }
-  if (!apply_run_options(o, e, error)) return bad_input(error);
+  if (!apply_run_options(o, e, error)) return bad_input(kWho, error);
   if (!o.plot.empty()) {
     const auto ext = std::filesystem::path(o.plot).extension().string();
-    if (ext != ".png" && ext != ".svg") return bad_input("--plot " + o.plot + ": the plot must end in .png or .svg");
-    if (auto err = check_writable(o.plot); !err.empty()) return bad_input("--plot: " + err);
+    if (ext != ".png" && ext != ".svg") return bad_input(kWho, "--plot " + o.plot + ": the plot must end in .png or .svg");
+    if (auto err = check_writable(o.plot); !err.empty()) return bad_input(kWho, "--plot: " + err);
   }
   const std::string name = o.suite.empty() ? o.workload : "suite-" + o.suite;
   if (!o.out.empty()) {
     e.out = o.out;
-    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--out: " + err);
+    if (auto err = check_writable(e.out); !err.empty()) return bad_input(kWho, "--out: " + err);
   } else {
     auto reserved = reserve_new_outputs("results/sweep-" + name, {".json", "-sweep.json"}, error);
-    if (reserved.empty()) return bad_input(error);
+    if (reserved.empty()) return bad_input(kWho, error);
     e.out = reserved[0];
   }
   const std::string sweep_path = e.out.substr(0, e.out.size() - (e.out.ends_with(".json") ? 5 : 0)) + "-sweep.json";
