@@ -197,8 +197,8 @@ std::optional<Execution> pins_execution(const Options& o, const Layout& l, std::
 }
 
 // The seed of the order shuffle: --seed, else (resuming) the seed of the
-// report's plan, else drawn. A given seed that differs from the report's shows
-// as another order when the plans are compared.
+// report's plan, else drawn. Resuming, a given seed must agree with the
+// report's: runs_to_resume compares the plans.
 uint64_t shuffle_seed(const Options& o, const std::optional<ReportData>& earlier) {
   std::optional<uint64_t> seed = o.seed;
   if (earlier) {
