@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "compare/compare.h"
+
 namespace mh {
 
 namespace {
@@ -138,56 +140,99 @@ void add_rule_options(CLI::App& app, Options& o, int& runs, const std::string& r
   app.add_option("--thresholds", o.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
 }
 
-}  // namespace
+// Everything after the first "--" is the program to run (plot passes its
+// arguments on as they are). Returns how many arguments are left for CLI11,
+// or -1 when nothing follows "--".
+int split_program(int argc, char** argv, Options& o) {
+  if (argc <= 1 || std::string(argv[1]) == "plot") return argc;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--") {
+      o.program.assign(argv + i + 1, argv + argc);
+      return o.program.empty() ? -1 : i;
+    }
+  return argc;
+}
 
-ParseOutcome parse_options(int argc, char** argv) {
-  Options o;
-  o.argv.assign(argv, argv + argc);
-  // Everything after the first "--" is the program to run (plot passes its
-  // arguments on as they are).
-  if (argc > 1 && std::string(argv[1]) != "plot")
-    for (int i = 1; i < argc; ++i)
-      if (std::string(argv[i]) == "--") {
-        o.program.assign(argv + i + 1, argv + argc);
-        argc = i;
-        if (o.program.empty()) {
-          std::cerr << "harness: nothing after --: give the program to run, harness [OPTIONS] -- PROGRAM [ARGS...]\n";
-          return {std::nullopt, 2};
-        }
-        break;
-      }
-  CLI::App app{
-      "memharness: runs a workload in a child process under each allocator, samples its memory from outside, "
-      "and writes a JSON report.\nWorkload parameters follow the workload: harness --workload burst-writefile "
-      "--calls 100 --release-on-pool",
-      "harness"};
-  app.allow_extras();
-  app.formatter(std::make_shared<Usage>(
+// The command line as CLI11 declares it: the top-level app (a run) and one
+// subcommand per verb, each declared by its add_*_command and turned into the
+// Options of that verb by its *_chosen once parsed. What a verb parses beyond
+// Options (its own --runs default, compare's --allocator) waits here until the
+// verb is known.
+class CommandLine {
+ public:
+  explicit CommandLine(Options o);
+  ParseOutcome parse(int argc, char** argv);
+
+ private:
+  void add_run_command();
+  CLI::App* add_compare_command();
+  CLI::App* add_bisect_command();
+  CLI::App* add_sweep_command();
+  CLI::App* add_merge_command();
+  CLI::App* add_plot_command();
+
+  std::string chosen_help() const;
+  ParseOutcome chosen();
+  ParseOutcome run_chosen();
+  ParseOutcome compare_chosen();
+  ParseOutcome workloads_chosen(CLI::App& sub, Command command, int runs);
+  // The extras CLI11 left, the workload's parameters, with --smoke first when given.
+  void take_workload_args(std::vector<std::string> extras);
+
+  Options o_;
+  CLI::App app_;
+  bool list_ = false;
+  // A comparison's rounds (compare, and each step of bisect) and a sweep's
+  // repetitions (as many as a run's): Options holds the chosen verb's.
+  int compare_runs_ = kMinRounds, bisect_runs_ = kMinRounds, sweep_runs_;
+  std::string both_allocator_;  // compare --allocator: the allocator of both reports
+  CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
+};
+
+CommandLine::CommandLine(Options o)
+    : o_(std::move(o)),
+      app_("memharness: runs a workload in a child process under each allocator, samples its memory from outside, "
+           "and writes a JSON report.\nWorkload parameters follow the workload: harness --workload burst-writefile "
+           "--calls 100 --release-on-pool",
+           "harness"),
+      sweep_runs_(o_.runs) {
+  add_run_command();
+  compare_ = add_compare_command();
+  bisect_ = add_bisect_command();
+  sweep_ = add_sweep_command();
+  merge_ = add_merge_command();
+  plot_ = add_plot_command();
+}
+
+void CommandLine::add_run_command() {
+  app_.allow_extras();
+  app_.formatter(std::make_shared<Usage>(
       "Usage: harness [OPTIONS] --workload NAME [PARAMETERS...]\n"
       "   or: harness [OPTIONS] --suite NAME\n"
       "   or: harness [OPTIONS] -- PROGRAM [ARGS...]    (any program, argv as given, no shell)\n"
       "   or: harness --list\n"
       "   or: harness compare|bisect|sweep|merge|plot ... (each with its own --help)"));
-  app.footer(
+  app_.footer(
       "Workload parameters (harness --list shows each workload's, with defaults) follow the workload. Every "
       "workload also takes --smoke: a small, fast version, what the tests run.\n\n"
       "Exit codes: 0 every run ok, 1 a run failed (crashed, timed out, exited non-zero, or under another "
       "allocator than asked), 2 bad input (nothing was run).");
-  add_what_to_run(app, o);
-  app.add_option("-a,--allocator", o.allocators,
-                 "allocator to run under, repeatable: glibc, jemalloc, mimalloc, tcmalloc, scav, NAME=/path/lib.so, "
-                 "scav@REV, or a name from allocators/pins.json; options after a colon: "
-                 "jemalloc:background_thread=true,dirty_decay_ms=100 (default: every available built-in)");
-  app.add_option("-n,--runs", o.runs, "repetitions of each allocator, interleaved")
+  add_what_to_run(app_, o_);
+  app_.add_option("-a,--allocator", o_.allocators,
+                  "allocator to run under, repeatable: glibc, jemalloc, mimalloc, tcmalloc, scav, NAME=/path/lib.so, "
+                  "scav@REV, or a name from allocators/pins.json; options after a colon: "
+                  "jemalloc:background_thread=true,dirty_decay_ms=100 (default: every available built-in)");
+  app_.add_option("-n,--runs", o_.runs, "repetitions of each allocator, interleaved")
       ->check(in_range(1, 10000, true))
       ->capture_default_str();
-  app.add_option("-o,--out", o.out,
-                 "report file, replaced if it exists (default results/<workload>-<UTC time>.json, never an existing "
-                 "file)");
-  bool list = false;
-  app.add_flag("-l,--list", list, "list the workloads and their parameters");
+  app_.add_option("-o,--out", o_.out,
+                  "report file, replaced if it exists (default results/<workload>-<UTC time>.json, never an existing "
+                  "file)");
+  app_.add_flag("-l,--list", list_, "list the workloads and their parameters");
+}
 
-  CLI::App* compare = app.add_subcommand(
+CLI::App* CommandLine::add_compare_command() {
+  CLI::App* compare = app_.add_subcommand(
       "compare",
       "compare two pins: baseline, candidate and baseline again, interleaved in shuffled order for --runs rounds; "
       "or compare two existing reports: harness compare OLD.json NEW.json. Exit 0: no regression, 1: a "
@@ -200,24 +245,25 @@ ParseOutcome parse_options(int argc, char** argv) {
       "   or: harness compare [OPTIONS] OLD.json NEW.json    (two reports; --allocator NAME for reports of "
       "several)\n"
       "   or: harness compare [OPTIONS] RUNS.json            (the runs report of a comparison, or merged shards)"));
-  add_what_to_run(*compare, o);
-  int compare_runs = 5;
-  compare->add_option("--baseline", o.baseline, "the baseline pin (an allocator spec, a pins-file name or scav@REV)");
-  compare->add_option("--candidate", o.candidate, "the candidate pin");
-  add_rule_options(*compare, o, compare_runs, "rounds (fewer than 5 prints a warning)",
+  add_what_to_run(*compare, o_);
+  compare->add_option("--baseline", o_.baseline, "the baseline pin (an allocator spec, a pins-file name or scav@REV)");
+  compare->add_option("--candidate", o_.candidate, "the candidate pin");
+  add_rule_options(*compare, o_, compare_runs_, fmt::format("rounds (fewer than {} prints a warning)", kMinRounds),
                    "seed of the per-round order shuffle (default: drawn, and recorded)");
-  compare->add_option("-o,--out", o.out,
+  compare->add_option("-o,--out", o_.out,
                       "the comparison JSON, replaced if it exists (default results/compare-<UTC time>.json, never "
                       "an existing file)");
-  compare->add_option("--report", o.report, "where the runs go (default: the comparison's name with -runs.json)");
-  compare->add_option("--markdown", o.export_markdown, "the same as --export-markdown");
-  std::string both_allocator;
-  compare->add_option("--allocator", both_allocator,
+  compare->add_option("--report", o_.report, "where the runs go (default: the comparison's name with -runs.json)");
+  compare->add_option("--markdown", o_.export_markdown, "the same as --export-markdown");
+  compare->add_option("--allocator", both_allocator_,
                       "two reports: compare the runs of this allocator in both (for reports of several allocators)");
-  compare->add_option("--baseline-allocator", o.baseline_allocator, "two reports: the allocator of OLD.json");
-  compare->add_option("--candidate-allocator", o.candidate_allocator, "two reports: the allocator of NEW.json");
+  compare->add_option("--baseline-allocator", o_.baseline_allocator, "two reports: the allocator of OLD.json");
+  compare->add_option("--candidate-allocator", o_.candidate_allocator, "two reports: the allocator of NEW.json");
+  return compare;
+}
 
-  CLI::App* bisect = app.add_subcommand(
+CLI::App* CommandLine::add_bisect_command() {
+  CLI::App* bisect = app_.add_subcommand(
       "bisect",
       "find the commit of a pin's repository that made a regression: checks that --good and --bad differ, then "
       "builds and compares (as harness compare: rounds of good, commit, good again) the commits between them, "
@@ -227,23 +273,25 @@ ParseOutcome parse_options(int argc, char** argv) {
   bisect->formatter(std::make_shared<Usage>(
       "Usage: harness bisect [OPTIONS] --pin NAME --good REV --bad REV (--workload NAME [PARAMETERS...] | --suite "
       "NAME)"));
-  add_what_to_run(*bisect, o);
-  int bisect_runs = 5;
-  bisect->add_option("--pin", o.pin, "a pin with a repository in allocators/pins.json (scav, ...)")->required();
-  bisect->add_option("--good", o.good, "a revision without the regression")->required();
-  bisect->add_option("--bad", o.bad, "a later revision with it")->required();
-  bisect->add_option("--metric", o.metrics,
+  add_what_to_run(*bisect, o_);
+  bisect->add_option("--pin", o_.pin, "a pin with a repository in allocators/pins.json (scav, ...)")->required();
+  bisect->add_option("--good", o_.good, "a revision without the regression")->required();
+  bisect->add_option("--bad", o_.bad, "a later revision with it")->required();
+  bisect->add_option("--metric", o_.metrics,
                      "the metric that decides, repeatable (default: every metric that regresses from good to bad); "
                      "the comparison tests only these");
-  add_rule_options(*bisect, o, bisect_runs, "rounds of each comparison",
+  add_rule_options(*bisect, o_, bisect_runs_, "rounds of each comparison",
                    "seed of the order shuffle of every step (default: drawn, and recorded)");
-  bisect->add_flag("--all-parents", o.all_parents,
+  bisect->add_flag("--all-parents", o_.all_parents,
                    "walk every commit between good and bad, not only the first-parent line (git rev-list)");
-  bisect->add_option("--state", o.state,
+  bisect->add_option("--state", o_.state,
                      "the state file, which an interrupted bisect resumes from (default "
                      "results/bisect-PIN-GOOD-BAD/state.json; each step's comparison goes beside it)");
+  return bisect;
+}
 
-  CLI::App* sweep = app.add_subcommand(
+CLI::App* CommandLine::add_sweep_command() {
+  CLI::App* sweep = app_.add_subcommand(
       "sweep",
       "run an allocator over a grid of one or two options, interleaved, and tabulate and plot two metrics of each "
       "point, marking the points no other beats on both (the Pareto front)");
@@ -251,98 +299,141 @@ ParseOutcome parse_options(int argc, char** argv) {
   sweep->formatter(std::make_shared<Usage>(
       "Usage: harness sweep [OPTIONS] (--allocator 'FAMILY:opt=a|b|c[,opt2=x|y]' | --preset NAME) "
       "(--workload NAME [PARAMETERS...] | --suite NAME)"));
-  add_what_to_run(*sweep, o);
-  int sweep_runs = 3;
-  sweep->add_option("-a,--allocator", o.grids,
+  add_what_to_run(*sweep, o_);
+  sweep->add_option("-a,--allocator", o_.grids,
                     "a grid: an allocator with one or two options whose values are separated by |, e.g. "
                     "scav:purge_delay_ms=10|100|1000; repeatable (the grids' points run together)");
-  sweep->add_option("--preset", o.preset,
+  sweep->add_option("--preset", o_.preset,
                     "a built-in grid: scav-purge, jemalloc-decay, jemalloc-decay-bg, mimalloc-purge, "
                     "tcmalloc-release");
-  sweep->add_option("-n,--runs", sweep_runs, "repetitions of each point, interleaved")
+  sweep->add_option("-n,--runs", sweep_runs_, "repetitions of each point, interleaved")
       ->check(in_range(1, 10000, true))
       ->capture_default_str();
-  sweep->add_option("--x", o.x_metric, "the metric across (default rss_area_mb_s)");
-  sweep->add_option("--y", o.y_metric, "the metric up (default minflt)");
-  sweep->add_option("-o,--out", o.out,
+  sweep->add_option("--x", o_.x_metric, "the metric across (default rss_area_mb_s)");
+  sweep->add_option("--y", o_.y_metric, "the metric up (default minflt)");
+  sweep->add_option("-o,--out", o_.out,
                     "the report of every run (default results/sweep-<workload>-<UTC time>.json); the sweep's table "
                     "goes beside it as -sweep.json");
-  sweep->add_option("--plot", o.plot, "also draw the two metrics of every point to this .png or .svg");
+  sweep->add_option("--plot", o_.plot, "also draw the two metrics of every point to this .png or .svg");
+  return sweep;
+}
 
-  CLI::App* merge = app.add_subcommand(
+CLI::App* CommandLine::add_merge_command() {
+  CLI::App* merge = app_.add_subcommand(
       "merge",
       "join reports (the shards of a job matrix, or runs of other allocators or workloads) into one; refuses, with "
       "exit 2, the same run twice, a workload under other parameters, and reports of other suites or pins");
-  merge->add_option("reports", o.inputs, "the reports to join")->required()->check(CLI::ExistingFile);
-  merge->add_option("-o,--out", o.out, "the joined report")->required();
+  merge->add_option("reports", o_.inputs, "the reports to join")->required()->check(CLI::ExistingFile);
+  merge->add_option("-o,--out", o_.out, "the joined report")->required();
+  return merge;
+}
 
-  CLI::App* plot = app.add_subcommand(
+CLI::App* CommandLine::add_plot_command() {
+  CLI::App* plot = app_.add_subcommand(
       "plot", "plot reports with matplotlib: harness plot REPORT... -o FILE.png (RSS over time), or harness plot "
               "--compare COMPARISON.json -o FILE.png; the arguments go to scripts/plot_rss.py or plot_compare.py");
   plot->prefix_command();
   plot->set_help_flag();  // --help goes to the plot command, which shows the scripts' own
+  return plot;
+}
 
+ParseOutcome CommandLine::parse(int argc, char** argv) {
   try {
-    app.parse(argc, argv);
+    app_.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    std::cout << (app.got_subcommand(compare)  ? compare->help()
-                  : app.got_subcommand(merge)  ? merge->help()
-                  : app.got_subcommand(bisect) ? bisect->help()
-                  : app.got_subcommand(sweep)  ? sweep->help()
-                                               : app.help());
+    std::cout << chosen_help();
     return {std::nullopt, 0};
   } catch (const CLI::ParseError& e) {
     std::cerr << "harness: " << e.what() << "\n";
     return {std::nullopt, 2};
   }
-  if (app.got_subcommand(plot)) {
-    o.command = Command::Plot;
-    o.inputs = plot->remaining();
-    return {o, 0};
+  return chosen();
+}
+
+// --help: the help of the subcommand it was given to (plot shows its scripts' own).
+std::string CommandLine::chosen_help() const {
+  for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_})
+    if (app_.got_subcommand(sub)) return sub->help();
+  return app_.help();
+}
+
+ParseOutcome CommandLine::chosen() {
+  if (app_.got_subcommand(plot_)) {
+    o_.command = Command::Plot;
+    o_.inputs = plot_->remaining();
+    return {o_, 0};
   }
-  for (auto [sub, command, runs] : {std::tuple{bisect, Command::Bisect, bisect_runs},
-                                    std::tuple{sweep, Command::Sweep, sweep_runs}})
-    if (app.got_subcommand(sub)) {
-      o.command = command;
-      o.runs = runs;
-      o.workload_args = sub->remaining();
-      if (o.smoke) o.workload_args.insert(o.workload_args.begin(), "--smoke");
-      if (o.workload.empty() && o.suite.empty()) {
-        std::cerr << "harness " << sub->get_name() << ": no workload given: use --workload NAME or --suite NAME\n";
-        return {std::nullopt, 2};
-      }
-      return {o, 0};
+  if (app_.got_subcommand(bisect_)) return workloads_chosen(*bisect_, Command::Bisect, bisect_runs_);
+  if (app_.got_subcommand(sweep_)) return workloads_chosen(*sweep_, Command::Sweep, sweep_runs_);
+  if (app_.got_subcommand(merge_)) {
+    o_.command = Command::Merge;
+    return {o_, 0};
+  }
+  if (app_.got_subcommand(compare_)) return compare_chosen();
+  return run_chosen();
+}
+
+void CommandLine::take_workload_args(std::vector<std::string> extras) {
+  o_.workload_args = std::move(extras);
+  if (o_.smoke) o_.workload_args.insert(o_.workload_args.begin(), "--smoke");
+}
+
+// bisect and sweep: a workload or a suite, never a program.
+ParseOutcome CommandLine::workloads_chosen(CLI::App& sub, Command command, int runs) {
+  o_.command = command;
+  o_.runs = runs;
+  take_workload_args(sub.remaining());
+  if (o_.workload.empty() && o_.suite.empty()) {
+    std::cerr << "harness " << sub.get_name() << ": no workload given: use --workload NAME or --suite NAME\n";
+    return {std::nullopt, 2};
+  }
+  return {o_, 0};
+}
+
+ParseOutcome CommandLine::compare_chosen() {
+  o_.command = Command::Compare;
+  o_.runs = compare_runs_;
+  if (!both_allocator_.empty()) {
+    if (!o_.baseline_allocator.empty() || !o_.candidate_allocator.empty()) {
+      std::cerr << "harness compare: give --allocator (both reports) or --baseline-allocator and "
+                   "--candidate-allocator, not both\n";
+      return {std::nullopt, 2};
     }
-  if (app.got_subcommand(merge)) {
-    o.command = Command::Merge;
-    return {o, 0};
+    o_.baseline_allocator = o_.candidate_allocator = both_allocator_;
   }
-  if (app.got_subcommand(compare)) {
-    o.command = Command::Compare;
-    o.runs = compare_runs;
-    if (!both_allocator.empty()) {
-      if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty()) {
-        std::cerr << "harness compare: give --allocator (both reports) or --baseline-allocator and "
-                     "--candidate-allocator, not both\n";
-        return {std::nullopt, 2};
-      }
-      o.baseline_allocator = o.candidate_allocator = both_allocator;
-    }
-    // Without a workload, suite or program, the extras are the two reports to compare.
-    if (o.workload.empty() && o.suite.empty() && o.program.empty()) o.inputs = compare->remaining();
-    else o.workload_args = compare->remaining();
-    if (o.smoke) o.workload_args.insert(o.workload_args.begin(), "--smoke");
-    return {o, 0};
+  // Without a workload, suite or program, the extras are the two reports to compare.
+  if (o_.workload.empty() && o_.suite.empty() && o_.program.empty()) {
+    o_.inputs = compare_->remaining();
+    take_workload_args({});
+  } else {
+    take_workload_args(compare_->remaining());
   }
-  o.workload_args = app.remaining();
-  if (o.smoke) o.workload_args.insert(o.workload_args.begin(), "--smoke");
-  o.command = list ? Command::List : Command::Run;
-  if (!list && o.workload.empty() && o.suite.empty() && o.program.empty()) {
+  return {o_, 0};
+}
+
+ParseOutcome CommandLine::run_chosen() {
+  take_workload_args(app_.remaining());
+  o_.command = list_ ? Command::List : Command::Run;
+  if (!list_ && o_.workload.empty() && o_.suite.empty() && o_.program.empty()) {
     std::cerr << "harness: no workload given: use --workload NAME, --suite NAME (see harness --list) or -- PROGRAM "
                  "[ARGS...]\n";
     return {std::nullopt, 2};
   }
-  return {o, 0};
+  return {o_, 0};
+}
+
+}  // namespace
+
+ParseOutcome parse_options(int argc, char** argv) {
+  Options o;
+  o.argv.assign(argv, argv + argc);
+  const int given = split_program(argc, argv, o);
+  if (given < 0) {
+    std::cerr << "harness: nothing after --: give the program to run, harness [OPTIONS] -- PROGRAM [ARGS...]\n";
+    return {std::nullopt, 2};
+  }
+  CommandLine line(std::move(o));
+  return line.parse(given, argv);
 }
 
 }  // namespace mh

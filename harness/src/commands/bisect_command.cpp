@@ -3,7 +3,6 @@
 // `harness compare` does (rounds of good, the commit, good again, shuffled);
 // every step goes to a state file, so an interrupted bisect resumes.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,11 +10,13 @@
 #include <set>
 
 #include "commands/commands.h"
+#include "commands/execute.h"
+#include "commands/from_options.h"
+#include "commands/resolve.h"
 #include "compare/compare.h"
 #include "compare/compare_report.h"
 #include "report/context.h"
 #include "report/report_json.h"
-#include "commands/session.h"
 
 namespace mh {
 
@@ -25,11 +26,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kWho = "harness bisect";
 constexpr const char* kStateSchema = "memharness.bisect/1";
-
-int bad_input(const std::string& message) {
-  fmt::print(stderr, "{}: {}\n", kWho, message);
-  return 2;
-}
 
 // One tested commit: bad (a deciding metric regressed against good), good, or
 // skip (it did not build).
@@ -58,12 +54,14 @@ Step step_from(const Json& j) {
 struct Bisect {
   Layout layout;
   RepoPin pin;
-  std::string repo, good, bad;  // full commits
+  std::string repo, good, bad;       // full commits
+  std::vector<std::string> commits;  // after good up to bad, oldest first
   std::vector<Job> jobs;
   Thresholds thresholds;
   DeclaredMetrics declared;
   std::optional<AllocatorSpec> good_spec;
   uint64_t seed = 0;
+  std::string state_path;
   std::string dir;  // the state file's folder: each step's comparison and runs
   Json state;
   std::vector<Step> steps;
@@ -72,13 +70,47 @@ struct Bisect {
 
 std::string short_sha(const std::string& c) { return c.substr(0, 12); }
 
-void save(const Bisect& b, const std::string& path) {
+void save(const Bisect& b) {
   Json s = b.state;
   Json steps = Json::array();
   for (const auto& st : b.steps) steps.push_back(step_json(st));
   s["steps"] = steps;
   s["deciding"] = std::vector<std::string>(b.deciding.begin(), b.deciding.end());
-  if (auto e = write_atomic(path, dump_canonical(s)); !e.empty()) fmt::print(stderr, "{}: {}\n", kWho, e);
+  if (auto e = write_atomic(b.state_path, dump_canonical(s)); !e.empty()) fmt::print(stderr, "{}: {}\n", kWho, e);
+}
+
+// The candidate `commit` built, and good (once); nullopt with the step marked
+// "skip" when either does not build.
+std::optional<AllocatorSpec> build_revisions(Bisect& b, const std::string& commit, Step& step) {
+  std::string error;
+  auto cand = resolve_allocator(b.layout, b.pin.name + "@" + commit, error);
+  if (!cand) {
+    step.outcome = "skip";
+    step.note = error;
+    return std::nullopt;
+  }
+  if (!b.good_spec) {
+    b.good_spec = resolve_allocator(b.layout, b.pin.name + "@" + b.good, error);
+    if (!b.good_spec) {
+      step.outcome = "skip";
+      step.note = "the good revision does not build: " + error;
+      return std::nullopt;
+    }
+  }
+  return cand;
+}
+
+// A step's verdict from its comparison: bad when a deciding metric (any, when
+// none decides yet) regressed.
+void judge(const Bisect& b, const Comparison& c, Step& step) {
+  step.table = comparison_table(c);
+  for (const auto& w : c.workloads)
+    for (const auto& m : w.metrics)
+      if (m.verdict == compare::Verdict::Regression) step.regressed.push_back(w.workload + ": " + m.metric);
+  bool bad = false;
+  for (const auto& r : step.regressed) bad = bad || b.deciding.empty() || b.deciding.count(r);
+  step.outcome = bad ? "bad" : "good";
+  if (c.failed_runs > 0) step.note = fmt::format("{} runs failed and were left out", c.failed_runs);
 }
 
 // Builds `commit` and compares it against good. nullopt when the harness was
@@ -88,21 +120,9 @@ std::optional<Step> run_step(const Options& o, Bisect& b, const std::string& com
                              int& stop_signal) {
   Step step;
   step.commit = commit;
+  auto cand = build_revisions(b, commit, step);
+  if (!cand) return step;
   std::string error;
-  auto cand = resolve_allocator(b.layout, b.pin.name + "@" + commit, error);
-  if (!cand) {
-    step.outcome = "skip";
-    step.note = error;
-    return step;
-  }
-  if (!b.good_spec) {
-    b.good_spec = resolve_allocator(b.layout, b.pin.name + "@" + b.good, error);
-    if (!b.good_spec) {
-      step.outcome = "skip";
-      step.note = "the good revision does not build: " + error;
-      return step;
-    }
-  }
   Execution e;
   e.jobs = b.jobs;
   e.arms = {{*b.good_spec, kRoleBaseline}, {*cand, kRoleCandidate}, {*b.good_spec, kRoleBaselineAgain}};
@@ -125,14 +145,7 @@ std::optional<Step> run_step(const Options& o, Bisect& b, const std::string& com
   step.comparison = (fs::path(b.dir) / (name + ".json")).string();
   Json cj = comparison_to_json(c, e.context);
   if (auto err = write_atomic(step.comparison, dump_canonical(cj)); !err.empty()) fmt::print(stderr, "{}: {}\n", kWho, err);
-  step.table = comparison_table(c);
-  for (const auto& w : c.workloads)
-    for (const auto& m : w.metrics)
-      if (m.verdict == compare::Verdict::Regression) step.regressed.push_back(w.workload + ": " + m.metric);
-  bool bad = false;
-  for (const auto& r : step.regressed) bad = bad || b.deciding.empty() || b.deciding.count(r);
-  step.outcome = bad ? "bad" : "good";
-  if (c.failed_runs > 0) step.note = fmt::format("{} runs failed and were left out", c.failed_runs);
+  judge(b, c, step);
   return step;
 }
 
@@ -140,6 +153,26 @@ const Step* find_step(const Bisect& b, const std::string& commit) {
   for (const auto& s : b.steps)
     if (s.commit == commit) return &s;
   return nullptr;
+}
+
+// The step at `commit`: from the state when it was made before, else made now
+// and saved. nullopt when the harness was asked to stop (signal set).
+std::optional<Step> step_at(const Options& o, Bisect& b, const std::string& commit, const std::string& name,
+                            int& signal) {
+  if (const Step* s = find_step(b, commit)) return *s;
+  auto s = run_step(o, b, commit, name, signal);
+  if (s) {
+    b.steps.push_back(*s);
+    save(b);
+  }
+  return s;
+}
+
+int stopped(const Bisect& b, int signal) {
+  save(b);
+  fmt::print(stderr, "{}: stopped by a signal; to go on, run the same command again (state: {})\n", kWho,
+             b.state_path);
+  return 128 + signal;
 }
 
 // The comparison rules: with --metric, only those metrics are tested (the
@@ -166,140 +199,178 @@ std::optional<Thresholds> deciding_rules(const Options& o, const Thresholds& all
   return t;
 }
 
-}  // namespace
-
-int bisect_command(const Options& o) {
-  Bisect b;
-  b.layout = find_layout();
-  std::string error;
+// The pin's repository, good and bad as full commits, and the commits from one
+// to the other.
+bool find_commits(const Options& o, Bisect& b, std::string& error) {
   auto pin = find_repo_pin(b.layout, o.pin, error);
-  if (!pin) return bad_input("--pin " + o.pin + ": " + error);
+  if (!pin) {
+    error = "--pin " + o.pin + ": " + error;
+    return false;
+  }
   b.pin = *pin;
-  const PinPaths paths = pin_paths(b.layout);
-  auto repo = pin_repository(b.pin, paths, o.bad, error);
-  if (!repo) return bad_input(error);
+  auto repo = pin_repository(b.pin, pin_paths(b.layout), o.bad, error);
+  if (!repo) return false;
   b.repo = *repo;
   auto good = resolve_commit(b.repo, o.good, error);
-  if (!good) return bad_input("--good: " + error);
+  if (!good) {
+    error = "--good: " + error;
+    return false;
+  }
   auto bad = resolve_commit(b.repo, o.bad, error);
-  if (!bad) return bad_input("--bad: " + error);
+  if (!bad) {
+    error = "--bad: " + error;
+    return false;
+  }
   b.good = *good;
   b.bad = *bad;
-  if (b.good == b.bad) return bad_input("--good and --bad are the same commit " + short_sha(b.good));
+  if (b.good == b.bad) {
+    error = "--good and --bad are the same commit " + short_sha(b.good);
+    return false;
+  }
   auto commits = commits_between(b.repo, b.good, b.bad, !o.all_parents, error);
-  if (!commits) return bad_input(error);
-  if (commits->empty() || commits->back() != b.bad)
-    return bad_input("no first-parent line leads from " + short_sha(b.good) + " to " + short_sha(b.bad) +
-                     " (try --all-parents)");
+  if (!commits) return false;
+  if (commits->empty() || commits->back() != b.bad) {
+    error = "no first-parent line leads from " + short_sha(b.good) + " to " + short_sha(b.bad) + " (try --all-parents)";
+    return false;
+  }
+  b.commits = *commits;
+  return true;
+}
+
+// What each step compares: the jobs, their declared metrics and the rules
+// that decide; the run options checked before anything is built.
+bool prepare_comparisons(const Options& o, Bisect& b, std::string& error) {
   auto jobs = resolve_jobs(b.layout, o.workload, o.workload_args, o.suite, o.shard, error);
-  if (!jobs) return bad_input(error);
+  if (!jobs) return false;
   b.jobs = *jobs;
   for (const auto& job : b.jobs) b.declared[job.workload.name] = declared_metric_specs(job.workload);
-  const std::string thresholds_path = o.thresholds.empty() ? b.layout.share + "/thresholds.json" : o.thresholds;
-  auto all = load_thresholds(thresholds_path, error);
-  if (!all) return bad_input(error);
+  auto all = load_thresholds(thresholds_file(b.layout, o), error);
+  if (!all) return false;
   auto rules = deciding_rules(o, *all, b.jobs, b.declared, error);
-  if (!rules) return bad_input(error);
+  if (!rules) return false;
   b.thresholds = *rules;
-  {
-    Execution probe;  // the run options are checked before anything is built
-    if (!apply_run_options(o, probe, error)) return bad_input(error);
-  }
+  Execution probe;
+  return apply_run_options(o, probe, error);
+}
 
-  // The state: a bisect of the same question resumes; another one is refused.
-  const std::string state_path =
-      !o.state.empty() ? o.state
-                       : fmt::format("results/bisect-{}-{}-{}/state.json", b.pin.name, short_sha(b.good), short_sha(b.bad));
-  b.dir = fs::path(state_path).has_parent_path() ? fs::path(state_path).parent_path().string() : ".";
-  if (auto e = check_writable(state_path); !e.empty()) return bad_input("--state: " + e);
+// The steps of an earlier bisect of the same question, from its state file;
+// false when the file is of another bisect.
+bool resume_state(const Options& o, Bisect& b, const Json& question, const Json& old, std::string& error) {
+  if (old.is_discarded() || old.value("schema", "") != kStateSchema) {
+    error = b.state_path + " is not a bisect state file; give another --state";
+    return false;
+  }
+  if (old.value("question", Json()) != question) {
+    error = b.state_path + " is the state of another bisect (" + old.value("question", Json()).dump() +
+            "); give another --state, or remove it";
+    return false;
+  }
+  if (o.seed && old.value("seed", uint64_t(0)) != *o.seed) {
+    error = fmt::format("{} was made with --seed {}", b.state_path, old.value("seed", uint64_t(0)));
+    return false;
+  }
+  b.seed = old.value("seed", b.seed);
+  for (const auto& s : old.value("steps", Json::array())) b.steps.push_back(step_from(s));
+  for (const auto& d : old.value("deciding", Json::array())) b.deciding.insert(d.get<std::string>());
+  fmt::print(stderr, "{}: resuming {}: {} step{} kept\n", kWho, b.state_path, b.steps.size(),
+             b.steps.size() == 1 ? "" : "s");
+  return true;
+}
+
+// The state: a bisect of the same question resumes; another one is refused.
+bool open_state(const Options& o, Bisect& b, std::string& error) {
+  b.state_path = !o.state.empty() ? o.state
+                                  : fmt::format("results/bisect-{}-{}-{}/state.json", b.pin.name, short_sha(b.good),
+                                                short_sha(b.bad));
+  b.dir = fs::path(b.state_path).has_parent_path() ? fs::path(b.state_path).parent_path().string() : ".";
+  if (auto e = check_writable(b.state_path); !e.empty()) {
+    error = "--state: " + e;
+    return false;
+  }
   Json args = Json::array();
   for (const auto& job : b.jobs) args.push_back(Json{{"workload", job.workload.name}, {"args", job.args}});
   const Json question = {{"pin", b.pin.name}, {"good", b.good},         {"bad", b.bad},
                          {"jobs", args},      {"metrics", o.metrics},   {"runs", o.runs},
                          {"first_parent", !o.all_parents}};
   b.seed = o.seed.value_or(std::random_device{}());
-  if (std::ifstream in(state_path); in) {
-    Json old = Json::parse(in, nullptr, false);
-    if (old.is_discarded() || old.value("schema", "") != kStateSchema)
-      return bad_input(state_path + " is not a bisect state file; give another --state");
-    if (old.value("question", Json()) != question)
-      return bad_input(state_path + " is the state of another bisect (" + old.value("question", Json()).dump() +
-                       "); give another --state, or remove it");
-    if (o.seed && old.value("seed", uint64_t(0)) != *o.seed)
-      return bad_input(fmt::format("{} was made with --seed {}", state_path, old.value("seed", uint64_t(0))));
-    b.seed = old.value("seed", b.seed);
-    for (const auto& s : old.value("steps", Json::array())) b.steps.push_back(step_from(s));
-    for (const auto& d : old.value("deciding", Json::array())) b.deciding.insert(d.get<std::string>());
-    fmt::print(stderr, "{}: resuming {}: {} step{} kept\n", kWho, state_path, b.steps.size(),
-               b.steps.size() == 1 ? "" : "s");
-  }
-  b.state = Json{{"schema", kStateSchema}, {"question", question}, {"seed", b.seed}, {"commits", *commits}};
-  fmt::print(stderr, "{}: {} commits from {} (good) to {} (bad) in {}; state: {}\n", kWho, commits->size(),
-             short_sha(b.good), short_sha(b.bad), b.repo, state_path);
+  if (std::ifstream in(b.state_path); in)
+    if (!resume_state(o, b, question, Json::parse(in, nullptr, false), error)) return false;
+  b.state = Json{{"schema", kStateSchema}, {"question", question}, {"seed", b.seed}, {"commits", b.commits}};
+  fmt::print(stderr, "{}: {} commits from {} (good) to {} (bad) in {}; state: {}\n", kWho, b.commits.size(),
+             short_sha(b.good), short_sha(b.bad), b.repo, b.state_path);
+  return true;
+}
 
-  auto stopped = [&](int signal) {
-    save(b, state_path);
-    fmt::print(stderr, "{}: stopped by a signal; to go on, run the same command again (state: {})\n", kWho,
-               state_path);
-    return 128 + signal;
-  };
-  auto step_at = [&](const std::string& commit, const std::string& name, int& signal) -> std::optional<Step> {
-    if (const Step* s = find_step(b, commit)) return *s;
-    auto s = run_step(o, b, commit, name, signal);
-    if (s) {
-      b.steps.push_back(*s);
-      save(b, state_path);
-    }
-    return s;
-  };
-
-  // Good and bad must really differ: what regresses between them decides.
+// Good and bad must really differ: what regresses between them decides. The
+// exit code when the bisect ends here, nullopt to go on.
+std::optional<int> check_good_and_bad(const Options& o, Bisect& b) {
   int signal = 0;
-  auto check = step_at(b.bad, "check-" + short_sha(b.bad), signal);
-  if (!check) return signal ? stopped(signal) : bad_input("the comparison of good and bad could not be made");
-  if (check->outcome == "skip") return bad_input("the bad revision does not build: " + check->note);
+  auto check = step_at(o, b, b.bad, "check-" + short_sha(b.bad), signal);
+  if (!check) return signal ? stopped(b, signal) : bad_input(kWho, "the comparison of good and bad could not be made");
+  if (check->outcome == "skip") return bad_input(kWho, "the bad revision does not build: " + check->note);
   fmt::print("{}", check->table);
   if (check->outcome != "bad")
-    return bad_input(fmt::format("good ({}) and bad ({}) do not differ{}: nothing to bisect", short_sha(b.good),
-                                 short_sha(b.bad),
-                                 o.metrics.empty() ? "" : " in " + Json(o.metrics).dump()));
+    return bad_input(kWho, fmt::format("good ({}) and bad ({}) do not differ{}: nothing to bisect", short_sha(b.good),
+                                       short_sha(b.bad), o.metrics.empty() ? "" : " in " + Json(o.metrics).dump()));
   if (b.deciding.empty()) b.deciding.insert(check->regressed.begin(), check->regressed.end());
-  save(b, state_path);
+  save(b);
   std::string deciding;
   for (const auto& d : b.deciding) deciding += (deciding.empty() ? "" : ", ") + d;
   fmt::print(stderr, "{}: deciding: {}\n", kWho, deciding);
+  return std::nullopt;
+}
 
-  // The walk: lo is the last commit known good (-1: good itself), hi the first
-  // known bad; skipped commits are passed over, as git bisect skip does.
-  const auto& list = *commits;
-  int lo = -1, hi = int(list.size()) - 1;
+// Where the walk stands: commits[lo] is the last known good (-1: good
+// itself), commits[hi] the first known bad; skipped commits are passed over,
+// as git bisect skip does.
+struct Range {
+  int lo = -1, hi = 0;
   std::set<int> skipped;
+};
+
+// The commit to test next: of those strictly between lo and hi and not
+// skipped, the one nearest the middle; -1 when none is left.
+int next_pick(const Range& r) {
+  const int middle = (r.lo + r.hi) / 2;
+  int pick = -1;
+  for (int i = r.lo + 1; i < r.hi; ++i)
+    if (!r.skipped.count(i) && (pick < 0 || std::abs(i - middle) < std::abs(pick - middle))) pick = i;
+  return pick;
+}
+
+// Halves the range until no commit is left between good and bad. nullopt
+// when a step could not be made; exit_code then says how the bisect ends.
+std::optional<Range> walk(const Options& o, Bisect& b, int& exit_code) {
+  Range r{-1, int(b.commits.size()) - 1, {}};
   for (int n = 1;; ++n) {
-    std::vector<int> open;
-    for (int i = lo + 1; i < hi; ++i)
-      if (!skipped.count(i)) open.push_back(i);
-    if (open.empty()) break;
-    const int middle = (lo + hi) / 2;
-    int pick = open.front();
-    for (int i : open)
-      if (std::abs(i - middle) < std::abs(pick - middle)) pick = i;
-    auto s = step_at(list[size_t(pick)], fmt::format("step-{}", short_sha(list[size_t(pick)])), signal);
-    if (!s) return signal ? stopped(signal) : 1;
+    const int pick = next_pick(r);
+    if (pick < 0) return r;
+    const std::string& commit = b.commits[size_t(pick)];
+    int signal = 0;
+    auto s = step_at(o, b, commit, fmt::format("step-{}", short_sha(commit)), signal);
+    if (!s) {
+      exit_code = signal ? stopped(b, signal) : 1;
+      return std::nullopt;
+    }
     const std::string subject = commit_subject(b.repo, s->commit);
     fmt::print(stderr, "{}: step {}: {} {}: {}{}\n", kWho, n, short_sha(s->commit), subject, s->outcome,
                s->outcome == "skip" ? " (" + s->note.substr(0, 300) + ")" : "");
-    if (s->outcome == "skip") skipped.insert(pick);
-    else if (s->outcome == "bad") hi = pick;
-    else lo = pick;
+    if (s->outcome == "skip") r.skipped.insert(pick);
+    else if (s->outcome == "bad") r.hi = pick;
+    else r.lo = pick;
   }
+}
 
-  const std::string first = list[size_t(hi)];
+// The first bad commit (or the commits it could also be, that did not build),
+// recorded in the state and printed with its comparison.
+int report_first_bad(Bisect& b, const Range& r) {
+  const std::string first = b.commits[size_t(r.hi)];
   std::vector<std::string> maybe;
-  for (int i = lo + 1; i < hi; ++i) maybe.push_back(short_sha(list[size_t(i)]));
+  for (int i = r.lo + 1; i < r.hi; ++i) maybe.push_back(short_sha(b.commits[size_t(i)]));
   const Step* at = find_step(b, first);
   b.state["first_bad"] = first;
   b.state["could_also_be"] = maybe;
-  save(b, state_path);
+  save(b);
   if (at) fmt::print("\n{}", at->table);
   if (maybe.empty()) {
     fmt::print("first bad commit: {} {}\n", first, commit_subject(b.repo, first));
@@ -309,8 +380,23 @@ int bisect_command(const Options& o) {
     fmt::print("first bad commit: {} {}, or one of the commits before it that did not build:{}\n", first,
                commit_subject(b.repo, first), names);
   }
-  fmt::print("state: {}\n", state_path);
+  fmt::print("state: {}\n", b.state_path);
   return 0;
+}
+
+}  // namespace
+
+int bisect_command(const Options& o) {
+  Bisect b;
+  b.layout = find_layout();
+  std::string error;
+  if (!find_commits(o, b, error) || !prepare_comparisons(o, b, error) || !open_state(o, b, error))
+    return bad_input(kWho, error);
+  if (auto end = check_good_and_bad(o, b)) return *end;
+  int exit_code = 0;
+  auto range = walk(o, b, exit_code);
+  if (!range) return exit_code;
+  return report_first_bad(b, *range);
 }
 
 }  // namespace mh

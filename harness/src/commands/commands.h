@@ -2,6 +2,10 @@
 // process exit code: 0 all well, 1 a run failed (or a regression), 2 bad input.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <string>
+
 #include "options.h"
 
 namespace mh {
@@ -13,5 +17,12 @@ int merge_command(const Options& o);
 int plot_command(const Options& o);
 int bisect_command(const Options& o);
 int sweep_command(const Options& o);
+
+// Input a command refuses: the message after the command's name ("harness
+// compare: ..."), and the exit code 2.
+inline int bad_input(const char* who, const std::string& message) {
+  fmt::print(stderr, "{}: {}\n", who, message);
+  return 2;
+}
 
 }  // namespace mh

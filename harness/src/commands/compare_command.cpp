@@ -1,32 +1,109 @@
 // The compare command: run two pins as baseline, candidate and baseline again
-// (interleaved, order shuffled per round), or read two reports; then analyse,
-// print the table, write the comparison JSON (and markdown), and exit 1 on a
-// regression.
+// (interleaved, order shuffled per round), or read two reports, or the runs
+// report of a comparison; then analyse, print the table, write the comparison
+// JSON (and markdown), and exit 1 on a regression.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
 
 #include "commands/commands.h"
+#include "commands/execute.h"
+#include "commands/exports.h"
+#include "commands/from_options.h"
+#include "commands/resolve.h"
 #include "compare/compare_report.h"
-#include "report/context.h"
 #include "core/curve.h"
+#include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
-#include "commands/session.h"
 
 namespace mh {
 
 namespace {
 
-int bad_input(const std::string& message) {
-  fmt::print(stderr, "harness compare: {}\n", message);
-  return 2;
+constexpr const char* kWho = "harness compare";
+
+// Where the comparison goes and, when runs are made here, the runs report. A
+// default name is reserved with its runs report (when runs are made), so that
+// neither replaces an earlier comparison, and only once the input is known to
+// be good, so that bad input leaves nothing behind. An explicit --out (and the
+// -runs.json beside it) is replaced, as asked.
+struct Outputs {
+  std::string out;       // the comparison JSON; "" until reserved
+  std::string runs_out;  // the runs report; "" for the comparison's name with -runs.json
+};
+
+// The outputs the options name, checked. Resuming RUNS.json (a comparison's
+// -runs.json) writes the comparison it would have written: the same name
+// without -runs.
+std::optional<Outputs> outputs_asked(const Options& o, std::string& error) {
+  Outputs outputs{o.out, !o.resume.empty() ? o.resume : o.report};
+  if (outputs.out.empty() && !o.resume.empty() && o.resume.ends_with("-runs.json"))
+    outputs.out = o.resume.substr(0, o.resume.size() - 10) + ".json";
+  if (!outputs.out.empty())
+    if (auto e = check_writable(outputs.out); !e.empty()) {
+      error = "--out: " + e;
+      return std::nullopt;
+    }
+  error = check_exports(o);
+  if (!error.empty()) return std::nullopt;
+  return outputs;
+}
+
+bool reserve_outputs(Outputs& outputs, bool runs_here, std::string& error) {
+  if (!outputs.out.empty()) return true;
+  std::vector<std::string> suffixes = {".json"};
+  if (runs_here && outputs.runs_out.empty()) suffixes.push_back("-runs.json");
+  auto reserved = reserve_new_outputs("results/compare", suffixes, error);
+  if (reserved.empty()) return false;
+  outputs.out = reserved[0];
+  if (reserved.size() > 1) outputs.runs_out = reserved[1];
+  return true;
+}
+
+// The runs a comparison analyses, however they were gathered.
+struct Gathered {
+  std::vector<RunRecord> runs;
+  DeclaredMetrics declared;  // the workloads' metrics as the reports read or the jobs run here declare them
+  Json context;              // the comparison's
+  // Of the runs made here; reports read back are taken as they are: complete.
+  ExecutionOutcome outcome = [] {
+    ExecutionOutcome read_back;
+    read_back.complete = true;
+    return read_back;
+  }();
+  size_t planned = 0;        // the runs planned here
+  std::string runs_path;     // where the runs made here went
+};
+
+// Reports read back: --after measures their curves from another mark.
+void measure_after(std::vector<RunRecord>& runs, const std::string& after_mark) {
+  if (after_mark.empty()) return;
+  for (auto& r : runs) compute_curve(r, after_mark, "");
+}
+
+// The runs report of an earlier comparison (or the merged shards of one): its
+// runs carry their roles.
+std::optional<Gathered> read_runs_report(const Options& o, std::string& error) {
+  auto report = read_report(o.inputs[0], error);
+  if (!report) return std::nullopt;
+  Gathered g;
+  g.declared = declared_from_manifest(report->manifest, report->runs);
+  for (auto& r : report->runs) {
+    if (r.role != kRoleBaseline && r.role != kRoleCandidate && r.role != kRoleBaselineAgain) {
+      error = o.inputs[0] + " has runs without a comparison role; to compare two plain reports give both: "
+                            "harness compare OLD.json NEW.json";
+      return std::nullopt;
+    }
+    g.runs.push_back(std::move(r));
+  }
+  g.context = make_context(o.argv);
+  g.context["inputs"] = o.inputs;
+  measure_after(g.runs, o.after_mark);
+  return g;
 }
 
 // The runs of a report as one side of a comparison: those of `allocator`, or of
@@ -63,6 +140,128 @@ bool take_side(const std::string& path, const char* role, const std::string& all
   return true;
 }
 
+// Two plain reports: OLD's runs the baseline, NEW's the candidate.
+std::optional<Gathered> read_two_reports(const Options& o, std::string& error) {
+  if (o.inputs.size() != 2) {
+    error = "give --baseline and --candidate with --workload or --suite, two reports "
+            "(harness compare OLD.json NEW.json), or the runs report of a comparison";
+    return std::nullopt;
+  }
+  Gathered g;
+  if (!take_side(o.inputs[0], kRoleBaseline, o.baseline_allocator, "--baseline-allocator", g.runs, g.declared,
+                 error) ||
+      !take_side(o.inputs[1], kRoleCandidate, o.candidate_allocator, "--candidate-allocator", g.runs, g.declared,
+                 error))
+    return std::nullopt;
+  // Both sides must have run the same workloads with the same parameters.
+  std::map<std::string, std::set<std::string>> sides;
+  for (const auto& r : g.runs) sides[r.role].insert(r.workload + " " + r.params.dump());
+  if (sides[kRoleBaseline] != sides[kRoleCandidate]) {
+    error = o.inputs[0] + " and " + o.inputs[1] + " are runs of different workloads or parameters (" +
+            *sides[kRoleBaseline].begin() + " against " + *sides[kRoleCandidate].begin() +
+            "); compare takes two reports of the same plan";
+    return std::nullopt;
+  }
+  // Without a second baseline, the baseline's even repetitions stand in for it.
+  for (auto& r : g.runs)
+    if (r.role == kRoleBaseline && r.repetition % 2 == 0) r.role = kRoleBaselineAgain;
+  g.context = make_context(o.argv);
+  g.context["inputs"] = o.inputs;
+  measure_after(g.runs, o.after_mark);
+  return g;
+}
+
+// The jobs under the two pins as baseline, candidate and baseline again, with
+// the run settings; the plan is made once the outputs are known.
+std::optional<Execution> pins_execution(const Options& o, const Layout& l, std::string& error) {
+  if (o.baseline.empty() || o.candidate.empty()) {
+    error = "--baseline and --candidate are both required";
+    return std::nullopt;
+  }
+  if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty()) {
+    error = "--allocator, --baseline-allocator and --candidate-allocator choose runs from two reports; "
+            "with --workload or --suite the pins are --baseline and --candidate";
+    return std::nullopt;
+  }
+  auto jobs = jobs_from_options(l, o, error);
+  if (!jobs) return std::nullopt;
+  auto base = resolve_allocator(l, o.baseline, error);
+  if (!base) return std::nullopt;
+  auto cand = resolve_allocator(l, o.candidate, error);
+  if (!cand) return std::nullopt;
+  Execution e;
+  e.jobs = *jobs;
+  e.arms = {{*base, kRoleBaseline}, {*cand, kRoleCandidate}, {*base, kRoleBaselineAgain}};
+  if (!apply_run_options(o, e, error)) return std::nullopt;
+  return e;
+}
+
+// The seed of the order shuffle: --seed, else (resuming) the seed of the
+// report's plan, else drawn. Resuming, a given seed must agree with the
+// report's: runs_to_resume compares the plans.
+uint64_t shuffle_seed(const Options& o, const std::optional<ReportData>& earlier) {
+  std::optional<uint64_t> seed = o.seed;
+  if (earlier) {
+    const Json plan = earlier->context.value("plan", Json());
+    if (!seed && plan.contains("shuffle_seed") && plan["shuffle_seed"].is_number_unsigned())
+      seed = plan["shuffle_seed"].get<uint64_t>();
+  }
+  return seed ? *seed : std::random_device{}();
+}
+
+// The comparison's name with -runs.json, unless --report names the runs report.
+std::string runs_report_path(const Outputs& outputs) {
+  const std::string& out = outputs.out;
+  if (!outputs.runs_out.empty()) return outputs.runs_out;
+  return out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json";
+}
+
+// Runs the two pins now, the runs report rewritten after every run (or
+// finishes the one --resume names).
+std::optional<Gathered> run_pins(const Options& o, const Layout& l, Outputs& outputs, std::string& error) {
+  auto e = pins_execution(o, l, error);
+  if (!e) return std::nullopt;
+  if (!reserve_outputs(outputs, true, error)) return std::nullopt;
+  std::optional<ReportData> earlier;
+  if (!o.resume.empty()) {
+    earlier = read_report(o.resume, error);
+    if (!earlier) return std::nullopt;
+  }
+  const uint64_t seed = shuffle_seed(o, earlier);
+  e->plan = interleave(e->jobs.size(), e->arms.size(), o.runs, seed);
+  e->out = runs_report_path(outputs);
+  if (auto err = check_writable(e->out); !err.empty()) {
+    error = "--report: " + err;
+    return std::nullopt;
+  }
+  e->context = make_context(o.argv);
+  e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs}, {"shuffle_seed", seed}, {"suite", o.suite},
+                                          {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
+                                          {"sample_ms", o.sample_ms}, {"memory_limit", e->memory_limit}});
+  if (!o.resume.empty()) {
+    auto kept = runs_to_resume(o.resume, std::move(earlier), e->context["plan"], error);
+    if (!kept) return std::nullopt;
+    e->kept = std::move(*kept);
+  }
+  Gathered g;
+  g.outcome = execute(*e, g.runs);
+  // The jobs run here declare their metrics under their names (a suite entry may rename its workload).
+  for (const auto& job : e->jobs) g.declared[job.workload.name] = declared_metric_specs(job.workload);
+  g.context = e->context;
+  g.context["runs_report"] = e->out;
+  g.planned = e->plan.size();
+  g.runs_path = e->out;
+  return g;
+}
+
+// The runs report could not be written: what was lost, and where the runs went.
+int runs_report_lost(const Gathered& g) {
+  fmt::print(stderr, "{}: {}\n", kWho, g.outcome.error);
+  if (!g.outcome.rescue.empty())
+    fmt::print(stderr, "{}: the {} runs done are in {}\n", kWho, g.runs.size(), g.outcome.rescue);
+  return 1;
+}
+
 // The workloads' declared metrics (unit, which way is better): from the
 // workloads installed here, else from the manifests of the reports read.
 DeclaredMetrics declared_by_workloads(const Layout& l, const std::vector<RunRecord>& runs,
@@ -75,168 +274,56 @@ DeclaredMetrics declared_by_workloads(const Layout& l, const std::vector<RunReco
   return out;
 }
 
-}  // namespace
-
-int compare_command(const Options& o) {
-  auto l = find_layout();
-  std::string error;
-  const std::string thresholds_path = o.thresholds.empty() ? l.share + "/thresholds.json" : o.thresholds;
-  auto thresholds = load_thresholds(thresholds_path, error);
-  if (!thresholds) return bad_input(error);
-
-  // A default name is reserved with its runs report (when runs are made), so
-  // that neither replaces an earlier comparison, and only once the input is
-  // known to be good, so that bad input leaves nothing behind. An explicit
-  // --out (and the -runs.json beside it) is replaced, as asked. Resuming
-  // RUNS.json (a comparison's -runs.json) writes the comparison it would have
-  // written: the same name without -runs.
-  const bool runs_here = !o.workload.empty() || !o.suite.empty() || !o.program.empty();
-  std::string out = o.out, runs_out = !o.resume.empty() ? o.resume : o.report;
-  if (out.empty() && !o.resume.empty() && o.resume.ends_with("-runs.json"))
-    out = o.resume.substr(0, o.resume.size() - 10) + ".json";
-  if (!out.empty())
-    if (auto e = check_writable(out); !e.empty()) return bad_input("--out: " + e);
-  for (const auto& [path, option] : {std::pair{o.export_markdown, "--export-markdown"}, std::pair{o.export_csv, "--export-csv"}})
-    if (auto err = check_export(path, option); !err.empty()) return bad_input(err);
-  auto reserve_outputs = [&] {
-    if (!out.empty()) return true;
-    std::vector<std::string> suffixes = {".json"};
-    if (runs_here && runs_out.empty()) suffixes.push_back("-runs.json");
-    auto reserved = reserve_new_outputs("results/compare", suffixes, error);
-    if (reserved.empty()) return false;
-    out = reserved[0];
-    if (reserved.size() > 1) runs_out = reserved[1];
-    return true;
-  };
-  ExecutionOutcome outcome;
-  outcome.complete = true;  // reports read back are taken as they are
-  size_t planned = 0;
-  std::string runs_path;
-
-  std::vector<RunRecord> runs;
-  DeclaredMetrics from_reports;  // the workloads' metrics as the reports read back declare them
-  std::vector<Job> jobs;
-  Json context = make_context(o.argv);
-  if ((o.workload.empty() && o.suite.empty() && o.program.empty()) && o.inputs.size() == 1) {
-    // The runs report of an earlier comparison (or the merged shards of one):
-    // its runs carry their roles.
-    auto report = read_report(o.inputs[0], error);
-    if (!report) return bad_input(error);
-    from_reports = declared_from_manifest(report->manifest, report->runs);
-    for (auto& r : report->runs) {
-      if (r.role != kRoleBaseline && r.role != kRoleCandidate && r.role != kRoleBaselineAgain)
-        return bad_input(o.inputs[0] + " has runs without a comparison role; to compare two plain reports give both: "
-                                       "harness compare OLD.json NEW.json");
-      runs.push_back(std::move(r));
-    }
-    context["inputs"] = o.inputs;
-  } else if (o.workload.empty() && o.suite.empty() && o.program.empty()) {
-    if (o.inputs.size() != 2)
-      return bad_input("give --baseline and --candidate with --workload or --suite, two reports "
-                       "(harness compare OLD.json NEW.json), or the runs report of a comparison");
-    if (!take_side(o.inputs[0], kRoleBaseline, o.baseline_allocator, "--baseline-allocator", runs, from_reports,
-                   error) ||
-        !take_side(o.inputs[1], kRoleCandidate, o.candidate_allocator, "--candidate-allocator", runs, from_reports,
-                   error))
-      return bad_input(error);
-    // Both sides must have run the same workloads with the same parameters.
-    std::map<std::string, std::set<std::string>> sides;
-    for (const auto& r : runs) sides[r.role].insert(r.workload + " " + r.params.dump());
-    if (sides[kRoleBaseline] != sides[kRoleCandidate])
-      return bad_input(o.inputs[0] + " and " + o.inputs[1] + " are runs of different workloads or parameters (" +
-                       *sides[kRoleBaseline].begin() + " against " + *sides[kRoleCandidate].begin() +
-                       "); compare takes two reports of the same plan");
-    // Without a second baseline, the baseline's even repetitions stand in for it.
-    for (auto& r : runs)
-      if (r.role == kRoleBaseline && r.repetition % 2 == 0) r.role = kRoleBaselineAgain;
-    context["inputs"] = o.inputs;
-  } else {
-    if (o.baseline.empty() || o.candidate.empty()) return bad_input("--baseline and --candidate are both required");
-    if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty())
-      return bad_input("--allocator, --baseline-allocator and --candidate-allocator choose runs from two reports; "
-                       "with --workload or --suite the pins are --baseline and --candidate");
-    auto found = o.program.empty() ? resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error)
-                                   : program_jobs(o, error);
-    if (!found) return bad_input(error);
-    jobs = *found;
-    auto base = resolve_allocator(l, o.baseline, error);
-    if (!base) return bad_input(error);
-    auto cand = resolve_allocator(l, o.candidate, error);
-    if (!cand) return bad_input(error);
-    Execution e;
-    e.jobs = jobs;
-    e.arms = {{*base, kRoleBaseline}, {*cand, kRoleCandidate}, {*base, kRoleBaselineAgain}};
-    if (!apply_run_options(o, e, error)) return bad_input(error);
-    if (!reserve_outputs()) return bad_input(error);
-    // Resuming: the seed of the report's plan, unless one is given (which must then agree).
-    std::optional<uint64_t> seed = o.seed;
-    std::optional<ReportData> earlier;
-    if (!o.resume.empty()) {
-      earlier = read_report(o.resume, error);
-      if (!earlier) return bad_input(error);
-      const Json plan = earlier->context.value("plan", Json());
-      if (!seed && plan.contains("shuffle_seed") && plan["shuffle_seed"].is_number_unsigned())
-        seed = plan["shuffle_seed"].get<uint64_t>();
-    }
-    if (!seed) seed = std::random_device{}();
-    e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, *seed);
-    runs_path = runs_out.empty() ? out.substr(0, out.size() - (out.size() > 5 && out.ends_with(".json") ? 5 : 0)) + "-runs.json"
-                                 : runs_out;
-    e.out = runs_path;
-    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--report: " + err);
-    e.context = context;
-    e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"shuffle_seed", *seed}, {"suite", o.suite},
-                                          {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
-                                          {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit}});
-    if (!o.resume.empty()) {
-      auto kept = runs_to_resume(o.resume, std::move(earlier), e.context["plan"], error);
-      if (!kept) return bad_input(error);
-      e.kept = std::move(*kept);
-    }
-    outcome = execute(e, runs);
-    if (!outcome.error.empty()) {
-      fmt::print(stderr, "harness compare: {}\n", outcome.error);
-      if (!outcome.rescue.empty())
-        fmt::print(stderr, "harness compare: the {} runs done are in {}\n", runs.size(), outcome.rescue);
-      return 1;
-    }
-    context = e.context;
-    context["runs_report"] = e.out;
-    planned = e.plan.size();
-  }
-
-  if (!runs_here && !reserve_outputs()) return bad_input(error);
+// Analyses the runs, writes the comparison and its exports, prints the table,
+// and says how it ended: 1 on a regression or a failed run.
+int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thresholds,
+                      const std::string& thresholds_path, Gathered& g, const std::string& out) {
   CompareSettings settings;
   settings.alpha = o.alpha;
-  // Reports read back: --after measures their curves from another mark.
-  if (!runs_here && !o.after_mark.empty())
-    for (auto& r : runs) compute_curve(r, o.after_mark, "");
-  // The jobs run here declare their metrics under their names (a suite entry may rename its workload).
-  for (const auto& job : jobs) from_reports[job.workload.name] = declared_metric_specs(job.workload);
-  Comparison c = analyze(runs, *thresholds, settings, declared_by_workloads(l, runs, from_reports));
+  Comparison c = analyze(g.runs, thresholds, settings, declared_by_workloads(l, g.runs, g.declared));
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;
-  context["thresholds"] = thresholds_path;
-  Json comparison = comparison_to_json(c, context);
-  comparison["complete"] = outcome.complete;
+  g.context["thresholds"] = thresholds_path;
+  Json comparison = comparison_to_json(c, g.context);
+  comparison["complete"] = g.outcome.complete;
   if (auto e = write_atomic(out, dump_canonical(comparison)); !e.empty()) {
-    fmt::print(stderr, "harness compare: {}\n", e);
+    fmt::print(stderr, "{}: {}\n", kWho, e);
     return 1;
   }
   fmt::print("{}comparison: {}\n", comparison_table(c), out);
   for (const auto& [path, text] : {std::pair{o.export_markdown, comparison_markdown(c)}, std::pair{o.export_csv, comparison_csv(c)}})
     if (auto err = write_export(path, text); !err.empty()) {
-      fmt::print(stderr, "harness compare: {}\n", err);
+      fmt::print(stderr, "{}: {}\n", kWho, err);
       return 1;
     }
-  if (outcome.stop_signal) {
+  if (g.outcome.stop_signal) {
     fmt::print(stderr,
-               "harness compare: stopped by a signal after {} of {} runs: the comparison covers those only; to "
-               "finish, run the same command with --resume {}\n",
-               runs.size(), planned, runs_path);
-    return 128 + outcome.stop_signal;
+               "{}: stopped by a signal after {} of {} runs: the comparison covers those only; to finish, run the "
+               "same command with --resume {}\n",
+               kWho, g.runs.size(), g.planned, g.runs_path);
+    return 128 + g.outcome.stop_signal;
   }
   return c.regressed() || c.failed_runs > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int compare_command(const Options& o) {
+  auto l = find_layout();
+  std::string error;
+  const std::string thresholds_path = thresholds_file(l, o);
+  auto thresholds = load_thresholds(thresholds_path, error);
+  if (!thresholds) return bad_input(kWho, error);
+  auto outputs = outputs_asked(o, error);
+  if (!outputs) return bad_input(kWho, error);
+  const bool runs_here = !o.workload.empty() || !o.suite.empty() || !o.program.empty();
+  auto gathered = runs_here               ? run_pins(o, l, *outputs, error)
+                  : o.inputs.size() == 1 ? read_runs_report(o, error)
+                                         : read_two_reports(o, error);
+  if (!gathered) return bad_input(kWho, error);
+  if (!gathered->outcome.error.empty()) return runs_report_lost(*gathered);
+  if (!runs_here && !reserve_outputs(*outputs, false, error)) return bad_input(kWho, error);
+  return analyse_and_write(o, l, *thresholds, thresholds_path, *gathered, outputs->out);
 }
 
 }  // namespace mh

@@ -9,11 +9,13 @@
 
 #include "commands/commands.h"
 #include "report/report_json.h"
-#include "commands/session.h"
+#include "commands/execute.h"
 
 namespace mh {
 
 namespace {
+
+constexpr const char* kWho = "harness merge";
 
 struct Input {
   std::string path;
@@ -80,16 +82,10 @@ int merge_command(const Options& o) {
   for (const auto& path : o.inputs) {
     std::string error;
     auto report = read_report(path, error);
-    if (!report) {
-      fmt::print(stderr, "harness merge: {}\n", error);
-      return 2;
-    }
+    if (!report) return bad_input(kWho, error);
     inputs.push_back({path, std::move(*report)});
   }
-  if (auto clash = find_clash(inputs); !clash.empty()) {
-    fmt::print(stderr, "harness merge: {}\n", clash);
-    return 2;
-  }
+  if (auto clash = find_clash(inputs); !clash.empty()) return bad_input(kWho, clash);
   std::vector<RunRecord> runs;
   Json contexts = Json::array();
   for (auto& in : inputs) {
@@ -99,7 +95,7 @@ int merge_command(const Options& o) {
   Json context = contexts[0];
   context["merged_from"] = contexts;
   if (auto e = write_atomic(o.out, dump_canonical(make_report(context, runs))); !e.empty()) {
-    fmt::print(stderr, "harness merge: {}\n", e);
+    fmt::print(stderr, "{}: {}\n", kWho, e);
     return 2;
   }
   fmt::print("merged {} runs from {} reports into {}\n", runs.size(), o.inputs.size(), o.out);

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "commands/commands.h"
-#include "commands/session.h"
+#include "commands/resolve.h"
 #include "sys/spawn.h"
 
 namespace mh {

@@ -8,20 +8,20 @@
 #include <set>
 
 #include "commands/commands.h"
+#include "commands/execute.h"
+#include "commands/exports.h"
+#include "commands/from_options.h"
+#include "commands/resolve.h"
 #include "report/console.h"
 #include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
-#include "commands/session.h"
 
 namespace mh {
 
 namespace {
 
-int bad_input(const std::string& message) {
-  fmt::print(stderr, "harness: {}\n", message);
-  return 2;
-}
+constexpr const char* kWho = "harness";
 
 // Runs the plan, prints the table of what was done, and says how it ended:
 // the exit code (128 + the signal when the harness was asked to stop).
@@ -57,12 +57,34 @@ int finish_execution(const Execution& e, const Options& o, const char* who) {
   return 0;
 }
 
+// Each allocator --allocator names once, or every available built-in (those
+// not built here skipped, with a word).
+std::optional<std::vector<Arm>> run_arms(const Options& o, const Layout& l, std::string& error) {
+  std::vector<Arm> arms;
+  if (o.allocators.empty()) {
+    std::vector<std::string> missing;
+    for (auto& a : available_builtins(default_allocator_context(l.libdir), &missing)) arms.push_back({a, ""});
+    for (const auto& m : missing) fmt::print(stderr, "{}: skipping {}\n", kWho, m);
+  }
+  std::set<std::string> labels;
+  for (const auto& text : o.allocators) {
+    auto spec = resolve_allocator(l, text, error);
+    if (!spec) return std::nullopt;
+    if (!labels.insert(spec->label).second) {
+      error = "allocator '" + text + "' is given twice";
+      return std::nullopt;
+    }
+    arms.push_back({*spec, ""});
+  }
+  return arms;
+}
+
 }  // namespace
 
 int list_command(const Options&) {
   auto l = find_layout();
   auto all = list_workloads(l.libexec);
-  if (all.empty()) return bad_input("no workloads found in " + l.libexec);
+  if (all.empty()) return bad_input(kWho, "no workloads found in " + l.libexec);
   fmt::print("{}", format_list(all));
   return 0;
 }
@@ -70,42 +92,31 @@ int list_command(const Options&) {
 int run_command(const Options& o) {
   auto l = find_layout();
   std::string error;
-  auto jobs = o.program.empty() ? resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error)
-                                : program_jobs(o, error);
-  if (!jobs) return bad_input(error);
+  auto jobs = jobs_from_options(l, o, error);
+  if (!jobs) return bad_input(kWho, error);
 
   Execution e;
   e.jobs = *jobs;
-  if (o.allocators.empty()) {
-    std::vector<std::string> missing;
-    for (auto& a : available_builtins(default_allocator_context(l.libdir), &missing)) e.arms.push_back({a, ""});
-    for (const auto& m : missing) fmt::print(stderr, "harness: skipping {}\n", m);
-  }
-  std::set<std::string> labels;
-  for (const auto& text : o.allocators) {
-    auto spec = resolve_allocator(l, text, error);
-    if (!spec) return bad_input(error);
-    if (!labels.insert(spec->label).second) return bad_input("allocator '" + text + "' is given twice");
-    e.arms.push_back({*spec, ""});
-  }
+  auto arms = run_arms(o, l, error);
+  if (!arms) return bad_input(kWho, error);
+  e.arms = std::move(*arms);
 
   const std::string name = !o.suite.empty() ? "suite-" + o.suite : jobs->front().workload.name;
-  if (!apply_run_options(o, e, error)) return bad_input(error);
-  for (const auto& [path, option] : {std::pair{o.export_markdown, "--export-markdown"}, std::pair{o.export_csv, "--export-csv"}})
-    if (auto err = check_export(path, option); !err.empty()) return bad_input(err);
+  if (!apply_run_options(o, e, error)) return bad_input(kWho, error);
+  if (auto err = check_exports(o); !err.empty()) return bad_input(kWho, err);
   if (!o.out.empty() || !o.resume.empty()) {
     e.out = !o.out.empty() ? o.out : o.resume;
-    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--out: " + err);
+    if (auto err = check_writable(e.out); !err.empty()) return bad_input(kWho, "--out: " + err);
   } else {
     auto reserved = reserve_new_outputs("results/" + name, {".json"}, error);
-    if (reserved.empty()) return bad_input(error);
+    if (reserved.empty()) return bad_input(kWho, error);
     e.out = reserved[0];
   }
 
   e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
   const Json not_run = leave_out_unsupported(e.jobs, e.arms, e.plan);
   for (const auto& n : not_run)
-    fmt::print(stderr, "harness: {} is not run under {}: {}\n", n["workload"].get<std::string>(),
+    fmt::print(stderr, "{}: {} is not run under {}: {}\n", kWho, n["workload"].get<std::string>(),
                n["allocator"].get<std::string>(), n["why"].get<std::string>());
   e.context = make_context(o.argv);
   e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"suite", o.suite}, {"shard", o.shard},
@@ -113,10 +124,10 @@ int run_command(const Options& o) {
                                         {"not_run", not_run}});
   if (!o.resume.empty()) {
     auto kept = runs_to_resume(o.resume, std::nullopt, e.context["plan"], error);
-    if (!kept) return bad_input(error);
+    if (!kept) return bad_input(kWho, error);
     e.kept = std::move(*kept);
   }
-  return finish_execution(e, o, "harness");
+  return finish_execution(e, o, kWho);
 }
 
 }  // namespace mh

@@ -3,32 +3,29 @@
 // metrics with the points no other point beats on both (the Pareto front),
 // a JSON of that table, and optionally its plot.
 #include <fmt/format.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
 
 #include "commands/commands.h"
+#include "commands/execute.h"
+#include "commands/from_options.h"
+#include "commands/resolve.h"
+#include "commands/sweep.h"
+#include "core/summary.h"
 #include "report/console.h"
 #include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
-#include "commands/session.h"
 #include "sys/spawn.h"
-#include "core/summary.h"
-#include "commands/sweep.h"
 
 namespace mh {
 
 namespace {
 
 constexpr const char* kWho = "harness sweep";
-
-int bad_input(const std::string& message) {
-  fmt::print(stderr, "{}: {}\n", kWho, message);
-  return 2;
-}
 
 struct Preset {
   const char* name;
@@ -123,145 +120,215 @@ std::vector<bool> pareto_front(const std::vector<std::pair<double, double>>& poi
   return front;
 }
 
-int sweep_command(const Options& o) {
-  auto l = find_layout();
-  std::string error;
+namespace {
+
+// The grids to run: --allocator's, and the preset's after them.
+std::optional<std::vector<std::string>> grids_asked(const Options& o, std::string& error) {
   std::vector<std::string> grids = o.grids;
   if (!o.preset.empty()) {
     const Preset* p = nullptr;
     for (const auto& q : kPresets)
       if (o.preset == q.name) p = &q;
-    if (!p) return bad_input("unknown preset '" + o.preset + "'; valid: " + preset_names());
+    if (!p) {
+      error = "unknown preset '" + o.preset + "'; valid: " + preset_names();
+      return std::nullopt;
+    }
     grids.push_back(p->grid);
   }
-  if (grids.empty()) return bad_input("give a grid (--allocator 'scav:purge_delay_ms=10|100|1000') or --preset NAME (" +
-                                      preset_names() + ")");
+  if (grids.empty()) {
+    error = "give a grid (--allocator 'scav:purge_delay_ms=10|100|1000') or --preset NAME (" + preset_names() + ")";
+    return std::nullopt;
+  }
+  return grids;
+}
+
+// The jobs, and an arm per point of the grids (a point two grids share, once).
+std::optional<Execution> points_execution(const Options& o, const Layout& l, const std::vector<std::string>& grids,
+                                          std::string& error) {
   auto jobs = resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error);
-  if (!jobs) return bad_input(error);
+  if (!jobs) return std::nullopt;
   Execution e;
   e.jobs = *jobs;
   std::set<std::string> labels;
   for (const auto& g : grids) {
     auto points = expand_grid(g, error);
-    if (!points) return bad_input(error);
+    if (!points) return std::nullopt;
     for (const auto& text : *points) {
       auto spec = resolve_allocator(l, text, error);
-      if (!spec) return bad_input(error);
+      if (!spec) return std::nullopt;
       if (labels.insert(spec->label).second) e.arms.push_back({*spec, ""});
     }
   }
-  DeclaredMetrics declared;
-  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  return e;
+}
+
+// One of the two metrics of the table and the plot.
+struct Axis {
+  std::string metric;
+  MetricInfo info;  // its unit and which way is better
+};
+
+// A metric of the harness, a perf counter, or one a job's workload declares.
+bool known_metric(const std::string& m, const std::vector<Job>& jobs, const DeclaredMetrics& declared) {
+  return find_metric(m) || m.rfind("perf.", 0) == 0 || std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) {
+           auto w = declared.find(j.workload.name);
+           return m.rfind("workload.", 0) == 0 && w != declared.end() && w->second.count(m.substr(9));
+         });
+}
+
+// --x and --y (default rss_area_mb_s across, minflt up), each a metric of these workloads.
+std::optional<std::pair<Axis, Axis>> axes_asked(const Options& o, const std::vector<Job>& jobs,
+                                               const DeclaredMetrics& declared, std::string& error) {
   const std::string x = o.x_metric.empty() ? "rss_area_mb_s" : o.x_metric,
                     y = o.y_metric.empty() ? "minflt" : o.y_metric;
-  for (const auto& m : {x, y}) {
-    const bool known = find_metric(m) || m.rfind("perf.", 0) == 0 ||
-                       std::any_of(e.jobs.begin(), e.jobs.end(), [&](const Job& j) {
-                         return m.rfind("workload.", 0) == 0 && declared[j.workload.name].count(m.substr(9));
-                       });
-    if (!known)
-      return bad_input("--x/--y " + m + " is not a metric of these workloads: the harness's (rss_area_mb_s, "
-                       "after.ms_to_90pct, minflt, peak_rss_kb, ...) or workload.NAME of what they declare");
-  }
-  if (!apply_run_options(o, e, error)) return bad_input(error);
-  if (!o.plot.empty()) {
-    const auto ext = std::filesystem::path(o.plot).extension().string();
-    if (ext != ".png" && ext != ".svg") return bad_input("--plot " + o.plot + ": the plot must end in .png or .svg");
-    if (auto err = check_writable(o.plot); !err.empty()) return bad_input("--plot: " + err);
+  for (const auto& m : {x, y})
+    if (!known_metric(m, jobs, declared)) {
+      error = "--x/--y " + m + " is not a metric of these workloads: the harness's (rss_area_mb_s, "
+              "after.ms_to_90pct, minflt, peak_rss_kb, ...) or workload.NAME of what they declare";
+      return std::nullopt;
+    }
+  return std::pair{Axis{x, metric_info(x, "", declared)}, Axis{y, metric_info(y, "", declared)}};
+}
+
+std::string check_plot(const std::string& plot) {
+  if (plot.empty()) return "";
+  const auto ext = std::filesystem::path(plot).extension().string();
+  if (ext != ".png" && ext != ".svg") return "--plot " + plot + ": the plot must end in .png or .svg";
+  if (auto err = check_writable(plot); !err.empty()) return "--plot: " + err;
+  return "";
+}
+
+// The report of every run: --out, else a new name after the workload or suite
+// (reserved with the -sweep.json beside it).
+std::optional<std::string> report_path(const Options& o, std::string& error) {
+  if (!o.out.empty()) {
+    if (auto err = check_writable(o.out); !err.empty()) {
+      error = "--out: " + err;
+      return std::nullopt;
+    }
+    return o.out;
   }
   const std::string name = o.suite.empty() ? o.workload : "suite-" + o.suite;
-  if (!o.out.empty()) {
-    e.out = o.out;
-    if (auto err = check_writable(e.out); !err.empty()) return bad_input("--out: " + err);
-  } else {
-    auto reserved = reserve_new_outputs("results/sweep-" + name, {".json", "-sweep.json"}, error);
-    if (reserved.empty()) return bad_input(error);
-    e.out = reserved[0];
+  auto reserved = reserve_new_outputs("results/sweep-" + name, {".json", "-sweep.json"}, error);
+  if (reserved.empty()) return std::nullopt;
+  return reserved[0];
+}
+
+// One workload's points: each allocator's medians of x and y, the front
+// marked; its lines of the table are added to `table`.
+Json workload_points(const Job& job, const std::vector<SummaryRow>& summary, const Axis& x, const Axis& y,
+                     std::string& table) {
+  std::vector<std::pair<double, double>> xy;
+  Json points = Json::array();
+  std::vector<std::string> labels_in_order;
+  for (const auto& row : summary) {
+    if (row.workload != job.workload.name) continue;
+    const stats::Summary *sx = row.find(x.metric), *sy = row.find(y.metric);
+    if (!sx || !sy) {
+      table += fmt::format("{} {}: no value of {} ({} runs ok)\n", row.workload, row.allocator,
+                           !sx ? x.metric : y.metric, row.runs_ok);
+      continue;
+    }
+    xy.push_back({sx->median, sy->median});
+    labels_in_order.push_back(row.allocator);
+    points.push_back(Json{{"allocator", row.allocator},
+                          {"runs_ok", row.runs_ok},
+                          {"x", {{"median", sx->median}, {"min", sx->min}, {"max", sx->max}}},
+                          {"y", {{"median", sy->median}, {"min", sy->min}, {"max", sy->max}}}});
   }
-  const std::string sweep_path = e.out.substr(0, e.out.size() - (e.out.ends_with(".json") ? 5 : 0)) + "-sweep.json";
-  e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
-  e.context = make_context(o.argv);
-  e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"grids", grids}, {"sample_ms", o.sample_ms}});
-  e.progress = !o.quiet && isatty(STDERR_FILENO);
+  auto front = pareto_front(xy, x.info.better == "higher", y.info.better == "higher");
+  const DisplayUnit dx = display_unit(x.info.unit), dy = display_unit(y.info.unit);
+  table += fmt::format("\n{}\n{:<46} {:>16} {:>16}  {}\n", job.workload.name, "point",
+                       dx.unit.empty() ? x.metric : x.metric + " (" + dx.unit + ")",
+                       dy.unit.empty() ? y.metric : y.metric + " (" + dy.unit + ")", "Pareto front");
+  for (size_t i = 0; i < points.size(); ++i) {
+    points[i]["pareto"] = bool(front[i]);
+    table += fmt::format("{:<46} {:>16} {:>16}  {}\n", labels_in_order[i], figure(xy[i].first * dx.scale),
+                         figure(xy[i].second * dy.scale), front[i] ? "*" : "");
+  }
+  return Json{{"workload", job.workload.name}, {"params", job.params}, {"points", points}};
+}
+
+Json axis_json(const Axis& a) {
+  return {{"metric", a.metric},
+          {"unit", a.info.unit},
+          {"better", a.info.better},
+          {"display_unit", display_unit(a.info.unit).unit},
+          {"display_scale", display_unit(a.info.unit).scale}};
+}
+
+// Prints the summary and, per workload, the table of the two metrics, and
+// writes the sweep's JSON; "" or the error.
+std::string tabulate(const Execution& e, const std::vector<RunRecord>& runs, const std::vector<std::string>& grids,
+                     const Axis& x, const Axis& y, const std::string& sweep_path) {
+  const auto summary = summarize_runs(runs);
+  Json workloads = Json::array();
+  std::string table;
+  for (const auto& job : e.jobs) workloads.push_back(workload_points(job, summary, x, y, table));
+  fmt::print("{}", summary_table(runs));
+  fmt::print("{}", table);
+  fmt::print("* no other point is better on both; medians over the runs that are ok; {}\n", kUnitConvention);
+  Json sweep = {{"schema", "memharness.sweep/1"}, {"report", e.out},   {"grids", grids},
+                {"x", axis_json(x)},              {"y", axis_json(y)}, {"workloads", workloads}};
+  return write_atomic(sweep_path, dump_canonical(sweep));
+}
+
+// Draws the sweep's JSON to `plot` with scripts/plot_sweep.py; false (the
+// reason printed) when there is no Python with matplotlib or the plot fails.
+bool draw_plot(const Layout& l, const std::string& sweep_path, const std::string& plot) {
+  std::string scripts = l.share + "/scripts";
+  if (!std::filesystem::exists(scripts + "/plot_sweep.py")) scripts = l.source + "/scripts";
+  auto py = run_capture({"/bin/sh", scripts + "/lib/find-python", "matplotlib"});
+  if (py.exit_code != 0) {
+    fmt::print(stderr, "{}: no plot: {}", kWho, py.err);
+    return false;
+  }
+  auto c = run_capture({py.out.substr(0, py.out.find('\n')), scripts + "/plot_sweep.py", sweep_path, "-o", plot}, 300);
+  if (c.exit_code != 0) {
+    fmt::print(stderr, "{}: the plot failed: {}{}", kWho, c.out, c.err);
+    return false;
+  }
+  fmt::print("plot: {}\n", plot);
+  return true;
+}
+
+}  // namespace
+
+int sweep_command(const Options& o) {
+  auto l = find_layout();
+  std::string error;
+  auto grids = grids_asked(o, error);
+  if (!grids) return bad_input(kWho, error);
+  auto e = points_execution(o, l, *grids, error);
+  if (!e) return bad_input(kWho, error);
+  DeclaredMetrics declared;
+  for (const auto& job : e->jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  auto axes = axes_asked(o, e->jobs, declared, error);
+  if (!axes) return bad_input(kWho, error);
+  if (!apply_run_options(o, *e, error)) return bad_input(kWho, error);
+  if (auto err = check_plot(o.plot); !err.empty()) return bad_input(kWho, err);
+  auto out = report_path(o, error);
+  if (!out) return bad_input(kWho, error);
+  e->out = *out;
+  const std::string sweep_path = e->out.substr(0, e->out.size() - (e->out.ends_with(".json") ? 5 : 0)) + "-sweep.json";
+  e->plan = interleave(e->jobs.size(), e->arms.size(), o.runs, std::nullopt);
+  e->context = make_context(o.argv);
+  e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs}, {"grids", *grids}, {"sample_ms", o.sample_ms}});
 
   std::vector<RunRecord> runs;
-  auto outcome = execute(e, runs);
+  auto outcome = execute(*e, runs);
   if (!outcome.error.empty()) {
     fmt::print(stderr, "{}: {}\n", kWho, outcome.error);
     return 1;
   }
-
-  // The table: per workload, each point's medians of x and y, the front marked.
-  const MetricInfo xi = metric_info(x, "", declared), yi = metric_info(y, "", declared);
-  Json workloads = Json::array();
-  std::string table;
-  for (const auto& job : e.jobs) {
-    auto summary = summarize_runs(runs);
-    std::vector<std::pair<double, double>> xy;
-    Json points = Json::array();
-    std::vector<std::string> labels_in_order;
-    for (const auto& row : summary) {
-      if (row.workload != job.workload.name) continue;
-      const stats::Summary *sx = row.find(x), *sy = row.find(y);
-      if (!sx || !sy) {
-        table += fmt::format("{} {}: no value of {} ({} runs ok)\n", row.workload, row.allocator, !sx ? x : y,
-                             row.runs_ok);
-        continue;
-      }
-      xy.push_back({sx->median, sy->median});
-      labels_in_order.push_back(row.allocator);
-      points.push_back(Json{{"allocator", row.allocator},
-                            {"runs_ok", row.runs_ok},
-                            {"x", {{"median", sx->median}, {"min", sx->min}, {"max", sx->max}}},
-                            {"y", {{"median", sy->median}, {"min", sy->min}, {"max", sy->max}}}});
-    }
-    auto front = pareto_front(xy, xi.better == "higher", yi.better == "higher");
-    const DisplayUnit dx = display_unit(xi.unit), dy = display_unit(yi.unit);
-    table += fmt::format("\n{}\n{:<46} {:>16} {:>16}  {}\n", job.workload.name, "point",
-                         dx.unit.empty() ? x : x + " (" + dx.unit + ")", dy.unit.empty() ? y : y + " (" + dy.unit + ")",
-                         "Pareto front");
-    for (size_t i = 0; i < points.size(); ++i) {
-      points[i]["pareto"] = bool(front[i]);
-      table += fmt::format("{:<46} {:>16} {:>16}  {}\n", labels_in_order[i], figure(xy[i].first * dx.scale),
-                           figure(xy[i].second * dy.scale), front[i] ? "*" : "");
-    }
-    workloads.push_back(Json{{"workload", job.workload.name}, {"params", job.params}, {"points", points}});
-  }
-  fmt::print("{}", summary_table(runs));
-  fmt::print("{}", table);
-  fmt::print("* no other point is better on both; medians over the runs that are ok; {}\n", kUnitConvention);
-  Json sweep = {{"schema", "memharness.sweep/1"},
-                {"report", e.out},
-                {"grids", grids},
-                {"x", {{"metric", x}, {"unit", xi.unit}, {"better", xi.better}, {"display_unit", display_unit(xi.unit).unit},
-                       {"display_scale", display_unit(xi.unit).scale}}},
-                {"y", {{"metric", y}, {"unit", yi.unit}, {"better", yi.better}, {"display_unit", display_unit(yi.unit).unit},
-                       {"display_scale", display_unit(yi.unit).scale}}},
-                {"workloads", workloads}};
-  if (auto err = write_atomic(sweep_path, dump_canonical(sweep)); !err.empty()) {
+  if (auto err = tabulate(*e, runs, *grids, axes->first, axes->second, sweep_path); !err.empty()) {
     fmt::print(stderr, "{}: {}\n", kWho, err);
     return 1;
   }
-  fmt::print("report: {}\nsweep: {}\n", e.out, sweep_path);
+  fmt::print("report: {}\nsweep: {}\n", e->out, sweep_path);
   if (outcome.stop_signal) return 128 + outcome.stop_signal;
-  int rc = 0;
-  for (const auto& r : runs)
-    if (r.status != Status::Ok) rc = 1;
-  if (!o.plot.empty()) {
-    std::string scripts = l.share + "/scripts";
-    if (!std::filesystem::exists(scripts + "/plot_sweep.py")) scripts = l.source + "/scripts";
-    auto py = run_capture({"/bin/sh", scripts + "/lib/find-python", "matplotlib"});
-    if (py.exit_code != 0) {
-      fmt::print(stderr, "{}: no plot: {}", kWho, py.err);
-      return rc ? rc : 1;
-    }
-    auto c = run_capture({py.out.substr(0, py.out.find('\n')), scripts + "/plot_sweep.py", sweep_path, "-o", o.plot}, 300);
-    if (c.exit_code != 0) {
-      fmt::print(stderr, "{}: the plot failed: {}{}", kWho, c.out, c.err);
-      return rc ? rc : 1;
-    }
-    fmt::print("plot: {}\n", o.plot);
-  }
+  const int rc = std::all_of(runs.begin(), runs.end(), [](const RunRecord& r) { return r.status == Status::Ok; }) ? 0 : 1;
+  if (!o.plot.empty() && !draw_plot(l, sweep_path, o.plot)) return rc ? rc : 1;
   return rc;
 }
 

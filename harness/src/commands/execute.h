@@ -1,7 +1,7 @@
-// What the run and compare commands share: finding the installation layout,
-// turning user input into jobs and arms (with exit-2 errors before anything
-// runs), and executing a plan while rewriting the report after every run.
-// Main thread only.
+// Executing a plan of runs: every planned run in turn, the report rewritten
+// after each one (so an interruption loses only the run in flight), and
+// --resume, which keeps the runs of an interrupted report of the same plan.
+// Takes its settings as values; main thread only.
 #pragma once
 
 #include <cstdint>
@@ -9,40 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "options.h"
-#include "inputs/pins.h"
 #include "inputs/plan.h"
 #include "report/report_json.h"
 
 namespace mh {
-
-// Where the workload binaries, this build's libraries and the data files are:
-// beside the harness, in the same layout in the build tree and when installed.
-struct Layout {
-  std::string libexec, libdir, share, source;
-};
-Layout find_layout();
-
-// One workload with its arguments, or a suite (optionally one shard of it).
-std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string& workload,
-                                             const std::vector<std::string>& args, const std::string& suite,
-                                             const std::string& shard, std::string& error);
-
-// harness -- PROGRAM ARGS: the one job of the program, with the settings its
-// flags give (program.h); also what a suite's command entry becomes.
-std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& error);
-Job program_job(Program p);
-
-// An allocator spec, a name from the pins file, or NAME@REV[:options] of a pin
-// with a repository (scav@REV; built on demand, exit 2 when the build fails).
-std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::string& text, std::string& error);
-// The pins file: $MEMHARNESS_PINS, else the installed allocators/pins.json.
-std::string pins_file(const Layout& l);
-// Where pins are built ($MEMHARNESS_PIN_CACHE, else build/pins of the source
-// tree) and which tree {memharness} is.
-PinPaths pin_paths(const Layout& l);
-// The pin of that name with a repository; nullopt naming the ones there are.
-std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, std::string& error);
 
 struct Execution {
   std::vector<Job> jobs;
@@ -59,10 +29,6 @@ struct Execution {
   std::vector<RunRecord> kept;
 };
 
-// The settings every execution takes from the command line (timeout,
-// sampling, memory limit, --after, output); false with the error on bad input.
-bool apply_run_options(const Options& o, Execution& e, std::string& error);
-
 struct ExecutionOutcome {
   bool complete = false;   // every planned run is in the report
   int stop_signal = 0;     // the signal that stopped the plan (0: none)
@@ -76,12 +42,6 @@ struct ExecutionOutcome {
 // harness is asked to stop (the run in flight recorded as interrupted) or
 // when the report cannot be written. Failed runs are in the records.
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs);
-
-// --export-markdown / --export-csv: "" when `path` can be written (or is "-",
-// stdout), else the error naming the option; checked before anything runs.
-std::string check_export(const std::string& path, const std::string& option);
-// Writes an export ("-": stdout). Returns "" or the error.
-std::string write_export(const std::string& path, const std::string& text);
 
 // The identity of a planned run in a report: the same workload, parameters,
 // allocator, role and repetition. Used to match the runs of a report to a plan.

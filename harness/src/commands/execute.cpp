@@ -1,0 +1,160 @@
+// Plan execution, the report rewritten after every run, and resume (see
+// execute.h).
+#include "commands/execute.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "measure/runner.h"
+#include "report/console.h"
+#include "report/report_json.h"
+#include "sys/interrupt.h"
+
+namespace mh {
+
+namespace {
+
+// Where the runs go when the report cannot be written any more: beside the
+// system's temporary files, named so it cannot collide.
+std::string rescue_path(const std::string& out) {
+  const char* t = std::getenv("TMPDIR");
+  std::string dir = (t && *t) ? t : "/tmp";
+  return dir + "/memharness-rescued-" + std::to_string(getpid()) + "-" +
+         std::filesystem::path(out).filename().string();
+}
+
+// Rewrites the report over `runs`, adding the cost to the outcome; when it
+// cannot be written, the error, and the runs rescued elsewhere if they can be.
+bool write_report(const Execution& e, const ReportWriter& writer, const std::vector<RunRecord>& runs, bool complete,
+                  ExecutionOutcome& outcome) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string text = writer.text(runs, complete);
+  outcome.error = write_atomic(e.out, text);
+  outcome.write_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  outcome.report_bytes = text.size();
+  if (!outcome.error.empty()) {
+    const std::string rescue = rescue_path(e.out);
+    if (write_atomic(rescue, text).empty()) outcome.rescue = rescue;
+  }
+  return outcome.error.empty();
+}
+
+// What the runner is asked for one planned run: the job under the arm's
+// allocator with the execution's settings, its progress drawn on `progress`.
+RunRequest run_request(const Execution& e, const Job& job, const Arm& arm, int repetition, Progress& progress) {
+  RunRequest req;
+  req.workload = job.workload.name;
+  req.binary = job.workload.binary;
+  req.args = job.args;
+  req.params = job.params;
+  req.allocator = arm.allocator;
+  req.repetition = repetition;
+  req.timeout_s = e.timeout_s;
+  req.sample_ms = e.sample_ms;
+  req.smaps_ms = e.smaps_ms;
+  req.pass_output = e.verbose;
+  req.declared_metrics = declared_metrics(job.workload);
+  req.memory_limit = e.memory_limit;
+  req.after_mark = e.after_mark;
+  // A program under --load idles after its load: its after.* figures count from there.
+  req.declared_after = !job.program                  ? declared_after_mark(job.workload)
+                       : job.program->load_argv.empty() ? ""
+                                                        : "load-end";
+  req.on_progress = [&progress](double ms, const std::string& mark) { progress.running(ms, mark); };
+  if (job.program) req.program = &*job.program;
+  return req;
+}
+
+}  // namespace
+
+ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
+  ExecutionOutcome outcome;
+  Progress progress(e.progress, e.plan.size());
+  DeclaredMetrics declared;
+  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  ReportWriter writer(e.context, declared);
+  std::map<std::string, const RunRecord*> kept;
+  for (const auto& r : e.kept) kept[run_key(r)] = &r;
+
+  for (const auto& p : e.plan) {
+    if ((outcome.stop_signal = interrupt::requested())) break;
+    const Job& job = e.jobs[p.job];
+    const Arm& arm = e.arms[p.arm];
+    if (auto k = kept.find(run_key(job.workload.name, job.params, arm.allocator.label, arm.role, p.repetition));
+        k != kept.end()) {
+      runs.push_back(*k->second);
+      ++outcome.runs_kept;
+    } else {
+      progress.starting(runs.size(), job.workload.name, arm.allocator.label, p.repetition);
+      runs.push_back(run_one(run_request(e, job, arm, p.repetition, progress)));
+      runs.back().role = arm.role;
+      progress.finished(runs.back());
+    }
+    writer.add(runs.back());
+    // Only the run just made can have been interrupted: the loop stops after it.
+    outcome.complete = runs.size() == e.plan.size() && runs.back().status != Status::Interrupted;
+    if (!write_report(e, writer, runs, outcome.complete, outcome)) break;
+  }
+  outcome.stop_signal = interrupt::requested();
+  if (!outcome.error.empty()) outcome.complete = false;
+  // Stopped before the first run: the report says so.
+  if (runs.empty() && outcome.error.empty()) write_report(e, writer, runs, e.plan.empty(), outcome);
+  progress.clear();
+  return outcome;
+}
+
+std::string run_key(const std::string& workload, const Json& params, const std::string& allocator,
+                    const std::string& role, int repetition) {
+  return Json{workload, params, allocator, role, repetition}.dump();
+}
+
+std::string run_key(const RunRecord& r) {
+  return run_key(r.workload, r.params, r.allocator.name, r.role, r.repetition);
+}
+
+Json plan_json(const Execution& e, const Json& extra) {
+  Json jobs = Json::array();
+  for (const auto& j : e.jobs) jobs.push_back(Json{{"workload", j.workload.name}, {"args", j.args}});
+  Json arms = Json::array();
+  for (const auto& a : e.arms) arms.push_back(Json{{"allocator", a.allocator.label}, {"role", a.role}});
+  Json order = Json::array();
+  for (const auto& p : e.plan) order.push_back(Json{p.job, p.arm, p.repetition});
+  Json plan = extra;
+  plan["jobs"] = jobs;
+  plan["arms"] = arms;
+  plan["order"] = order;
+  if (!e.after_mark.empty()) plan["after"] = e.after_mark;
+  return plan;
+}
+
+std::string plan_difference(const Json& stored, const Json& asked) {
+  if (!stored.is_object()) return "the report has no plan";
+  for (const auto& [key, value] : asked.items()) {
+    if (!stored.contains(key)) return "the report's plan has no " + key;
+    if (stored[key] != value) {
+      if (key == "order") return "the order of runs differs (another seed or number of runs)";
+      return key + ": the report has " + stored[key].dump() + ", the command asks for " + value.dump();
+    }
+  }
+  return "";
+}
+
+std::optional<std::vector<RunRecord>> runs_to_resume(const std::string& path, std::optional<ReportData> report,
+                                                     const Json& asked, std::string& error) {
+  if (!report) report = read_report(path, error);
+  if (!report) return std::nullopt;
+  if (auto diff = plan_difference(report->context.value("plan", Json()), asked); !diff.empty()) {
+    error = "cannot resume " + path + ": it was made by another command (" + diff + ")";
+    return std::nullopt;
+  }
+  std::vector<RunRecord> kept;
+  for (auto& r : report->runs)
+    if (r.status != Status::Interrupted) kept.push_back(std::move(r));
+  return kept;
+}
+
+}  // namespace mh

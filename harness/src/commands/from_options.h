@@ -1,0 +1,33 @@
+// What the commands take from the parsed Options the same way: the jobs of
+// --workload, --suite or -- PROGRAM, the thresholds file, the exports, and an
+// execution's run settings. The one
+// place besides the *_command.cpp files that reads Options, so that
+// resolve.h and execute.h take values and never see the command line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands/execute.h"
+#include "commands/resolve.h"
+#include "options.h"
+
+namespace mh {
+
+// The jobs the options name: a workload or a suite (resolve.h), or the program
+// after "--" with the settings its flags give (program.h).
+std::optional<std::vector<Job>> jobs_from_options(const Layout& l, const Options& o, std::string& error);
+
+// --thresholds, else the installed ci/thresholds.json.
+std::string thresholds_file(const Layout& l, const Options& o);
+
+// --export-markdown and --export-csv: "" when both can be written, else the
+// error naming the option; checked before anything runs.
+std::string check_exports(const Options& o);
+
+// The settings every execution takes from the command line (timeout,
+// sampling, memory limit, --after, output); false with the error on bad input.
+bool apply_run_options(const Options& o, Execution& e, std::string& error);
+
+}  // namespace mh
