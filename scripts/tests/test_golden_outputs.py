@@ -11,6 +11,7 @@ which output changed and why:
 """
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -20,8 +21,12 @@ import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[1]
 ROOT = SCRIPTS.parent
-HARNESS = ROOT / "build" / "bin" / "harness"
-REF = ROOT / "results" / "reference"
+# The harness under test; the golden files are made with the one that came
+# before a change: `MEMHARNESS_GOLDEN_HARNESS=/path/to/old/harness ... --regen`.
+HARNESS = Path(os.environ.get("MEMHARNESS_GOLDEN_HARNESS", ROOT / "build" / "bin" / "harness"))
+# Inputs are named relative to the checkout (the commands run there), so that
+# what a report echoes of its inputs does not depend on where it is.
+REF = Path("results") / "reference"
 GOLDEN = SCRIPTS / "tests" / "fixtures" / "golden"
 # Outputs small enough to keep whole (a failing test shows their diff).
 KEEP_WHOLE = {".md", ".csv", ".txt"}
@@ -73,10 +78,15 @@ def run_case(args, out):
 
 
 def normalised(path, out):
-    data = path.read_bytes().replace(str(out).encode(), b"OUT").replace(str(ROOT).encode(), b"ROOT")
+    """The file's bytes with the output folder named OUT and, in a comparison's own
+    context block, the machine's values blanked and this checkout's folder named
+    ROOT (the harness's path, the thresholds file). What the inputs hold (paths of
+    the machine the reference reports were made on) is kept as it is."""
+    data = path.read_bytes().replace(str(out).encode(), b"OUT")
     if data.startswith(b'{\n  "schema": "memharness.comparison/'):
         head, sep, rest = data.partition(b'\n  },\n')
-        data = LIVE_CONTEXT.sub(rb'\1"-"\2', head) + sep + rest
+        head = LIVE_CONTEXT.sub(rb'\1"-"\2', head).replace(str(ROOT).encode(), b"ROOT")
+        data = head + sep + rest
     return data
 
 
