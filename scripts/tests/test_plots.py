@@ -335,6 +335,39 @@ def test_rss_shades_the_area_after_the_mark_and_draws_the_1s_reading(smoke):
     assert not gids(rss_figure([report], metric="file_kb", names=["x.json"]).axes[0].collections, "after-area")
 
 
+def rename_metric(report, old, new):
+    """`report` with the curve metric `old` named `new` in its manifest and runs."""
+    report["metrics"] = {new if k == old else k: v for k, v in report["metrics"].items()}
+    for one in report["runs"]:
+        curve = one["metrics"]["curve"]
+        one["metrics"]["curve"] = {new if k == old else k: v for k, v in curve.items()}
+    return report
+
+
+def test_rss_after_metrics_are_those_the_manifest_declares(smoke):
+    assert rss.after_metrics(smoke, "rss_kb") == rss.AfterMetrics("after.area_mb_s", "after.rss_1s_kb")
+    assert rss.after_metrics(smoke, "anon_kb") == rss.AfterMetrics(None, "after.anon_1s_kb")
+    assert rss.after_metrics(smoke, "file_kb") == rss.AfterMetrics()
+    # Renamed in the registry: still drawn, and named so in the footnote.
+    report = copy.deepcopy(smoke)
+    for one in report["runs"]:
+        one["metrics"]["curve"]["after.rss_1s_kb"] = {"value": 5000.0}
+    rename_metric(report, "after.rss_1s_kb", "after.rss_1000ms_kb")
+    rename_metric(report, "after.area_mb_s", "after.rss_area_mb_s")
+    fig = rss_figure([report], names=["x.json"])
+    assert len(gids(fig.axes[0].lines, "after-1s")) == 2
+    assert len(gids(fig.axes[0].collections, "after-area")) == 2
+    footnote = "\n".join(t.get_text() for t in fig.texts)
+    assert "(after.rss_area_mb_s)" in footnote and "(after.rss_1000ms_kb)" in footnote
+    # One the plot cannot tell: an error naming what the manifest declares, not a plot without it.
+    rename_metric(report, "after.rss_1000ms_kb", "after.resident_one_second")
+    with pytest.raises(ReportError) as error:
+        rss_figure([report], names=["x.json"])
+    message = str(error.value)
+    assert message.startswith("x.json: ") and "reading 1 s after it" in message
+    assert "after.resident_one_second" in message and "area" not in message.split("(")[0]
+
+
 def test_rss_marks_close_together_do_not_stack_up(smoke):
     report = copy.deepcopy(smoke)
     for one in report["runs"]:
