@@ -124,6 +124,12 @@ def check_comparison(data, path):
             _check_stat(entry.get("candidate"), path, f"{at}.candidate")
             if entry.get("baseline_again") is not None:
                 _check_stat(entry["baseline_again"], path, f"{at}.baseline_again")
+            # How the metric is shown; a comparison written before them has neither.
+            if "display_unit" in entry or "display_scale" in entry:
+                scale = entry.get("display_scale")
+                if not isinstance(entry.get("display_unit"), str) or not is_number(scale) or scale <= 0:
+                    raise ReportError(path, f"{at} needs display_unit (a string) and a positive display_scale; "
+                                            f"it has {entry.get('display_unit')!r} and {scale!r}")
             for key in ("change", "p", "noise_floor", "threshold"):
                 if entry.get(key) is not None and not is_number(entry[key]):
                     raise ReportError(path, f"{at}.{key} is not a number")

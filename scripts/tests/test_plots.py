@@ -408,10 +408,11 @@ def test_text_helpers():
     # Sizes of parameters in binary units, as given (--total 256M).
     assert text.format_params({"total": 268435456, "tolerance": 10485760, "max-block": 65536, "seed": 4096}) == \
         "total=256 MiB tolerance=10 MiB max-block=64 KiB seed=4096"
-    # The comparison JSON's stored units shown as the harness's tables show them.
-    assert units.display_unit("KiB") == ("MB", 1024 / 1e6)
-    assert units.display_unit("count") == ("", 1.0)
-    assert units.display_unit("ms") == ("ms", 1.0)
+    # Files of the older formats, which do not say how a unit is shown: as the
+    # harness's tables showed it then.
+    assert units.legacy_display_unit("KiB") == ("MB", 1024 / 1e6)
+    assert units.legacy_display_unit("count") == ("", 1.0)
+    assert units.legacy_display_unit("ms") == ("ms", 1.0)
 
 
 # ---------------------------------------------------------------- plot_compare
@@ -469,9 +470,30 @@ def test_compare_unbounded_interval_is_drawn():
 
 
 def test_compare_panel_units_follow_each_entry():
-    # The comparison JSON carries each metric's stored unit: the panel shows it as
-    # the harness's tables do, whatever the metric's name says.
+    # Each entry of the comparison JSON says how its metric is shown (display_unit
+    # and display_scale, from the registry): the panel shows it so, whatever the
+    # metric's name or stored unit says.
     data = json.loads(COMPARISON.read_text())
+    entry = data["workloads"][0]["metrics"][0]
+    entry.update(display_unit="GB", display_scale=1024 / 1e9)
+    fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
+    panel = next(ax for ax in fig.axes if ax.get_gid() == f"panel:0:{entry['metric']}")
+    assert panel.get_title(loc="left") == f"{entry['metric']} (GB)"
+    assert gids(panel.lines, "median:baseline")[0].get_ydata()[0] == pytest.approx(
+        entry["baseline"]["median"] * 1024 / 1e9)
+    entry.update(display_unit="", display_scale=1)
+    fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
+    panel = next(ax for ax in fig.axes if ax.get_gid() == f"panel:0:{entry['metric']}")
+    assert panel.get_title(loc="left") == entry["metric"]
+
+
+def test_compare_of_the_older_format_shows_units_as_its_tables_did():
+    # A comparison written before the entries carried display_unit and
+    # display_scale: the stored unit shown by the rule of that time.
+    data = json.loads(COMPARISON.read_text())
+    for group in data["workloads"]:
+        for e in group["metrics"]:
+            del e["display_unit"], e["display_scale"]
     entry = data["workloads"][0]["metrics"][0]
     entry["unit"] = "bytes"
     fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
@@ -482,6 +504,15 @@ def test_compare_panel_units_follow_each_entry():
     fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
     panel = next(ax for ax in fig.axes if ax.get_gid() == f"panel:0:{entry['metric']}")
     assert panel.get_title(loc="left") == f"{entry['metric']} (ms)"
+
+
+def test_compare_bad_display_unit_is_named():
+    data = json.loads(COMPARISON.read_text())
+    data["workloads"][0]["metrics"][1]["display_scale"] = 0
+    with pytest.raises(ReportError) as error:
+        check_comparison(data, "cmp.json")
+    assert "cmp.json" in str(error.value) and "final_rss_kb" in str(error.value)
+    assert "display_scale" in str(error.value)
 
 
 def test_compare_default_metrics_are_those_with_a_direction():
