@@ -23,9 +23,10 @@ class Shown:
 
 
 def of_entry(entry):
-    """How a comparison entry's metric is shown: the display unit and scale the
-    harness wrote beside it (from the registry, as a report's manifest has them);
-    for a comparison written before it wrote them, the old format's rule."""
+    """How the metric of a comparison entry or a sweep's axis is shown: the display
+    unit and scale the harness wrote beside it (from the registry, as a report's
+    manifest has them); for a comparison written before it wrote them, the old
+    format's rule."""
     name, stored = entry["metric"], entry.get("unit") or ""
     if "display_unit" not in entry:
         unit, scale = legacy_display_unit(stored)
