@@ -14,6 +14,7 @@ import argparse  # noqa: E402
 
 from memharness_plot.harness import HARNESS_ENV, compare_reports  # noqa: E402
 from memharness_plot.report import COMPARISON_SCHEMA, PlotError, load_any  # noqa: E402
+from memharness_plot.units import CONVENTION  # noqa: E402
 
 PROG = "plot_compare.py"
 
@@ -28,7 +29,7 @@ def parse_args(argv):
                     "candidate second, which this runs `harness compare OLD NEW` on and draws\n"
                     f"(the harness: ${HARNESS_ENV}, else beside the installed scripts, this\n"
                     "tree's build/bin, or PATH). Every verdict drawn is the harness's.\n"
-                    "Memory in MB = 10^6 bytes.\n"
+                    f"Memory in {CONVENTION}.\n"
                     "The runs report `harness compare` writes beside a comparison is passed over\n"
                     "with a note, so results/compare-*.json after one comparison draws it.",
         epilog="example: %(prog)s cmp.json -o cmp.png\n"

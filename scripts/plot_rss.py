@@ -13,6 +13,7 @@ bootstrap.ensure_matplotlib()  # also selects the headless Agg backend
 import argparse  # noqa: E402
 
 from memharness_plot.report import PlotError, load_report  # noqa: E402
+from memharness_plot.units import CONVENTION  # noqa: E402
 
 PROG = "plot_rss.py"
 
@@ -24,10 +25,10 @@ def parse_args(argv):
                     "(memharness.report/1): the median run (by peak) strong, the other repetitions\n"
                     "faint, the marks of the median runs as labelled vertical lines, the phases\n"
                     "between marks, and cumulative minor faults below. The area under RSS after\n"
-                    "the --after mark (after.area_mb_s) is shaded and the RSS 1 s after it drawn\n"
-                    "as a point, where the report has them. Units as the report declares them:\n"
-                    "memory in MB = 10^6 bytes. Only runs with status ok are drawn; the footnote\n"
-                    "says how many were left out.",
+                    "the --after mark is shaded and the RSS 1 s after it drawn as a point, where\n"
+                    "the report has them (the curve metrics its manifest declares). Units as the\n"
+                    f"report declares them: memory in {CONVENTION}. Only runs with status ok are\n"
+                    "drawn; the footnote says how many were left out.",
         epilog="example: %(prog)s results/burst.json -o burst.png\n"
                "         %(prog)s a.json b.json --metric anon_kb -o anon.svg\n"
                "         %(prog)s results/idle-return.json --align freed -o idle.png\n"

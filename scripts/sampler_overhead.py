@@ -1,19 +1,27 @@
-"""What sampling costs a workload, measured with the harness.
+"""What sampling costs a workload, measured with the harness and judged by it.
 
 The same workload runs under three arms per round: sampled every 10 ms (the
 default), every 1000 ms (as good as unsampled), and every 1000 ms again (an A/A
 control: what the method reports when nothing differs). Each round runs the arms
 in an order drawn from a seeded generator, so drift on a busy machine and the
 after-effects of one run on the next (page cache, writeback) fall on every arm
-alike. The cost is the median over rounds of the paired change (10 ms against
-1000 ms in the same round), with a bootstrap 95% confidence interval over the
-rounds; the control's interval shows how finely the machine can resolve it.
+alike. `harness compare` then judges the runs as it judges two pins: the cost is
+10 ms against 1000 ms, the control 1000 ms again against 1000 ms, each the change
+of the medians with the harness's bootstrap confidence interval; the control's
+interval shows how finely the machine can resolve the cost.
+
+This script runs the arms itself only because they differ in --sample-ms, which
+`harness compare` keeps the same for both pins. The one figure it computes is the
+share of the wall time the harness spent reading /proc (each run's "sampler"
+block has its cost; no harness summary or comparison covers it): its median and
+range over the 10 ms runs.
 
 Standard library only: runs under any python3.
   scripts/sampler-overhead [--rounds N] [--seed S] [--limit PCT] [-- harness options]
   scripts/sampler-overhead --analyse DIR...   (runs kept with --keep, pooled)
 """
 import argparse
+import copy
 import json
 import os
 import random
@@ -27,7 +35,12 @@ import tempfile
 ARMS = (("10 ms", 10), ("1000 ms", 1000), ("1000 ms again", 1000))
 TESTED, BASE, CONTROL = (name for name, _ in ARMS)
 DEFAULT_RUN = ["--workload", "burst-writefile", "--allocator", "glibc"]
-BOOTSTRAP_RESAMPLES = 4000
+# The two comparisons made of the arms' runs: the role each arm takes in them.
+COMPARISONS = (("cost", {BASE: "baseline", TESTED: "candidate"}),
+               ("control", {BASE: "baseline", CONTROL: "candidate"}))
+# The metrics reported, as the comparison names them (burst_ms: burst-writefile's own).
+FIGURES = ("wall_ms", "workload.burst_ms", "cpu_ms")
+REPORT_SCHEMA = "memharness.report/1"
 
 
 def schedule(rounds, seed):
@@ -41,31 +54,45 @@ def schedule(rounds, seed):
     return order
 
 
-def paired_changes(tested, base):
-    """Per round, tested / base - 1, for rounds where both have a value."""
-    return [t / b - 1 for t, b in zip(tested, base) if t is not None and b is not None and b > 0]
+def complete(rounds):
+    """The rounds in which every arm's run is ok."""
+    return [r for r in rounds if all(r.get(name) is not None for name, _ in ARMS)]
 
 
-def bootstrap_median_ci(values, seed, resamples=BOOTSTRAP_RESAMPLES, level=0.95):
-    """Percentile bootstrap interval of the median of `values` (resampling rounds)."""
-    if len(values) < 2:
-        raise ValueError("a confidence interval needs at least 2 values, got %d" % len(values))
-    rng = random.Random(seed)
-    n = len(values)
-    medians = sorted(statistics.median(rng.choices(values, k=n)) for _ in range(resamples))
-    tail = (1 - level) / 2
-    lo = medians[int(tail * resamples)]
-    hi = medians[min(resamples - 1, int((1 - tail) * resamples))]
-    return lo, hi
+def runs_report(rounds, roles):
+    """One report of the complete rounds' runs of the arms in `roles` ({arm: role}),
+    each run in its role and numbered by its round: what `harness compare RUNS.json`
+    reads. Context and manifest are those of the first arm's report."""
+    rounds = complete(rounds)
+    first = rounds[0][next(iter(roles))]
+    out = {"schema": REPORT_SCHEMA, "context": first.get("context", {})}
+    if "metrics" in first:
+        out["metrics"] = first["metrics"]
+    out["runs"] = []
+    for i, got in enumerate(rounds):
+        for arm, role in roles.items():
+            run = copy.deepcopy(got[arm]["runs"][0])
+            run["role"], run["repetition"] = role, i + 1
+            out["runs"].append(run)
+    return out
 
 
-def run_value(run, what):
-    """One figure of one run record: wall_ms, cpu_ms, or a workload metric."""
-    if what == "wall_ms":
-        return run["wall_ms"]
-    if what == "cpu_ms":
-        return run["metrics"]["utime_ms"] + run["metrics"]["stime_ms"]
-    return (run["metrics"].get("workload", {}).get(what) or {}).get("value")
+def compare(harness, report, folder, name):
+    """`harness compare` on `report` (written to FOLDER/NAME-runs.json); the
+    comparison it writes to FOLDER/NAME.json. Exits 2 with the harness's message
+    when it writes none."""
+    runs_path, out = os.path.join(folder, name + "-runs.json"), os.path.join(folder, name + ".json")
+    with open(runs_path, "w") as f:
+        json.dump(report, f, indent=1)
+    proc = subprocess.run([harness, "compare", runs_path, "-o", out], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # 0: no regression, 1: a regression (a verdict by its thresholds, not asked here): both wrote it.
+    if proc.returncode not in (0, 1) or not os.path.exists(out):
+        sys.stderr.write("harness compare wrote no comparison of %s (exit %d)\n%s" % (runs_path, proc.returncode,
+                                                                                   proc.stderr))
+        sys.exit(2)
+    with open(out) as f:
+        return json.load(f)
 
 
 def read_share(run):
@@ -76,84 +103,98 @@ def read_share(run):
     return s["cost_us_median"] * s["samples"] / 1000 / run["wall_ms"] * 100
 
 
-def analyse(rounds, seed, figures=("wall_ms", "burst_ms", "cpu_ms")):
-    """rounds: list of {arm name: run record or None}. Returns the summary dict."""
-    complete = [r for r in rounds if all(r.get(name) is not None for name, _ in ARMS)]
-    out = {"rounds": len(rounds), "complete_rounds": len(complete), "seed": seed, "figures": {}}
-    for what in figures:
-        per_arm = {name: [run_value(r[name], what) for r in complete] for name, _ in ARMS}
-        if any(v is None for vals in per_arm.values() for v in vals) or len(complete) < 2:
+def _side(stat, scale):
+    return {k: stat[k] * scale for k in ("median", "min", "max")}
+
+
+def _pct(value):
+    return None if value is None else 100 * value
+
+
+def summarise(rounds, comparisons, seed):
+    """The summary of `rounds` ([{arm name: report or None}]) from the harness's
+    comparisons ({"cost": ..., "control": ...}, as compare() returns them); `seed`:
+    of the run order (None for runs pooled from kept folders)."""
+    done = complete(rounds)
+    out = {"rounds": len(rounds), "complete_rounds": len(done), "seed": seed,
+           "confidence": 1 - comparisons["cost"]["alpha"], "figures": {}}
+    entries = {label: {e["metric"]: e for e in c["workloads"][0]["metrics"]} for label, c in comparisons.items()}
+    for metric in FIGURES:
+        cost, control = entries["cost"].get(metric), entries["control"].get(metric)
+        if cost is None or control is None:
             continue
-        fig = {"arms": {}}
-        for name, vals in per_arm.items():
-            fig["arms"][name] = {"median": statistics.median(vals), "min": min(vals), "max": max(vals)}
-        for label, tested in (("cost", TESTED), ("control", CONTROL)):
-            changes = paired_changes(per_arm[tested], per_arm[BASE])
-            lo, hi = bootstrap_median_ci(changes, seed)
-            fig[label] = {
-                "paired_median_pct": 100 * statistics.median(changes),
-                "ci95_pct": [100 * lo, 100 * hi],
-                "medians_pct": 100 * (fig["arms"][tested]["median"] / fig["arms"][BASE]["median"] - 1),
-            }
-        out["figures"][what] = fig
-    shares = [read_share(r[TESTED]) for r in complete]
-    shares = [s for s in shares if s is not None]
+        scale = cost["display_scale"]
+        fig = {"unit": cost["display_unit"],
+               "arms": {TESTED: _side(cost["candidate"], scale), BASE: _side(cost["baseline"], scale),
+                        CONTROL: _side(control["candidate"], scale)}}
+        for label, entry in (("cost", cost), ("control", control)):
+            fig[label] = {"change_pct": _pct(entry["change"]), "ci_pct": [_pct(v) for v in entry["ci"]],
+                          "p": entry["p"]}
+        out["figures"][metric] = fig
+    # Not a metric of the registry, so no harness summary has it: the one figure computed here.
+    shares = [s for s in (read_share(r[TESTED]["runs"][0]) for r in done) if s is not None]
     if shares:
         out["harness_read_pct"] = {"median": statistics.median(shares), "min": min(shares), "max": max(shares)}
     return out
 
 
+def _signed(value):
+    return "n/a" if value is None else "%+.2f%%" % value
+
+
 def render(summary, limit=None):
     if "pooled_from" in summary:
-        lines = ["%d rounds (%d complete) pooled from %s; bootstrap seed %d"
-                 % (summary["rounds"], summary["complete_rounds"], ", ".join(summary["pooled_from"]),
-                    summary["seed"])]
+        lines = ["%d rounds (%d complete) pooled from %s" % (summary["rounds"], summary["complete_rounds"],
+                                                             ", ".join(summary["pooled_from"]))]
     else:
         lines = ["%d rounds (%d complete), arms in a random order per round, seed %d"
                  % (summary["rounds"], summary["complete_rounds"], summary["seed"])]
+    level = "%g%% CI" % (100 * summary["confidence"])
     for what, fig in summary["figures"].items():
         arms = "   ".join("%s %.1f (%.1f-%.1f)" % (name, a["median"], a["min"], a["max"])
                           for name, a in fig["arms"].items())
-        lines.append("%s: %s" % (what, arms))
+        lines.append("%s%s: %s" % (what, " (%s)" % fig["unit"] if fig["unit"] else "", arms))
         for label, title in (("cost", "sampling at 10 ms"), ("control", "A/A control")):
             c = fig[label]
-            lines.append("  %-17s %+.2f%% paired median, 95%% CI [%+.2f%%, %+.2f%%]; %+.2f%% between medians"
-                         % (title, c["paired_median_pct"], c["ci95_pct"][0], c["ci95_pct"][1], c["medians_pct"]))
+            lines.append("  %-17s %s between medians, %s [%s, %s]"
+                         % (title, _signed(c["change_pct"]), level, _signed(c["ci_pct"][0]), _signed(c["ci_pct"][1])))
+    lines.append("changes and intervals by harness compare (bootstrap over the runs of each arm)")
     if "harness_read_pct" in summary:
         h = summary["harness_read_pct"]
         lines.append("harness time reading /proc at 10 ms: %.2f%% of the wall time (%.2f-%.2f%%)"
                      % (h["median"], h["min"], h["max"]))
     if limit is not None and "wall_ms" in summary["figures"]:
-        hi = summary["figures"]["wall_ms"]["cost"]["ci95_pct"][1]
-        lines.append("wall-time cost under %g%%: %s (upper end of the 95%% CI %+.2f%%)"
-                     % (limit, "yes" if hi < limit else "not shown", hi))
+        hi = summary["figures"]["wall_ms"]["cost"]["ci_pct"][1]
+        lines.append("wall-time cost under %g%%: %s (upper end of the %s %s)"
+                     % (limit, "yes" if hi is not None and hi < limit else "not shown", level, _signed(hi)))
     return "\n".join(lines)
 
 
-def read_run(path):
-    """The one run of a report written by an arm: (record, None) when it is ok,
-    else (None, why)."""
+def read_arm(path):
+    """The report an arm wrote, with its one run: (report, None) when the run is
+    ok, else (None, why)."""
     try:
         with open(path) as f:
-            run = json.load(f)["runs"][0]
-    except (OSError, ValueError, KeyError, IndexError) as e:
+            report = json.load(f)
+        run = report["runs"][0]
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
         return None, "no report in %s: %s" % (path, e)
     if run["status"] != "ok":
         return None, "run %s ended %s: %s" % (path, run["status"], run.get("exit", {}).get("error"))
-    return run, None
+    return report, None
 
 
 def run_arm(harness, run_args, ms, path):
-    """One harness run; the run record, or None (with the reason on stderr)."""
+    """One harness run; its report, or None (with the reason on stderr)."""
     cmd = [harness] + run_args + ["--runs", "1", "--quiet", "--sample-ms", str(ms), "--out", path]
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if proc.returncode == 2:
         sys.stderr.write(proc.stderr)
         sys.exit(2)
-    run, why = read_run(path)
+    report, why = read_arm(path)
     if why:
         sys.stderr.write("%s\n%s" % (why, proc.stderr))
-    return run
+    return report
 
 
 def arm_file(index, name):
@@ -169,23 +210,23 @@ def load_kept(folders):
             m = re.match(r"^(\d+)-(.+)\.json$", entry)
             if not m or m.group(2) not in names:
                 continue
-            run, why = read_run(os.path.join(folder, entry))
+            report, why = read_arm(os.path.join(folder, entry))
             if why:
                 sys.stderr.write(why + "\n")
-            rounds.setdefault((folder, int(m.group(1))), {})[names[m.group(2)]] = run
+            rounds.setdefault((folder, int(m.group(1))), {})[names[m.group(2)]] = report
     return [rounds[k] for k in sorted(rounds)]
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="sampler-overhead", description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=60, help="rounds of the three arms (default 60)")
-    p.add_argument("--seed", type=int, default=None, help="order and bootstrap seed (default: from the clock)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the run order (default: from the clock)")
     p.add_argument("--limit", type=float, default=1.0, help="percent the wall-time cost should stay under")
     p.add_argument("--harness", default=None, help="harness binary (default build/bin/harness)")
-    p.add_argument("--keep", default=None, help="keep the run reports in this folder")
+    p.add_argument("--keep", default=None, help="keep the run reports and the comparisons in this folder")
     p.add_argument("--json", default=None, help="also write the summary as JSON to this file")
     p.add_argument("--analyse", nargs="+", metavar="DIR", default=None,
-                   help="run nothing: analyse again the runs that --keep left in these folders, pooled")
+                   help="run no workload: compare again the runs that --keep left in these folders, pooled")
     p.add_argument("run_args", nargs="*", help="harness run options (default: %s)" % " ".join(DEFAULT_RUN))
     args = p.parse_args(argv)
     if args.rounds < 2:
@@ -198,13 +239,14 @@ def main(argv=None):
         for folder in args.analyse:
             if not os.path.isdir(folder):
                 p.error("--analyse: %r is not a folder" % folder)
-        return report(load_kept(args.analyse), args, seed, pooled_from=args.analyse)
-    folder = args.keep or tempfile.mkdtemp(prefix="sampler-overhead-")
+    folder = args.keep if args.keep and not args.analyse else tempfile.mkdtemp(prefix="sampler-overhead-")
     os.makedirs(folder, exist_ok=True)
     try:
+        if args.analyse:
+            return report(load_kept(args.analyse), args, harness, None, folder, pooled_from=args.analyse)
         return measure(args, harness, run_args, seed, folder)
     finally:
-        if not args.keep:
+        if folder != args.keep:
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -222,19 +264,24 @@ def measure(args, harness, run_args, seed, folder):
             sys.stderr.write("\rround %d/%d" % (i + 1, args.rounds))
     if sys.stderr.isatty():
         sys.stderr.write("\n")
-    return report(rounds, args, seed, command=[harness] + run_args)
+    return report(rounds, args, harness, seed, folder, command=[harness] + run_args)
 
 
-def report(rounds, args, seed, command=None, pooled_from=None):
-    """Prints (and with --json writes) the summary of `rounds`; the exit status."""
-    summary = analyse(rounds, seed)
+def report(rounds, args, harness, seed, folder, command=None, pooled_from=None):
+    """Compares the complete rounds' runs with the harness into `folder`, prints
+    (and with --json writes) the summary; the exit status."""
+    if len(complete(rounds)) < 2:
+        sys.stderr.write("fewer than 2 rounds had every arm ok: nothing to compare\n")
+        return 1
+    comparisons = {label: compare(harness, runs_report(rounds, roles), folder, label)
+                   for label, roles in COMPARISONS}
+    summary = summarise(rounds, comparisons, seed)
     if command:
         summary["command"] = command
     if pooled_from:
         summary["pooled_from"] = pooled_from
-    if summary["complete_rounds"] < 2:
-        sys.stderr.write("fewer than 2 rounds had every arm ok: nothing to compare\n")
-        return 1
+    if folder == args.keep:
+        summary["comparisons"] = {label: os.path.join(folder, label + ".json") for label, _ in COMPARISONS}
     if command:
         print("sampling cost of: %s" % " ".join(command[1:]))
     print(render(summary, args.limit))

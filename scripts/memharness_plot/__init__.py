@@ -1,15 +1,16 @@
-"""memharness plots as a library: load_report / load_comparison check a file,
-rss_figure / compare_figure turn parsed data into a matplotlib Figure, save_figure
-writes it deterministically. Importing the package does not import matplotlib
-(bootstrap must run first); the names below load their module on first use.
+"""memharness plots as a library: load_report / load_comparison / load_sweep check a
+file, rss_figure / compare_figure / sweep_figure turn parsed data into a matplotlib
+Figure, save_figure writes it deterministically. Importing the package does not
+import matplotlib (bootstrap must run first); the names below load their module on
+first use.
 """
 import importlib
 
 _EXPORTS = {
     "PlotError": "report", "ReportError": "report", "load_report": "report",
-    "load_comparison": "report", "load_any": "report",
+    "load_comparison": "report", "load_sweep": "report", "load_any": "report",
     "compare_reports": "harness",
-    "rss_figure": "rss", "compare_figure": "compare", "save_figure": "style",
+    "rss_figure": "rss", "compare_figure": "compare", "sweep_figure": "sweep", "save_figure": "style",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -77,8 +77,8 @@ def _detail(entry):
     return "\n".join(lines)
 
 
-def _panel(ax, entry, metric):
-    shown = units.from_unit(metric, entry.get("unit"))
+def _panel(ax, entry):
+    shown = units.of_entry(entry)
     factor = shown.scale
     ax.set_title(shown.label(), loc="left", fontsize=8.5, gid="panel-title")
     sides = [(name, colour) for name, colour in SIDES if entry.get(name)]
@@ -177,7 +177,7 @@ def compare_figure(data, metrics=None):
                         1 - (top_in + PANEL_IN) / height, panel_w / WIDTH, PANEL_IN / height)
                 ax = fig.add_axes(rect, gid=f"panel:{g}:{metric}")
                 if metric in entries:
-                    _panel(ax, entries[metric], metric)
+                    _panel(ax, entries[metric])
                 else:
                     ax.set_title(metric, loc="left", fontsize=8.5, gid="panel-title")
                     ax.text(0.5, 0.5, "not in this\ncomparison", transform=ax.transAxes, ha="center",

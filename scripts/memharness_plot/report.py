@@ -1,5 +1,5 @@
-"""Reading memharness JSON files: reports (memharness.report/1) and comparisons
-(memharness.comparison/1). Checks only the structure the plots rely on and raises
+"""Reading memharness JSON files: reports (memharness.report/1), comparisons
+(memharness.comparison/1) and sweeps (memharness.sweep/1). Checks only the structure the plots rely on and raises
 ReportError naming the file and what is missing. Pure functions, no matplotlib.
 """
 import json
@@ -7,6 +7,7 @@ import numbers
 
 REPORT_SCHEMA = "memharness.report/1"
 COMPARISON_SCHEMA = "memharness.comparison/1"
+SWEEP_SCHEMA = "memharness.sweep/1"
 
 
 class PlotError(Exception):
@@ -124,6 +125,12 @@ def check_comparison(data, path):
             _check_stat(entry.get("candidate"), path, f"{at}.candidate")
             if entry.get("baseline_again") is not None:
                 _check_stat(entry["baseline_again"], path, f"{at}.baseline_again")
+            # How the metric is shown; a comparison written before them has neither.
+            if "display_unit" in entry or "display_scale" in entry:
+                scale = entry.get("display_scale")
+                if not isinstance(entry.get("display_unit"), str) or not is_number(scale) or scale <= 0:
+                    raise ReportError(path, f"{at} needs display_unit (a string) and a positive display_scale; "
+                                            f"it has {entry.get('display_unit')!r} and {scale!r}")
             for key in ("change", "p", "noise_floor", "threshold"):
                 if entry.get(key) is not None and not is_number(entry[key]):
                     raise ReportError(path, f"{at}.{key} is not a number")
@@ -135,6 +142,42 @@ def check_comparison(data, path):
     return data
 
 
+def _check_axis(axis, path, name):
+    if not isinstance(axis, dict) or not isinstance(axis.get("metric"), str):
+        raise ReportError(path, f'"{name}" has no metric name')
+    scale = axis.get("display_scale")
+    if not isinstance(axis.get("display_unit"), str) or not is_number(scale) or scale <= 0:
+        raise ReportError(path, f'"{name}" ({axis["metric"]}) needs display_unit (a string) and a positive '
+                                f"display_scale; it has {axis.get('display_unit')!r} and {scale!r}")
+
+
+def check_sweep(data, path):
+    """Raise ReportError unless `data` is a memharness.sweep/1 the plot can draw."""
+    schema = schema_of(data, path)
+    if schema != SWEEP_SCHEMA:
+        raise ReportError(path, f'is not a sweep ({SWEEP_SCHEMA}, written by harness sweep); "schema" is '
+                                f"{json.dumps(schema)}")
+    for name in ("x", "y"):
+        _check_axis(data.get(name), path, name)
+    workloads = data.get("workloads")
+    if not isinstance(workloads, list) or not workloads:
+        raise ReportError(path, 'no "workloads" (an array with at least one entry)')
+    for i, group in enumerate(workloads):
+        where = f"workloads[{i}]"
+        if not isinstance(group, dict) or not isinstance(group.get("workload"), str):
+            raise ReportError(path, f"{where} has no workload name")
+        points = group.get("points")
+        if not isinstance(points, list):
+            raise ReportError(path, f'{where} ({group["workload"]}) has no "points"')
+        for j, point in enumerate(points):
+            if not isinstance(point, dict) or not isinstance(point.get("allocator"), str):
+                raise ReportError(path, f"{where}.points[{j}] has no allocator")
+            at = f'{where}.points[{j}] ({point["allocator"]})'
+            _check_stat(point.get("x"), path, f"{at}.x")
+            _check_stat(point.get("y"), path, f"{at}.y")
+    return data
+
+
 def load_report(path):
     """Parse and check a memharness.report/1 file; ReportError otherwise."""
     return check_report(load_json(path), path)
@@ -143,6 +186,11 @@ def load_report(path):
 def load_comparison(path):
     """Parse and check a memharness.comparison/1 file; ReportError otherwise."""
     return check_comparison(load_json(path), path)
+
+
+def load_sweep(path):
+    """Parse and check a memharness.sweep/1 file; ReportError otherwise."""
+    return check_sweep(load_json(path), path)
 
 
 def load_any(path):

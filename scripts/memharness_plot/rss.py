@@ -5,6 +5,7 @@ where they are measured: the area after the --after mark shaded, the RSS 1 s aft
 it as a point. Units as the report's manifest declares them. Each call builds a new
 Figure.
 """
+import re
 import textwrap
 from dataclasses import dataclass, field
 
@@ -27,10 +28,11 @@ PHASE_PAD_PX = 4     # room left around a phase's name inside its segment
 TITLE_FONT = 12
 TITLE_RIGHT = 0.985  # a title wraps rather than run past this (figure fraction)
 FAULTS = "minflt"
-# The sampled column whose area after the --after mark the report measures
-# (after.area_mb_s), and the reading 1 s after that mark of each column.
+# The sampled column the harness measures the area after the --after mark on
+# (curve.cpp: the area is of RSS), and how long after that mark the reading drawn
+# as a dot is taken. Which metrics these are the report's manifest says.
 AREA_COLUMN = "rss_kb"
-ONE_SECOND = {"rss_kb": "after.rss_1s_kb", "anon_kb": "after.anon_1s_kb"}
+READING_MS = 1000
 
 
 @dataclass
@@ -76,16 +78,72 @@ def _column(samples, name, n, path, where):
     return values
 
 
+@dataclass(frozen=True)
+class AfterMetrics:
+    """The metrics measured from the --after mark that the plot draws on a column,
+    by their names in the report (None: not drawn)."""
+    area: str = None      # the area under the column after the mark
+    reading: str = None   # the column READING_MS after the mark
+
+
+_OFFSET = re.compile(r"(\d+)(ms|s)")
+
+
+def _offset_ms(text):
+    match = _OFFSET.fullmatch(text)
+    return int(match.group(1)) * (1 if match.group(2) == "ms" else 1000) if match else None
+
+
+def after_metrics(report, column, path="report"):
+    """Which metrics of `report` the plot draws after the --after mark on the sampled
+    `column`, taken from those its manifest declares with scope "after" rather
+    than named here: the column's reading READING_MS after the mark is the one
+    named for the column with that offset between its stem and unit suffix
+    (samples.rss_kb: after.rss_1s_kb, or after.rss_1000ms_kb), stored in the
+    column's unit; the area after the mark (on AREA_COLUMN only) is the one in
+    a unit of an area over time (MB*s), whatever its name. A report
+    without a manifest predates the curve metrics: none. For AREA_COLUMN, whose
+    metrics the harness always measures, a manifest that lacks either is a
+    ReportError listing what it declares: a renamed metric is not left out of
+    the plot unsaid."""
+    manifest = units.manifest_of(report)
+    if manifest is None:
+        return AfterMetrics()
+    column_shown = units.shown(report, f"samples.{column}", path)
+    stem, _, suffix = column.rpartition("_")
+    after = {name: entry for name, entry in manifest.items()
+             if isinstance(entry, dict) and entry.get("scope") == "after"}
+    reading = area = None
+    for name, entry in after.items():
+        what = name.split(".", 1)[-1]
+        if stem and what.startswith(f"{stem}_") and what.endswith(f"_{suffix}") \
+                and _offset_ms(what[len(stem) + 1:-len(suffix) - 1]) == READING_MS:
+            shown = units.shown(report, name, path)
+            if shown.stored != column_shown.stored:
+                raise ReportError(path, f"{name} is in {shown.stored} and samples.{column} in "
+                                        f"{column_shown.stored}: one axis cannot show both")
+            reading = name
+        elif column == AREA_COLUMN and str(entry.get("unit")).endswith("*s"):
+            area = name
+    if column == AREA_COLUMN and (area is None or reading is None):
+        missing = [what for what, name in (("area after the --after mark", area),
+                                           (f"reading {READING_MS / 1000:g} s after it", reading)) if name is None]
+        raise ReportError(path, f'the "metrics" manifest declares no {" and no ".join(missing)} for samples.{column} '
+                                f'(scope "after": {", ".join(after) or "none"})')
+    return AfterMetrics(area=area, reading=reading)
+
+
 def _curve_value(run, name):
     entry = ((run.get("metrics") or {}).get("curve") or {}).get(name)
     value = entry.get("value") if isinstance(entry, dict) else None
     return value if is_number(value) else None
 
 
-def run_line(run, index, path, metric, factor, align=None):
+def run_line(run, index, path, metric, factor, align=None, reading=None):
     """The plotted points of one run: periodic samples plus the samples taken at
     marks (peak_rss_kb is the maximum over both), in time order; with `align`, the
-    times counted from the first mark of that name."""
+    times counted from the first mark of that name; `reading`: the curve metric
+    drawn READING_MS after the --after mark."""
     where = f"runs[{index}] ({run['allocator']['name']} #{run.get('repetition', '?')})"
     samples = run.get("samples")
     if not isinstance(samples, dict) or not samples:
@@ -127,8 +185,8 @@ def run_line(run, index, path, metric, factor, align=None):
     after = (run.get("curve_info") or {}).get("after")
     if isinstance(after, dict) and is_number(after.get("t_ms")):
         line.after = (after["t_ms"] / 1000.0 - zero, str(after.get("mark") or "?"))
-        reading = _curve_value(run, ONE_SECOND[metric]) if metric in ONE_SECOND else None
-        line.one_second = reading * factor if reading is not None else None
+        value = _curve_value(run, reading) if reading else None
+        line.one_second = value * factor if value is not None else None
     return line
 
 
@@ -146,16 +204,10 @@ def _valid_columns(reports, workload):
 
 def column_shown(reports, names, metric):
     """How the column is shown, from each report's manifest; PlotError when two
-    reports show it differently. The +1 s reading is drawn on the column's axis, so
-    it needs the column's stored unit."""
+    reports show it differently."""
     shown = None
     for report, path in zip(reports, names):
         this = units.shown(report, f"samples.{metric}", path)
-        if metric in ONE_SECOND and units.manifest_of(report) is not None:
-            reading = units.shown(report, ONE_SECOND[metric], path)
-            if reading.stored != this.stored:
-                raise ReportError(path, f"{ONE_SECOND[metric]} is in {reading.stored} and samples.{metric} in "
-                                        f"{this.stored}: one axis cannot show both")
         if shown is not None and (this.unit, this.scale) != (shown.unit, shown.scale):
             raise PlotError(f"the reports show {metric} in different units: {shown.unit} "
                             f"({names[0]}) and {this.unit} ({path})")
@@ -164,15 +216,16 @@ def column_shown(reports, names, metric):
 
 
 def collect(reports, names, workload, metric, align=None):
-    """(series, left_out, total, shown): the ok runs grouped per report and
-    allocator, the runs not drawn as {(allocator, status): count}, and how the
-    column is shown."""
+    """(series, left_out, total, shown, after): the ok runs grouped per report and
+    allocator, the runs not drawn as {(allocator, status): count}, how the column
+    is shown, and the metrics drawn after the --after mark of each report."""
     valid = _valid_columns(reports, workload)
     if valid and metric not in valid and (metric == "t_ms" or not any(
             metric in (run.get("samples") or {}) for report in reports for run in report["runs"])):
         raise PlotError(f"{', '.join(names)}: no sampled column {metric!r}; "
                         f"valid --metric values: {', '.join(valid)}")
     shown = column_shown(reports, names, metric)
+    after = [after_metrics(report, metric, path) for report, path in zip(reports, names)]
     series, left_out, total = [], {}, 0
     for r, (report, path) in enumerate(zip(reports, names)):
         by_name = {}
@@ -192,11 +245,11 @@ def collect(reports, names, workload, metric, align=None):
                                            params=run.get("params") or {})
                 series.append(s)
             scale = units.shown(report, f"samples.{metric}", path).scale
-            s.runs.append(run_line(run, i, path, metric, scale, align))
+            s.runs.append(run_line(run, i, path, metric, scale, align, after[r].reading))
     if not series:
         raise PlotError(f"{', '.join(names)}: no run of {workload} has status ok "
                         f"({', '.join(f'{n} {c} {st}' for (n, st), c in left_out.items())})")
-    return series, left_out, total, shown
+    return series, left_out, total, shown, after
 
 
 def _label_series(series, names):
@@ -238,7 +291,7 @@ def _legend(ax, series, after_mark, one_second):
         handles.append(Patch(facecolor="0.3", alpha=0.15, lw=0, label=f"area after {_short(after_mark, 20)}"))
     if one_second:
         handles.append(Line2D([], [], color="0.3", marker="o", ms=6, mec="white", ls="none",
-                              label="1 s after it"))
+                              label=f"{READING_MS / 1000:g} s after it"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.015, 1.0), borderaxespad=0.0,
               frameon=False, title="allocator", alignment="left")
 
@@ -377,13 +430,16 @@ def _draw_phases(fig, lanes, series, x0, x1):
     lanes.spines["left"].set_visible(False)
 
 
-def _footnote(series, left_out, total, shown, names, legacy, shaded):
+def _footnote(series, left_out, total, shown, names, legacy, shaded, after):
     lines = [f"Strong line: the median run by peak {shown.title}; faint: the other repetitions. "
              "Dashed verticals: marks of each median run; phases: the time between its marks, "
              "each named by the mark that opens it."]
     if shaded:
-        lines.append("Shaded: the area under each median run's RSS after its --after mark (after.area_mb_s); "
-                     "dot: its reading 1 s after that mark (after.*_1s_kb), where the run lasted that long.")
+        area = ", ".join(dict.fromkeys(a.area for a in after if a.area)) or "not in the report"
+        reading = ", ".join(dict.fromkeys(a.reading for a in after if a.reading)) or "not in the report"
+        lines.append(f"Shaded: the area under each median run's RSS after its --after mark ({area}); "
+                     f"dot: its reading {READING_MS / 1000:g} s after that mark ({reading}), "
+                     "where the run lasted that long.")
     dropped = sum(left_out.values())
     if dropped:
         detail = ", ".join(f"{name} {count} {status}" for (name, status), count in left_out.items())
@@ -440,7 +496,7 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None, align=None):
         raise PlotError("no report given")
     names = list(names) if names is not None else [f"report {i + 1}" for i in range(len(reports))]
     workload = select_workload(reports, names, workload)
-    series, left_out, total, shown = collect(reports, names, workload, metric, align)
+    series, left_out, total, shown, after = collect(reports, names, workload, metric, align)
     common = _label_series(series, names)
     with style.rc():
         fig = style.new_figure(*FIGSIZE)
@@ -491,6 +547,6 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None, align=None):
         fig.text(LEFT, below, text.machines(r.get("context") for r in reports), ha="left",
                  va="center", fontsize=9, color="0.3")
         legacy = any(units.manifest_of(r) is None for r in reports)
-        fig.text(LEFT, 0.012, _footnote(series, left_out, total, shown, names, legacy, bool(after_mark)), ha="left",
+        fig.text(LEFT, 0.012, _footnote(series, left_out, total, shown, names, legacy, bool(after_mark), after), ha="left",
                  va="bottom", fontsize=7.5, color="0.3", linespacing=1.4)
     return fig

@@ -22,9 +22,25 @@ class Shown:
         return f"{self.title} ({self.unit})" if self.unit else self.title
 
 
-def display_unit(stored):
-    """(display unit, scale) of a stored unit: metrics.cpp display_unit, for the
-    comparison JSON, which carries each metric's stored unit but no manifest."""
+def of_entry(entry):
+    """How the metric of a comparison entry or a sweep's axis is shown: the display
+    unit and scale the harness wrote beside it (from the registry, as a report's
+    manifest has them); for a comparison written before it wrote them, the old
+    format's rule."""
+    name, stored = entry["metric"], entry.get("unit") or ""
+    if "display_unit" not in entry:
+        unit, scale = legacy_display_unit(stored)
+        return Shown(name, unit, scale, stored)
+    return Shown(name, entry["display_unit"], float(entry["display_scale"]), stored)
+
+
+def legacy_display_unit(stored):
+    """(display unit, scale) of a stored unit, only for files of an older format
+    that do not say it: reports written before the "metrics" manifest, and
+    comparisons written before their entries carried display_unit and
+    display_scale (results/reference/compare-pins/comparison.json). It is the
+    registry's rule as it was then (metrics.cpp display_unit); current files carry
+    the unit they are shown in, and nothing reads this for them."""
     if stored == "KiB":
         return "MB", 1024 / 1e6
     if stored == "bytes":
@@ -32,12 +48,6 @@ def display_unit(stored):
     if stored in ("count", "bool", "", None):
         return "", 1.0
     return stored, 1.0
-
-
-def from_unit(name, stored):
-    """A comparison entry's metric `name` with its stored unit."""
-    unit, scale = display_unit(stored)
-    return Shown(name, unit, scale, stored or "")
 
 
 def convention_unit(name):
@@ -67,7 +77,8 @@ def shown(report, name, path="report"):
     manifest = manifest_of(report)
     title = name.split(".", 1)[1] if name.startswith("samples.") else name
     if manifest is None:
-        return from_unit(title, convention_unit(title))
+        stored = convention_unit(title)
+        return Shown(title, *legacy_display_unit(stored), stored)
     entry = _entry(manifest, name)
     if entry is None:
         raise ReportError(path, f'the "metrics" manifest has no entry for {name}')

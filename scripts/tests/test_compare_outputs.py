@@ -4,6 +4,7 @@ the comparison had in the same words. Runs `harness compare` on two reports cut
 from the committed smoke fixture (nothing is measured), then draws the result.
 """
 import copy
+import fnmatch
 import json
 import re
 import subprocess
@@ -109,3 +110,24 @@ def test_plot_labels_a_plain_p_as_such():
     del without["workloads"][0]["metrics"][0]["p_adjusted"]
     text = detail_p(compare_figure(without, metrics=[entry["metric"]]), entry["metric"])
     assert "p 0.003" in text and "Holm" not in text
+
+
+def test_each_metric_is_shown_as_the_reports_manifest_shows_it(compared, tmp_path):
+    # One declaration: the comparison's display unit and scale of a metric are the
+    # ones a report's manifest gives it, both written from the registry (the
+    # registry's entries as this harness writes them, since the fixture predates
+    # some; the workload's own metrics as the fixture declares them).
+    _, _, data = compared
+    report = tmp_path / "report.json"
+    result = subprocess.run([str(HARNESS), "merge", str(SMOKE), "-o", str(report)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    manifest = {**json.loads(SMOKE.read_text())["metrics"], **json.loads(report.read_text())["metrics"]}
+    entries = [e for group in data["workloads"] for e in group["metrics"]]
+    assert entries
+    for entry in entries:
+        declared = manifest.get(entry["metric"]) or next(
+            v for k, v in manifest.items() if "*" in k and fnmatch.fnmatchcase(entry["metric"], k))
+        assert (entry["unit"], entry["display_unit"], entry["display_scale"]) == \
+            (declared["unit"], declared["display_unit"], declared["display_scale"]), entry["metric"]
+    assert {e["display_unit"] for e in entries} >= {"MB", "ms"}

@@ -335,6 +335,39 @@ def test_rss_shades_the_area_after_the_mark_and_draws_the_1s_reading(smoke):
     assert not gids(rss_figure([report], metric="file_kb", names=["x.json"]).axes[0].collections, "after-area")
 
 
+def rename_metric(report, old, new):
+    """`report` with the curve metric `old` named `new` in its manifest and runs."""
+    report["metrics"] = {new if k == old else k: v for k, v in report["metrics"].items()}
+    for one in report["runs"]:
+        curve = one["metrics"]["curve"]
+        one["metrics"]["curve"] = {new if k == old else k: v for k, v in curve.items()}
+    return report
+
+
+def test_rss_after_metrics_are_those_the_manifest_declares(smoke):
+    assert rss.after_metrics(smoke, "rss_kb") == rss.AfterMetrics("after.area_mb_s", "after.rss_1s_kb")
+    assert rss.after_metrics(smoke, "anon_kb") == rss.AfterMetrics(None, "after.anon_1s_kb")
+    assert rss.after_metrics(smoke, "file_kb") == rss.AfterMetrics()
+    # Renamed in the registry: still drawn, and named so in the footnote.
+    report = copy.deepcopy(smoke)
+    for one in report["runs"]:
+        one["metrics"]["curve"]["after.rss_1s_kb"] = {"value": 5000.0}
+    rename_metric(report, "after.rss_1s_kb", "after.rss_1000ms_kb")
+    rename_metric(report, "after.area_mb_s", "after.rss_area_mb_s")
+    fig = rss_figure([report], names=["x.json"])
+    assert len(gids(fig.axes[0].lines, "after-1s")) == 2
+    assert len(gids(fig.axes[0].collections, "after-area")) == 2
+    footnote = "\n".join(t.get_text() for t in fig.texts)
+    assert "(after.rss_area_mb_s)" in footnote and "(after.rss_1000ms_kb)" in footnote
+    # One the plot cannot tell: an error naming what the manifest declares, not a plot without it.
+    rename_metric(report, "after.rss_1000ms_kb", "after.resident_one_second")
+    with pytest.raises(ReportError) as error:
+        rss_figure([report], names=["x.json"])
+    message = str(error.value)
+    assert message.startswith("x.json: ") and "reading 1 s after it" in message
+    assert "after.resident_one_second" in message and "area" not in message.split("(")[0]
+
+
 def test_rss_marks_close_together_do_not_stack_up(smoke):
     report = copy.deepcopy(smoke)
     for one in report["runs"]:
@@ -375,10 +408,11 @@ def test_text_helpers():
     # Sizes of parameters in binary units, as given (--total 256M).
     assert text.format_params({"total": 268435456, "tolerance": 10485760, "max-block": 65536, "seed": 4096}) == \
         "total=256 MiB tolerance=10 MiB max-block=64 KiB seed=4096"
-    # The comparison JSON's stored units shown as the harness's tables show them.
-    assert units.display_unit("KiB") == ("MB", 1024 / 1e6)
-    assert units.display_unit("count") == ("", 1.0)
-    assert units.display_unit("ms") == ("ms", 1.0)
+    # Files of the older formats, which do not say how a unit is shown: as the
+    # harness's tables showed it then.
+    assert units.legacy_display_unit("KiB") == ("MB", 1024 / 1e6)
+    assert units.legacy_display_unit("count") == ("", 1.0)
+    assert units.legacy_display_unit("ms") == ("ms", 1.0)
 
 
 # ---------------------------------------------------------------- plot_compare
@@ -436,9 +470,30 @@ def test_compare_unbounded_interval_is_drawn():
 
 
 def test_compare_panel_units_follow_each_entry():
-    # The comparison JSON carries each metric's stored unit: the panel shows it as
-    # the harness's tables do, whatever the metric's name says.
+    # Each entry of the comparison JSON says how its metric is shown (display_unit
+    # and display_scale, from the registry): the panel shows it so, whatever the
+    # metric's name or stored unit says.
     data = json.loads(COMPARISON.read_text())
+    entry = data["workloads"][0]["metrics"][0]
+    entry.update(display_unit="GB", display_scale=1024 / 1e9)
+    fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
+    panel = next(ax for ax in fig.axes if ax.get_gid() == f"panel:0:{entry['metric']}")
+    assert panel.get_title(loc="left") == f"{entry['metric']} (GB)"
+    assert gids(panel.lines, "median:baseline")[0].get_ydata()[0] == pytest.approx(
+        entry["baseline"]["median"] * 1024 / 1e9)
+    entry.update(display_unit="", display_scale=1)
+    fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
+    panel = next(ax for ax in fig.axes if ax.get_gid() == f"panel:0:{entry['metric']}")
+    assert panel.get_title(loc="left") == entry["metric"]
+
+
+def test_compare_of_the_older_format_shows_units_as_its_tables_did():
+    # A comparison written before the entries carried display_unit and
+    # display_scale: the stored unit shown by the rule of that time.
+    data = json.loads(COMPARISON.read_text())
+    for group in data["workloads"]:
+        for e in group["metrics"]:
+            del e["display_unit"], e["display_scale"]
     entry = data["workloads"][0]["metrics"][0]
     entry["unit"] = "bytes"
     fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
@@ -449,6 +504,15 @@ def test_compare_panel_units_follow_each_entry():
     fig = compare_figure(check_comparison(data, "cmp.json"), metrics=[entry["metric"]])
     panel = next(ax for ax in fig.axes if ax.get_gid() == f"panel:0:{entry['metric']}")
     assert panel.get_title(loc="left") == f"{entry['metric']} (ms)"
+
+
+def test_compare_bad_display_unit_is_named():
+    data = json.loads(COMPARISON.read_text())
+    data["workloads"][0]["metrics"][1]["display_scale"] = 0
+    with pytest.raises(ReportError) as error:
+        check_comparison(data, "cmp.json")
+    assert "cmp.json" in str(error.value) and "final_rss_kb" in str(error.value)
+    assert "display_scale" in str(error.value)
 
 
 def test_compare_default_metrics_are_those_with_a_direction():

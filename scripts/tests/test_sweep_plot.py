@@ -38,3 +38,34 @@ def test_bad_input_exits_2_naming_the_file(tmp_path):
     assert r.returncode == 2 and "is not a sweep" in r.stderr and str(report) in r.stderr
     r = run(SWEEP, "-o", tmp_path / "x.pdf")
     assert r.returncode == 2 and "x.pdf" in r.stderr
+
+
+def test_axes_are_in_the_units_the_sweep_declares():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import matplotlib
+    matplotlib.use("Agg")
+    from memharness_plot.report import check_sweep
+    from memharness_plot.sweep import sweep_figure
+    data = json.loads(SWEEP.read_text())
+    data["x"].update(display_unit="GB*s", display_scale=1e-3)
+    ax = sweep_figure(check_sweep(data, "s.json")).axes[0]
+    assert ax.get_xlabel() == f"{data['x']['metric']} (GB*s)"
+    assert ax.get_ylabel() == data["y"]["metric"]          # a plain count: no unit
+    first = data["workloads"][0]["points"][0]
+    assert any(abs(t.xy[0] - first["x"]["median"] * 1e-3) < 1e-12 for t in ax.texts)
+
+
+def test_a_bad_axis_declaration_exits_2_naming_the_file(tmp_path):
+    data = json.loads(SWEEP.read_text())
+    del data["y"]["display_scale"]
+    path = tmp_path / "bad-sweep.json"
+    path.write_text(json.dumps(data))
+    r = run(path, "-o", tmp_path / "x.png")
+    assert r.returncode == 2 and "bad-sweep.json" in r.stderr and "display_scale" in r.stderr
+    assert "Traceback" not in r.stderr
+    data = json.loads(SWEEP.read_text())
+    for w in data["workloads"]:
+        w["points"] = []
+    path.write_text(json.dumps(data))
+    r = run(path, "-o", tmp_path / "x.png")
+    assert r.returncode == 2 and "no point with both metrics" in r.stderr

@@ -84,6 +84,8 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
     for (const auto& m : w.metrics)
       metrics.push_back(Json{{"metric", m.metric},
                              {"unit", m.unit},
+                             {"display_unit", display_unit(m.unit).unit},
+                             {"display_scale", display_unit(m.unit).scale},
                              {"direction", direction_name(m.rule.direction)},
                              {"threshold", m.rule.threshold},
                              {"min_delta", m.rule.min_delta},
