@@ -7,6 +7,8 @@
 #include <cmath>
 #include <map>
 
+#include "core/metrics.h"
+
 namespace mh {
 
 namespace {
@@ -136,7 +138,7 @@ void compute_curve(RunRecord& rec, const std::string& asked, const std::string& 
   const Curve rss(rec.samples, &Sample::rss_kb), anon(rec.samples, &Sample::anon_kb);
   const After after = choose_after(rec.marks, asked, declared);
   std::string unusable;
-  if (rss.empty()) unusable = "no sample of the process could be read";
+  if (rss.empty()) unusable = kNoSampleReason;
   else if (rec.sampler.unreadable.count("rss_kb")) unusable = "RSS could not be read: " + rec.sampler.unreadable.at("rss_kb");
 
   // The whole run.
