@@ -8,7 +8,8 @@
 #include <set>
 
 #include "commands/commands.h"
-#include "report/console.h"
+#include "report/summary_exports.h"
+#include "report/summary_table.h"
 #include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"

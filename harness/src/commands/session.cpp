@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <map>
 
-#include "report/console.h"
+#include "report/progress.h"
 #include "sys/interrupt.h"
 #include "measure/memory_limit.h"
 #include "inputs/pins.h"

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "commands/commands.h"
-#include "report/console.h"
+#include "report/summary_table.h"
 #include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
