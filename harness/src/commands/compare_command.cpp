@@ -71,7 +71,7 @@ DeclaredMetrics declared_by_workloads(const Layout& l, const std::vector<RunReco
   std::set<std::string> seen;
   for (const auto& r : runs)
     if (seen.insert(r.workload).second)
-      if (auto w = find_workload(l.libexec, r.workload)) out[r.workload] = declared_metric_specs(*w);
+      if (auto w = find_workload(l.libexec, r.workload)) out[r.workload] = declared_by_jobs({Job{*w}})[w->name];
   return out;
 }
 
@@ -212,7 +212,7 @@ int compare_command(const Options& o) {
   if (!runs_here && !o.after_mark.empty())
     for (auto& r : runs) compute_curve(r, o.after_mark, "");
   // The jobs run here declare their metrics under their names (a suite entry may rename its workload).
-  for (const auto& job : jobs) from_reports[job.workload.name] = declared_metric_specs(job.workload);
+  for (auto& [name, metrics] : declared_by_jobs(jobs)) from_reports[name] = std::move(metrics);
   Comparison c = analyze(runs, *thresholds, settings, declared_by_workloads(l, runs, from_reports));
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;

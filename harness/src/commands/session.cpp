@@ -312,8 +312,7 @@ std::string rescue_path(const std::string& out) {
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
   ExecutionOutcome outcome;
   Progress progress(e.progress, e.plan.size());
-  DeclaredMetrics declared;
-  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  const DeclaredMetrics declared = declared_by_jobs(e.jobs);
   ReportWriter writer(e.context, declared);
   std::map<std::string, const RunRecord*> kept;
   for (const auto& r : e.kept) kept[run_key(r)] = &r;

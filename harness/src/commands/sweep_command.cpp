@@ -150,14 +150,13 @@ int sweep_command(const Options& o) {
       if (labels.insert(spec->label).second) e.arms.push_back({*spec, ""});
     }
   }
-  DeclaredMetrics declared;
-  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  const DeclaredMetrics declared = declared_by_jobs(e.jobs);
   const std::string x = o.x_metric.empty() ? "rss_area_mb_s" : o.x_metric,
                     y = o.y_metric.empty() ? "minflt" : o.y_metric;
   for (const auto& m : {x, y}) {
     const bool known = find_metric(m) || m.rfind("perf.", 0) == 0 ||
                        std::any_of(e.jobs.begin(), e.jobs.end(), [&](const Job& j) {
-                         return m.rfind("workload.", 0) == 0 && declared[j.workload.name].count(m.substr(9));
+                         return find_declared(declared, j.workload.name, m) != nullptr;
                        });
     if (!known)
       return bad_input("--x/--y " + m + " is not a metric of these workloads: the harness's (rss_area_mb_s, "
