@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "report/console.h"
+#include "report/summary_table.h"
 #include "core/summary.h"
 
 namespace mh {

@@ -185,8 +185,7 @@ std::optional<Thresholds> deciding_rules(const Options& o, const Thresholds& all
   for (const auto& m : o.metrics) {
     std::string better;
     for (const auto& job : jobs)
-      if (auto w = declared.find(job.workload.name); w != declared.end() && m.rfind("workload.", 0) == 0)
-        if (auto d = w->second.find(m.substr(9)); d != w->second.end()) better = d->second.better;
+      if (const DeclaredMetric* d = find_declared(declared, job.workload.name, m)) better = d->better;
     MetricRule r = all.rule_for(m, better);
     if (r.direction == compare::Direction::None) {
       error = "--metric " + m + ": it has no direction (informational, or not a metric of these workloads), so it "
@@ -243,7 +242,7 @@ bool prepare_comparisons(const Options& o, Bisect& b, std::string& error) {
   auto jobs = resolve_jobs(b.layout, o.workload, o.workload_args, o.suite, o.shard, error);
   if (!jobs) return false;
   b.jobs = *jobs;
-  for (const auto& job : b.jobs) b.declared[job.workload.name] = declared_metric_specs(job.workload);
+  b.declared = declared_by_jobs(b.jobs);
   auto all = load_thresholds(thresholds_file(b.layout, o), error);
   if (!all) return false;
   auto rules = deciding_rules(o, *all, b.jobs, b.declared, error);

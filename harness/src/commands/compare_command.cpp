@@ -246,7 +246,7 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, Outputs& out
   Gathered g;
   g.outcome = execute(*e, g.runs);
   // The jobs run here declare their metrics under their names (a suite entry may rename its workload).
-  for (const auto& job : e->jobs) g.declared[job.workload.name] = declared_metric_specs(job.workload);
+  g.declared = declared_by_jobs(e->jobs);
   g.context = e->context;
   g.context["runs_report"] = e->out;
   g.planned = e->plan.size();
@@ -270,7 +270,7 @@ DeclaredMetrics declared_by_workloads(const Layout& l, const std::vector<RunReco
   std::set<std::string> seen;
   for (const auto& r : runs)
     if (seen.insert(r.workload).second)
-      if (auto w = find_workload(l.libexec, r.workload)) out[r.workload] = declared_metric_specs(*w);
+      if (auto w = find_workload(l.libexec, r.workload)) out[r.workload] = declared_by_jobs({Job{*w}})[w->name];
   return out;
 }
 

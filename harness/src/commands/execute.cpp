@@ -10,7 +10,7 @@
 #include <map>
 
 #include "measure/runner.h"
-#include "report/console.h"
+#include "report/progress.h"
 #include "report/report_json.h"
 #include "sys/interrupt.h"
 
@@ -74,8 +74,7 @@ RunRequest run_request(const Execution& e, const Job& job, const Arm& arm, int r
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
   ExecutionOutcome outcome;
   Progress progress(e.progress, e.plan.size());
-  DeclaredMetrics declared;
-  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  const DeclaredMetrics declared = declared_by_jobs(e.jobs);
   ReportWriter writer(e.context, declared);
   std::map<std::string, const RunRecord*> kept;
   for (const auto& r : e.kept) kept[run_key(r)] = &r;

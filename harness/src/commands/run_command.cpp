@@ -12,7 +12,8 @@
 #include "commands/exports.h"
 #include "commands/from_options.h"
 #include "commands/resolve.h"
-#include "report/console.h"
+#include "report/summary_exports.h"
+#include "report/summary_table.h"
 #include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
@@ -34,8 +35,7 @@ int finish_execution(const Execution& e, const Options& o, const char* who) {
   std::map<std::string, std::vector<Headline>> headlines;
   for (const auto& job : e.jobs) headlines[job.workload.name] = headline_metrics(job.workload);
   fmt::print("{}", summary_table(runs, headlines));
-  DeclaredMetrics declared;
-  for (const auto& job : e.jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  const DeclaredMetrics declared = declared_by_jobs(e.jobs);
   for (const auto& [path, text] : {std::pair{o.export_markdown, summary_markdown(runs, headlines)},
                                    std::pair{o.export_csv, summary_csv(runs, declared)}})
     if (auto err = write_export(path, text); !err.empty()) fmt::print(stderr, "{}: {}\n", who, err);

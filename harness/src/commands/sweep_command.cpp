@@ -15,7 +15,8 @@
 #include "commands/resolve.h"
 #include "commands/sweep.h"
 #include "core/summary.h"
-#include "report/console.h"
+#include "core/units.h"
+#include "report/summary_table.h"
 #include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
@@ -41,11 +42,6 @@ const Preset kPresets[] = {
     {"mimalloc-purge", "mimalloc:decommit_delay=0|25|250|2500", "mimalloc's delay before decommitting freed memory"},
     {"tcmalloc-release", "tcmalloc:release_rate=0|1|10", "gperftools' rate of returning free pages (0: never)"},
 };
-
-// Four significant digits, without an exponent for counts.
-std::string figure(double v) {
-  return std::fabs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
-}
 
 std::string preset_names() {
   std::string s;
@@ -171,8 +167,7 @@ struct Axis {
 // A metric of the harness, a perf counter, or one a job's workload declares.
 bool known_metric(const std::string& m, const std::vector<Job>& jobs, const DeclaredMetrics& declared) {
   return find_metric(m) || m.rfind("perf.", 0) == 0 || std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) {
-           auto w = declared.find(j.workload.name);
-           return m.rfind("workload.", 0) == 0 && w != declared.end() && w->second.count(m.substr(9));
+           return find_declared(declared, j.workload.name, m) != nullptr;
          });
 }
 
@@ -243,8 +238,8 @@ Json workload_points(const Job& job, const std::vector<SummaryRow>& summary, con
                        dy.unit.empty() ? y.metric : y.metric + " (" + dy.unit + ")", "Pareto front");
   for (size_t i = 0; i < points.size(); ++i) {
     points[i]["pareto"] = bool(front[i]);
-    table += fmt::format("{:<46} {:>16} {:>16}  {}\n", labels_in_order[i], figure(xy[i].first * dx.scale),
-                         figure(xy[i].second * dy.scale), front[i] ? "*" : "");
+    table += fmt::format("{:<46} {:>16} {:>16}  {}\n", labels_in_order[i], display_number(xy[i].first, dx),
+                         display_number(xy[i].second, dy), front[i] ? "*" : "");
   }
   return Json{{"workload", job.workload.name}, {"params", job.params}, {"points", points}};
 }
@@ -301,8 +296,7 @@ int sweep_command(const Options& o) {
   if (!grids) return bad_input(kWho, error);
   auto e = points_execution(o, l, *grids, error);
   if (!e) return bad_input(kWho, error);
-  DeclaredMetrics declared;
-  for (const auto& job : e->jobs) declared[job.workload.name] = declared_metric_specs(job.workload);
+  const DeclaredMetrics declared = declared_by_jobs(e->jobs);
   auto axes = axes_asked(o, e->jobs, declared, error);
   if (!axes) return bad_input(kWho, error);
   if (!apply_run_options(o, *e, error)) return bad_input(kWho, error);

@@ -117,140 +117,208 @@ bool Comparison::regressed() const {
   return false;
 }
 
-Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, const CompareSettings& s,
-                   const DeclaredMetrics& declared) {
-  Comparison c;
-  c.alpha = s.alpha;
-  std::vector<std::string> order;
-  std::map<std::string, std::map<std::string, std::vector<const RunRecord*>>> by_workload;  // workload -> role -> runs
-  std::map<std::string, Json> params;
+namespace {
+
+// The ok runs of one workload by role: A, B and A'.
+struct WorkloadRuns {
+  std::string workload;
+  Json params;  // of its first ok run
+  std::vector<const RunRecord*> baseline, candidate, again;
+  // The baseline's median is taken over A and A' together; A against A' is the noise floor.
+  std::vector<const RunRecord*> baseline_all() const {
+    std::vector<const RunRecord*> all = baseline;
+    all.insert(all.end(), again.begin(), again.end());
+    return all;
+  }
+};
+
+// The ok runs by workload, in order of first appearance; the pins' names (of
+// their first runs) and the failed runs counted into c.
+std::vector<WorkloadRuns> runs_by_workload(const std::vector<RunRecord>& runs, Comparison& c) {
+  std::vector<WorkloadRuns> out;
+  std::map<std::string, size_t> index;
   for (const auto& r : runs) {
     if (r.status != Status::Ok) {
       ++c.failed_runs;
       continue;
     }
-    if (!by_workload.count(r.workload)) {
-      order.push_back(r.workload);
-      params[r.workload] = r.params;
-    }
-    by_workload[r.workload][r.role].push_back(&r);
+    if (index.emplace(r.workload, out.size()).second) out.push_back({r.workload, r.params, {}, {}, {}});
+    WorkloadRuns& w = out[index[r.workload]];
+    if (r.role == kRoleBaseline) w.baseline.push_back(&r);
+    if (r.role == kRoleCandidate) w.candidate.push_back(&r);
+    if (r.role == kRoleBaselineAgain) w.again.push_back(&r);
     if (r.role == kRoleBaseline && c.baseline.empty()) c.baseline = r.allocator.name;
     if (r.role == kRoleCandidate && c.candidate.empty()) c.candidate = r.allocator.name;
   }
-  c.rounds = -1;
-  int floor_runs[2] = {-1, -1};  // A and A' of the workload whose noise floor had the fewest
-  std::vector<std::pair<std::string, std::string>> powerless;  // workload, why no p-value can pass
-  for (const auto& w : order) {
-    auto& roles = by_workload[w];
-    const auto& base_only = roles[kRoleBaseline];
-    const auto& cand = roles[kRoleCandidate];
-    const auto& again = roles[kRoleBaselineAgain];
-    int have = int(std::min({base_only.size(), cand.size(), again.empty() ? base_only.size() : again.size()}));
-    const bool first = c.rounds < 0;
-    c.rounds = first ? have : std::min(c.rounds, have);
-    const int base_runs = int(base_only.size() + again.size()), cand_runs = int(cand.size());
+  return out;
+}
+
+// The fewest rounds and runs a side any workload had, and whether all had as
+// many A, B and A' runs.
+void count_runs(const std::vector<WorkloadRuns>& workloads, Comparison& c) {
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    const WorkloadRuns& w = workloads[i];
+    const int rounds = int(std::min({w.baseline.size(), w.candidate.size(), w.again.empty() ? w.baseline.size() : w.again.size()}));
+    const int base_runs = int(w.baseline.size() + w.again.size()), cand_runs = int(w.candidate.size());
+    const bool first = i == 0;
+    c.rounds = first ? rounds : std::min(c.rounds, rounds);
     c.baseline_runs = first ? base_runs : std::min(c.baseline_runs, base_runs);
     c.candidate_runs = first ? cand_runs : std::min(c.candidate_runs, cand_runs);
-    c.in_rounds = c.in_rounds && base_only.size() == cand.size() && again.size() == cand.size();
-    if (!again.empty() && (floor_runs[0] < 0 || std::min(base_only.size(), again.size()) <
-                                                    size_t(std::min(floor_runs[0], floor_runs[1]))))
-      floor_runs[0] = int(base_only.size()), floor_runs[1] = int(again.size());
-    // The baseline's median is taken over A and A' together; A against A' is the noise floor.
-    std::vector<const RunRecord*> base = base_only;
-    base.insert(base.end(), again.begin(), again.end());
-
-    WorkloadComparison wc;
-    wc.workload = w;
-    wc.params = params[w];
-    // The metrics either side has: one that only one side has is not compared,
-    // but said when it can regress (a candidate that never gives memory back
-    // has no time to do it).
-    std::vector<std::string> metrics;
-    for (const auto& row : summarize_runs(runs))
-      if (row.workload == w && (row.role == kRoleBaseline || row.role == kRoleCandidate))
-        for (const auto& [name, st] : row.metrics)
-          if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
-    for (const auto& name : metrics) {
-      auto bv = values_of(base, name), cv = values_of(cand, name);
-      std::string declared_better;
-      if (auto it = declared.find(w); it != declared.end() && name.rfind("workload.", 0) == 0)
-        if (auto d = it->second.find(name.substr(9)); d != it->second.end()) declared_better = d->second.better;
-      const MetricRule rule = t.rule_for(name, declared_better);
-      if (bv.empty() != cv.empty() && rule.direction != Direction::None) {
-        const bool base_lacks = bv.empty();
-        const auto& lacking = base_lacks ? base : cand;
-        std::string why = lacking.empty() ? "" : metric_reason(*lacking.front(), name);
-        c.warnings.push_back(fmt::format("{}: {} has {} in no run{}, the {} in {}: not compared", w,
-                                         base_lacks ? "the baseline" : "the candidate", name,
-                                         why.empty() ? "" : " (" + why + ")", base_lacks ? "candidate" : "baseline",
-                                         base_lacks ? cv.size() : bv.size()));
-      }
-      if (bv.empty() || cv.empty()) continue;
-      MetricComparison m;
-      m.metric = name;
-      m.unit = metric_info(name, w, declared).unit;
-      m.rule = rule;
-      m.baseline = side_stats(bv);
-      m.candidate = side_stats(cv);
-      auto av = values_of(again, name), b1 = values_of(base_only, name);
-      if (!av.empty()) {
-        m.baseline_again = side_stats(av);
-        m.noise_floor = noise_floor(b1, av);
-      }
-      // Two medians of five runs can agree by chance while single runs scatter
-      // widely (a timing on a busy machine): the scatter of the baseline's runs
-      // is a floor too, so a change must stand out from both.
-      m.noise_floor = std::max(m.noise_floor, relative_spread(bv));
-      m.change = relative_change(m.baseline.median, m.candidate.median);
-      m.ci = bootstrap_change_ci(bv, cv, 1 - s.alpha, s.resamples, s.seed);
-      m.p = mann_whitney_p(bv, cv);
-      wc.metrics.push_back(std::move(m));
-    }
-    // A workload has several metrics that can regress; each alone would raise a
-    // false alarm in alpha of the comparisons where nothing changed, so their
-    // p-values are adjusted together (Holm). Informational metrics keep theirs.
-    std::vector<double> ps;
-    for (const auto& m : wc.metrics)
-      if (m.rule.direction != Direction::None) ps.push_back(m.p);
-    auto adjusted = holm_adjust(ps);
-    // The exact test has a smallest p-value for given sample sizes; Holm multiplies
-    // the smallest by the number of tests, and if that is above alpha nothing can pass.
-    const double least = smallest_p(size_t(base_runs), size_t(cand_runs));
-    const bool can_pass = ps.empty() || least * double(ps.size()) <= s.alpha;
-    if (!can_pass)
-      powerless.push_back({w, fmt::format("with {} baseline and {} candidate runs the smallest p-value the test can give "
-                                          "is {:.2g}, {:.2g} after the Holm adjustment over {} metrics: above alpha {}, "
-                                          "so no metric can be called a regression",
-                                          base_runs, cand_runs, least, std::min(1.0, least * double(ps.size())),
-                                          ps.size(), s.alpha)});
-    size_t next = 0;
-    for (auto& m : wc.metrics) {
-      m.p_adjusted = m.rule.direction != Direction::None ? adjusted[next++] : m.p;
-      if (std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta)
-        m.verdict = Verdict::NoChange;
-      else
-        m.verdict = decide(m.change, m.rule.threshold, m.noise_floor, m.p_adjusted, s.alpha, m.rule.direction);
-      set_resolution(m, can_pass, base_runs, cand_runs);
-    }
-    c.workloads.push_back(std::move(wc));
+    c.in_rounds = c.in_rounds && w.baseline.size() == w.candidate.size() && w.again.size() == w.candidate.size();
   }
-  if (c.rounds < 0) c.rounds = 0;
-  // One warning per distinct reason, naming the workloads unless it holds for all.
+}
+
+// The workload whose noise floor compares the fewest runs: its A and A' counts.
+std::optional<std::pair<int, int>> fewest_floor_runs(const std::vector<WorkloadRuns>& workloads) {
+  std::optional<std::pair<int, int>> fewest;
+  for (const auto& w : workloads)
+    if (!w.again.empty() &&
+        (!fewest || std::min(w.baseline.size(), w.again.size()) < size_t(std::min(fewest->first, fewest->second))))
+      fewest = {int(w.baseline.size()), int(w.again.size())};
+  return fewest;
+}
+
+// The metrics either side has, in first-seen order: one that only one side
+// has is not compared, but said when it can regress.
+std::vector<std::string> metrics_of(const std::vector<SummaryRow>& summary, const std::string& workload) {
+  std::vector<std::string> metrics;
+  for (const auto& row : summary)
+    if (row.workload == workload && (row.role == kRoleBaseline || row.role == kRoleCandidate))
+      for (const auto& [name, st] : row.metrics)
+        if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
+  return metrics;
+}
+
+// A metric with a direction that one side has in no run: a candidate that
+// never gives memory back has no time to do it.
+std::string one_sided_warning(const WorkloadRuns& w, const std::string& name, size_t base_values, size_t cand_values) {
+  const bool base_lacks = base_values == 0;
+  const auto lacking = base_lacks ? w.baseline_all() : w.candidate;
+  const std::string why = lacking.empty() ? "" : metric_reason(*lacking.front(), name);
+  return fmt::format("{}: {} has {} in no run{}, the {} in {}: not compared", w.workload,
+                     base_lacks ? "the baseline" : "the candidate", name, why.empty() ? "" : " (" + why + ")",
+                     base_lacks ? "candidate" : "baseline", base_lacks ? cand_values : base_values);
+}
+
+// One metric's statistics, baseline (A and A') against candidate; the verdict comes later.
+MetricComparison compare_metric(const WorkloadRuns& w, const std::string& name, const MetricRule& rule,
+                                const std::vector<double>& bv, const std::vector<double>& cv,
+                                const CompareSettings& s, const DeclaredMetrics& declared) {
+  MetricComparison m;
+  m.metric = name;
+  m.unit = metric_info(name, w.workload, declared).unit;
+  m.rule = rule;
+  m.baseline = side_stats(bv);
+  m.candidate = side_stats(cv);
+  auto av = values_of(w.again, name), b1 = values_of(w.baseline, name);
+  if (!av.empty()) {
+    m.baseline_again = side_stats(av);
+    m.noise_floor = noise_floor(b1, av);
+  }
+  // Two medians of five runs can agree by chance while single runs scatter
+  // widely (a timing on a busy machine): the scatter of the baseline's runs
+  // is a floor too, so a change must stand out from both.
+  m.noise_floor = std::max(m.noise_floor, relative_spread(bv));
+  m.change = relative_change(m.baseline.median, m.candidate.median);
+  m.ci = bootstrap_change_ci(bv, cv, 1 - s.alpha, s.resamples, s.seed);
+  m.p = mann_whitney_p(bv, cv);
+  return m;
+}
+
+// Every metric both sides have; a warning into c for one that a side lacks.
+WorkloadComparison compare_workload(const WorkloadRuns& w, const std::vector<std::string>& metrics,
+                                    const Thresholds& t, const CompareSettings& s, const DeclaredMetrics& declared,
+                                    Comparison& c) {
+  WorkloadComparison wc;
+  wc.workload = w.workload;
+  wc.params = w.params;
+  const auto base = w.baseline_all();
+  for (const auto& name : metrics) {
+    auto bv = values_of(base, name), cv = values_of(w.candidate, name);
+    const DeclaredMetric* d = find_declared(declared, w.workload, name);
+    const MetricRule rule = t.rule_for(name, d ? d->better : "");
+    if (bv.empty() != cv.empty() && rule.direction != Direction::None)
+      c.warnings.push_back(one_sided_warning(w, name, bv.size(), cv.size()));
+    if (bv.empty() || cv.empty()) continue;
+    wc.metrics.push_back(compare_metric(w, name, rule, bv, cv, s, declared));
+  }
+  return wc;
+}
+
+// The verdicts of a workload's metrics. A workload has several metrics that
+// can regress; each alone would raise a false alarm in alpha of the
+// comparisons where nothing changed, so their p-values are adjusted together
+// (Holm). Informational metrics keep theirs. Returns "" or why no p-value can
+// pass alpha with these many runs.
+std::string judge(WorkloadComparison& wc, int base_runs, int cand_runs, const CompareSettings& s) {
+  std::vector<double> ps;
+  for (const auto& m : wc.metrics)
+    if (m.rule.direction != Direction::None) ps.push_back(m.p);
+  auto adjusted = holm_adjust(ps);
+  // The exact test has a smallest p-value for given sample sizes; Holm multiplies
+  // the smallest by the number of tests, and if that is above alpha nothing can pass.
+  const double least = smallest_p(size_t(base_runs), size_t(cand_runs));
+  const bool can_pass = ps.empty() || least * double(ps.size()) <= s.alpha;
+  size_t next = 0;
+  for (auto& m : wc.metrics) {
+    m.p_adjusted = m.rule.direction != Direction::None ? adjusted[next++] : m.p;
+    if (std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta)
+      m.verdict = Verdict::NoChange;
+    else
+      m.verdict = decide(m.change, m.rule.threshold, m.noise_floor, m.p_adjusted, s.alpha, m.rule.direction);
+    set_resolution(m, can_pass, base_runs, cand_runs);
+  }
+  if (can_pass) return "";
+  return fmt::format("with {} baseline and {} candidate runs the smallest p-value the test can give is {:.2g}, {:.2g} "
+                     "after the Holm adjustment over {} metrics: above alpha {}, so no metric can be called a regression",
+                     base_runs, cand_runs, least, std::min(1.0, least * double(ps.size())), ps.size(), s.alpha);
+}
+
+// One warning per distinct reason no p-value can pass, naming the workloads
+// unless it holds for all. `powerless`: workload, why.
+std::vector<std::string> powerless_warnings(const std::vector<std::pair<std::string, std::string>>& powerless,
+                                            size_t workloads) {
+  std::vector<std::string> out;
   for (size_t i = 0; i < powerless.size(); ++i) {
     std::vector<std::string> names;
     for (const auto& [w, why] : powerless)
       if (why == powerless[i].second) names.push_back(w);
     if (names.front() != powerless[i].first) continue;  // said already
-    c.warnings.push_back(names.size() == c.workloads.size() ? powerless[i].second
-                                                            : fmt::format("{}: {}", fmt::join(names, ", "), powerless[i].second));
+    out.push_back(names.size() == workloads ? powerless[i].second
+                                            : fmt::format("{}: {}", fmt::join(names, ", "), powerless[i].second));
   }
-  if (floor_runs[0] >= 0 && std::min(floor_runs[0], floor_runs[1]) < kMinRounds)
+  return out;
+}
+
+// What the comparison as a whole lacks: runs for a noise floor, failed runs.
+void warn_of_few_and_failed_runs(const std::vector<WorkloadRuns>& workloads, Comparison& c) {
+  if (auto floor = fewest_floor_runs(workloads); floor && std::min(floor->first, floor->second) < kMinRounds)
     c.warnings.push_back(fmt::format("the noise floor compares {} run{} of the baseline with {} of the baseline again, "
                                      "fewer than {}: a rough guess",
-                                     floor_runs[0], floor_runs[0] == 1 ? "" : "s", floor_runs[1], kMinRounds));
+                                     floor->first, floor->first == 1 ? "" : "s", floor->second, kMinRounds));
   if (c.failed_runs > 0)
     c.warnings.push_back(fmt::format("{} run{} failed and {} left out (see the runs report)", c.failed_runs,
                                      c.failed_runs == 1 ? "" : "s", c.failed_runs == 1 ? "is" : "are"));
+}
+
+}  // namespace
+
+Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, const CompareSettings& s,
+                   const DeclaredMetrics& declared) {
+  Comparison c;
+  c.alpha = s.alpha;
+  const std::vector<WorkloadRuns> workloads = runs_by_workload(runs, c);
+  count_runs(workloads, c);
+  const std::vector<SummaryRow> summary = summarize_runs(runs);
+  std::vector<std::pair<std::string, std::string>> powerless;  // workload, why no p-value can pass
+  for (const auto& w : workloads) {
+    WorkloadComparison wc = compare_workload(w, metrics_of(summary, w.workload), t, s, declared, c);
+    const std::string why = judge(wc, int(w.baseline.size() + w.again.size()), int(w.candidate.size()), s);
+    if (!why.empty()) powerless.push_back({w.workload, why});
+    c.workloads.push_back(std::move(wc));
+  }
+  for (auto& warning : powerless_warnings(powerless, c.workloads.size())) c.warnings.push_back(std::move(warning));
+  warn_of_few_and_failed_runs(workloads, c);
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/metrics.h"
+#include "core/units.h"
 
 namespace mh {
 
@@ -23,15 +24,9 @@ Json side_json(const SideStats& s) {
 
 Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
-// A value in the metric's display unit (metrics.h: memory in MB), which the
+// A value in the metric's display unit (units.h: memory in MB), which the
 // metric column names.
-std::string show(const MetricComparison& m, double v) {
-  const DisplayUnit d = display_unit(m.unit);
-  v *= d.scale;
-  if (d.unit == "MB") return fmt::format("{:.1f}", v);
-  if (std::fabs(v) >= 1000 || v == std::floor(v)) return fmt::format("{:.0f}", v);
-  return fmt::format("{:.3g}", v);
-}
+std::string show(const MetricComparison& m, double v) { return display_number(v, display_unit(m.unit)); }
 
 std::string metric_title(const MetricComparison& m) {
   const std::string unit = display_unit(m.unit).unit;

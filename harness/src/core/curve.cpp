@@ -7,6 +7,8 @@
 #include <cmath>
 #include <map>
 
+#include "core/metrics.h"
+
 namespace mh {
 
 namespace {
@@ -129,78 +131,102 @@ std::vector<std::string> phase_names(const std::vector<Mark>& marks) {
   return out;
 }
 
-void compute_curve(RunRecord& rec, const std::string& asked, const std::string& declared) {
-  rec.curve.clear();
-  rec.curve_info = Json::object();
-  auto put = [&](const std::string& name, Maybe m) { rec.curve.push_back({name, std::move(m)}); };
-  const Curve rss(rec.samples, &Sample::rss_kb), anon(rec.samples, &Sample::anon_kb);
-  const After after = choose_after(rec.marks, asked, declared);
-  std::string unusable;
-  if (rss.empty()) unusable = "no sample of the process could be read";
-  else if (rec.sampler.unreadable.count("rss_kb")) unusable = "RSS could not be read: " + rec.sampler.unreadable.at("rss_kb");
+namespace {
 
-  // The whole run.
-  put("rss_area_mb_s", unusable.empty() ? value(mb_s(rss.area(rss.first_t(), rss.last_t()))) : none(unusable));
+void put(RunRecord& rec, const std::string& name, Maybe m) { rec.curve.push_back({name, std::move(m)}); }
 
-  // After the mark.
-  Json after_info = {{"mark", after.mark}, {"chosen_by", after.chosen_by}};
-  const std::string no_after = !unusable.empty() ? unusable : after.at ? "" : after.why_none;
-  if (!no_after.empty()) after_info["reason"] = no_after;
-  const double t_mark = after.at ? after.at->t_ms : 0;
-  // The level memory comes back to: the "start" mark's RSS when the run has one
-  // before the mark, else the first sample's.
+// Why the run's RSS curve cannot be read at all ("" when it can).
+std::string unusable_reason(const RunRecord& rec, const Curve& rss) {
+  if (rss.empty()) return kNoSampleReason;
+  if (rec.sampler.unreadable.count("rss_kb")) return "RSS could not be read: " + rec.sampler.unreadable.at("rss_kb");
+  return "";
+}
+
+// Where the after.* metrics are measured from: the mark, and the level memory
+// comes back to (the "start" mark's RSS when the run has one before the mark,
+// else the first sample's).
+struct Reference {
+  std::string why_none;  // set when nothing after a mark can be measured
+  const Mark* mark = nullptr;
+  double t_ms = 0;
   double start_kb = 0;
   std::string start_from = "the first sample";
-  if (no_after.empty()) {
-    start_kb = rss.at(rss.first_t());
-    for (const auto& m : rec.marks) {
-      if (&m == after.at) break;
-      if (m.name == "start") {
-        start_kb = double(m.sample.rss_kb);
-        start_from = "the start mark";
-        break;
-      }
+};
+
+Reference reference_of(const RunRecord& rec, const Curve& rss, const After& after, const std::string& unusable) {
+  Reference ref;
+  ref.why_none = !unusable.empty() ? unusable : after.at ? "" : after.why_none;
+  if (!ref.why_none.empty()) return ref;
+  ref.mark = after.at;
+  ref.t_ms = after.at->t_ms;
+  ref.start_kb = rss.at(rss.first_t());
+  for (const auto& m : rec.marks) {
+    if (&m == after.at) break;
+    if (m.name == "start") {
+      ref.start_kb = double(m.sample.rss_kb);
+      ref.start_from = "the start mark";
+      break;
     }
-    after_info["t_ms"] = round_ms(t_mark);
-    after_info["start_kb"] = start_kb;
-    after_info["start_from"] = start_from;
-    after_info["rss_at_mark_kb"] = after.at->sample.rss_kb;
   }
+  return ref;
+}
+
+// curve_info "after": which mark, chosen how, and the reference levels.
+Json after_info(const After& after, const Reference& ref) {
+  Json info = {{"mark", after.mark}, {"chosen_by", after.chosen_by}};
+  if (!ref.why_none.empty()) {
+    info["reason"] = ref.why_none;
+    return info;
+  }
+  info["t_ms"] = round_ms(ref.t_ms);
+  info["start_kb"] = ref.start_kb;
+  info["start_from"] = ref.start_from;
+  info["rss_at_mark_kb"] = ref.mark->sample.rss_kb;
+  return info;
+}
+
+// RSS and anonymous RSS a fixed time after the mark (kAfterOffsets).
+void put_levels_after(RunRecord& rec, const Curve& rss, const Curve& anon, const Reference& ref) {
   for (const auto& off : kAfterOffsets)
     for (auto [column, curve] : {std::pair{"rss", &rss}, std::pair{"anon", &anon}}) {
       const std::string name = fmt::format("after.{}_{}_kb", column, off.suffix);
-      if (!no_after.empty()) put(name, none(no_after));
-      else if (t_mark + off.ms > curve->last_t())
-        put(name, none(fmt::format("the run ended {:.0f} ms after the mark '{}'", curve->last_t() - t_mark, after.mark)));
-      else put(name, value(std::round(curve->at(t_mark + off.ms))));
+      if (!ref.why_none.empty()) put(rec, name, none(ref.why_none));
+      else if (ref.t_ms + off.ms > curve->last_t())
+        put(rec, name, none(fmt::format("the run ended {:.0f} ms after the mark '{}'", curve->last_t() - ref.t_ms,
+                                        ref.mark->name)));
+      else put(rec, name, value(std::round(curve->at(ref.t_ms + off.ms))));
     }
+}
+
+// How soon after the mark half, and 90%, of the RSS above the start level is given back.
+void put_give_back_times(RunRecord& rec, const Curve& rss, const Reference& ref) {
   for (auto [name, fraction, said] :
        {std::tuple{"after.ms_to_half", 0.5, "half"}, std::tuple{"after.ms_to_90pct", 0.9, "90%"}}) {
-    if (!no_after.empty()) {
-      put(name, none(no_after));
+    if (!ref.why_none.empty()) {
+      put(rec, name, none(ref.why_none));
       continue;
     }
-    const double level = double(after.at->sample.rss_kb);
-    const double above = level - start_kb;
+    const double level = double(ref.mark->sample.rss_kb);
+    const double above = level - ref.start_kb;
     if (above <= 0) {
-      put(name, value(0));  // nothing above the start to give back
+      put(rec, name, value(0));  // nothing above the start to give back
       continue;
     }
     const double target = level - fraction * above;
-    if (auto t = rss.first_at_or_below(t_mark, target))
-      put(name, value(round_ms(*t - t_mark)));
+    if (auto t = rss.first_at_or_below(ref.t_ms, target))
+      put(rec, name, value(round_ms(*t - ref.t_ms)));
     else
-      put(name, none(fmt::format("RSS never came down to {} ({} of the {} above the start, {} from {}) in the {:.0f} ms "
-                                 "after the mark '{}'; it was {} at the last sample",
-                                 mb(target), said, mb(above), mb(start_kb), start_from, rss.last_t() - t_mark,
-                                 after.mark, mb(rss.last_value()))));
+      put(rec, name,
+          none(fmt::format("RSS never came down to {} ({} of the {} above the start, {} from {}) in the {:.0f} ms "
+                           "after the mark '{}'; it was {} at the last sample",
+                           mb(target), said, mb(above), mb(ref.start_kb), ref.start_from, rss.last_t() - ref.t_ms,
+                           ref.mark->name, mb(rss.last_value()))));
   }
-  put("after.area_mb_s", no_after.empty() ? value(mb_s(rss.area(t_mark, rss.last_t()))) : none(no_after));
-  rec.curve_info["after"] = after_info;
+}
 
-  // Phases: launch to the first mark, then from each mark to the next (the last
-  // to the last sample).
-  if (!unusable.empty()) return;
+// Phases: launch to the first mark, then from each mark to the next (the last
+// to the last sample): area, peak and minor faults of each.
+void put_phases(RunRecord& rec, const Curve& rss) {
   const auto names = phase_names(rec.marks);
   Json phases = Json::array();
   for (size_t i = 0; i < names.size(); ++i) {
@@ -208,7 +234,7 @@ void compute_curve(RunRecord& rec, const std::string& asked, const std::string& 
     const Mark* close = i + 1 < names.size() ? &rec.marks[i] : nullptr;  // the last phase runs to the end
     const double t0 = open ? open->t_ms : rss.first_t(), t1 = close ? close->t_ms : rss.last_t();
     const std::string prefix = "phase." + names[i] + ".";
-    put(prefix + "area_mb_s", value(mb_s(rss.area(t0, t1))));
+    put(rec, prefix + "area_mb_s", value(mb_s(rss.area(t0, t1))));
     // The kernel's peak when VmHWM was reset at the opening mark (or the phase
     // is the first) and read at the closing one; the sampled maximum otherwise.
     double peak = rss.max(t0, t1);
@@ -218,9 +244,9 @@ void compute_curve(RunRecord& rec, const std::string& asked, const std::string& 
       peak = std::max(peak, double(*close->hwm_kb));
       peak_from = "VmHWM";
     }
-    put(prefix + "peak_rss_kb", value(peak));
+    put(rec, prefix + "peak_rss_kb", value(peak));
     const int64_t faults0 = open ? open->sample.minflt : 0, faults1 = close ? close->sample.minflt : rec.minflt;
-    put(prefix + "minflt", value(double(std::max<int64_t>(0, faults1 - faults0))));
+    put(rec, prefix + "minflt", value(double(std::max<int64_t>(0, faults1 - faults0))));
     phases.push_back(Json{{"name", names[i]},
                           {"start_ms", round_ms(t0)},
                           {"end_ms", round_ms(t1)},
@@ -230,6 +256,25 @@ void compute_curve(RunRecord& rec, const std::string& asked, const std::string& 
   if (rec.marks.size() + 1 > kMaxPhases)
     rec.curve_info["phases_note"] =
         fmt::format("{} marks; the last phase runs from mark {} to the end", rec.marks.size(), kMaxPhases - 1);
+}
+
+}  // namespace
+
+void compute_curve(RunRecord& rec, const std::string& asked, const std::string& declared) {
+  rec.curve.clear();
+  rec.curve_info = Json::object();
+  const Curve rss(rec.samples, &Sample::rss_kb), anon(rec.samples, &Sample::anon_kb);
+  const std::string unusable = unusable_reason(rec, rss);
+  put(rec, "rss_area_mb_s", unusable.empty() ? value(mb_s(rss.area(rss.first_t(), rss.last_t()))) : none(unusable));
+
+  const After after = choose_after(rec.marks, asked, declared);
+  const Reference ref = reference_of(rec, rss, after, unusable);
+  put_levels_after(rec, rss, anon, ref);
+  put_give_back_times(rec, rss, ref);
+  put(rec, "after.area_mb_s", ref.why_none.empty() ? value(mb_s(rss.area(ref.t_ms, rss.last_t()))) : none(ref.why_none));
+  rec.curve_info["after"] = after_info(after, ref);
+
+  if (unusable.empty()) put_phases(rec, rss);
 }
 
 }  // namespace mh

@@ -87,50 +87,72 @@ const MetricSpec* find_metric(const std::string& metric) {
   return nullptr;
 }
 
+namespace {
+
+constexpr const char* kWorkloadPrefix = "workload.";
+constexpr const char* kPerfPrefix = "perf.";
+
+bool has_prefix(const std::string& metric, const char* prefix) { return metric.rfind(prefix, 0) == 0; }
+
+// Why a run metric the record's fields hold has no value: a run without
+// samples has no RSS figures; VmHWM says its own reason.
+std::string registry_reason(const RunRecord& r, const MetricSpec& spec) {
+  if (r.samples.empty()) return kNoSampleReason;
+  if (spec.name == std::string("hwm_kb")) return r.hwm_kb.reason;
+  return "not measured";
+}
+
+}  // namespace
+
+std::string workload_metric(const std::string& name) { return kWorkloadPrefix + name; }
+
+std::optional<std::string> workload_metric_name(const std::string& metric) {
+  if (!has_prefix(metric, kWorkloadPrefix)) return std::nullopt;
+  return metric.substr(std::string(kWorkloadPrefix).size());
+}
+
+std::vector<RunMetric> run_metrics(const RunRecord& r) {
+  std::vector<RunMetric> out;
+  for (const auto& spec : metric_registry()) {
+    if (!spec.get) continue;
+    const V v = spec.get(r);
+    out.push_back({spec.name, MetricSource::Registry, spec.name, Maybe{v, v ? "" : registry_reason(r, spec)}});
+  }
+  for (const auto& [name, m] : r.curve) out.push_back({name, MetricSource::Curve, name, m});
+  for (const auto& [name, m] : r.workload_metrics)
+    out.push_back({workload_metric(name), MetricSource::Workload, name, m});
+  for (const auto& [name, m] : r.perf) out.push_back({kPerfPrefix + name, MetricSource::Perf, name, m});
+  return out;
+}
+
 std::optional<double> metric_value(const RunRecord& r, const std::string& metric) {
-  auto from = [](const std::map<std::string, Maybe>& values, const std::string& key) -> V {
-    auto it = values.find(key);
-    return it == values.end() ? V() : it->second.value;
-  };
-  if (metric.rfind("workload.", 0) == 0) return from(r.workload_metrics, metric.substr(9));
-  if (metric.rfind("perf.", 0) == 0) return from(r.perf, metric.substr(5));
-  const MetricSpec* spec = find_metric(metric);
-  if (!spec) return std::nullopt;
-  if (spec->get) return spec->get(r);
-  for (const auto& [name, m] : r.curve)
-    if (name == metric) return m.value;
+  for (const auto& m : run_metrics(r))
+    if (m.name == metric) return m.value.value;
   return std::nullopt;
 }
 
 std::string metric_reason(const RunRecord& r, const std::string& metric) {
-  auto from = [](const std::map<std::string, Maybe>& values, const std::string& key) {
-    auto it = values.find(key);
-    return it == values.end() ? std::string("not reported") : it->second.reason;
-  };
-  if (metric.rfind("workload.", 0) == 0) return from(r.workload_metrics, metric.substr(9));
-  if (metric.rfind("perf.", 0) == 0) return from(r.perf, metric.substr(5));
-  for (const auto& [name, m] : r.curve)
-    if (name == metric) return m.reason;
-  if (metric == "hwm_kb") return r.hwm_kb.reason;
-  return r.samples.empty() ? "no sample of the process could be read" : "";
+  for (const auto& m : run_metrics(r))
+    if (m.name == metric) return m.value.reason;
+  if (workload_metric_name(metric) || has_prefix(metric, kPerfPrefix)) return "not reported";
+  return r.samples.empty() ? kNoSampleReason : "";
 }
 
-DisplayUnit display_unit(const std::string& stored_unit) {
-  if (stored_unit == "KiB") return {"MB", 1024.0 / 1e6};
-  if (stored_unit == "bytes") return {"MB", 1e-6};
-  if (stored_unit == "count" || stored_unit == "bool") return {"", 1};
-  return {stored_unit, 1};
+const DeclaredMetric* find_declared(const DeclaredMetrics& declared, const std::string& workload,
+                                    const std::string& metric) {
+  const auto name = workload_metric_name(metric);
+  const auto w = declared.find(workload);
+  if (!name || w == declared.end()) return nullptr;
+  const auto d = w->second.find(*name);
+  return d == w->second.end() ? nullptr : &d->second;
 }
 
 MetricInfo metric_info(const std::string& metric, const std::string& workload, const DeclaredMetrics& declared) {
   if (const MetricSpec* s = find_metric(metric)) return {s->unit, s->better, s->about, scope_name(s->scope)};
-  if (metric.rfind("perf.", 0) == 0) return {"count", "none", "perf counter of the process and its descendants", "run"};
-  if (metric.rfind("workload.", 0) == 0) {
-    if (auto w = declared.find(workload); w != declared.end())
-      if (auto d = w->second.find(metric.substr(9)); d != w->second.end())
-        return {d->second.unit, d->second.better.empty() ? "none" : d->second.better, d->second.about, "run"};
-    return {"", "none", "reported by the workload", "run"};
-  }
+  if (has_prefix(metric, kPerfPrefix)) return {"count", "none", "perf counter of the process and its descendants", "run"};
+  if (const DeclaredMetric* d = find_declared(declared, workload, metric))
+    return {d->unit, d->better.empty() ? "none" : d->better, d->about, "run"};
+  if (workload_metric_name(metric)) return {"", "none", "reported by the workload", "run"};
   return {};
 }
 
@@ -160,14 +182,14 @@ Json metric_manifest(const std::vector<RunRecord>& runs, const DeclaredMetrics& 
   // Workload metrics: the declaration of the first workload that has one of the name.
   for (const auto& [workload, metrics] : declared)
     for (const auto& [name, d] : metrics)
-      if (!out.contains("workload." + name))
-        out["workload." + name] =
+      if (!out.contains(workload_metric(name)))
+        out[workload_metric(name)] =
             manifest_entry(d.unit, d.better.empty() ? "none" : d.better, 0.05, 0, "run", d.about);
   std::set<std::string> perf;
   for (const auto& r : runs)
     for (const auto& [name, v] : r.perf) perf.insert(name);
   for (const auto& name : perf)
-    out["perf." + name] = manifest_entry("count", "none", 0.05, 0, "run", "perf counter of the process and its descendants");
+    out[kPerfPrefix + name] = manifest_entry("count", "none", 0.05, 0, "run", "perf counter of the process and its descendants");
   return out;
 }
 
@@ -176,7 +198,7 @@ DeclaredMetrics declared_from_manifest(const Json& manifest, const std::vector<R
   if (!manifest.is_object()) return out;
   for (const auto& r : runs)
     for (const auto& [name, v] : r.workload_metrics)
-      if (auto it = manifest.find("workload." + name); it != manifest.end() && it->is_object())
+      if (auto it = manifest.find(workload_metric(name)); it != manifest.end() && it->is_object())
         out[r.workload][name] = {it->value("unit", ""), it->value("better", "none"), it->value("about", "")};
   return out;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "core/units.h"
 
 namespace mh {
 
@@ -45,6 +46,30 @@ const std::vector<MetricSpec>& metric_registry();
 // nullptr for workload.* and perf.* metrics and for unknown names.
 const MetricSpec* find_metric(const std::string& metric);
 
+// A metric a workload reports is "workload.NAME" in reports, summaries and
+// comparisons, NAME in its record (RunRecord::workload_metrics) and in its
+// --describe.
+std::string workload_metric(const std::string& name);
+// NAME of "workload.NAME"; nullopt for any other metric.
+std::optional<std::string> workload_metric_name(const std::string& metric);
+
+// Why a run has no value of a metric it should have: no sample was read.
+inline constexpr const char* kNoSampleReason = "no sample of the process could be read";
+
+// One metric of a run as the summary, the report and the lookups below see
+// it: its name in reports, where the record keeps it, and its value or null
+// with the reason.
+enum class MetricSource { Registry, Curve, Workload, Perf };
+struct RunMetric {
+  std::string name;  // "peak_rss_kb", "after.rss_1s_kb", "workload.NAME", "perf.NAME"
+  MetricSource source;
+  std::string key;  // the name within its source: NAME for workload.NAME and perf.NAME
+  Maybe value;
+};
+// Every metric of a run, in report order: the registry's run metrics (those
+// the record's fields hold), the curve's, the workload's, perf's.
+std::vector<RunMetric> run_metrics(const RunRecord& r);
+
 // The value of any metric of a run: a registry metric, "workload.NAME" or
 // "perf.NAME"; nullopt when the run has none (or it is null).
 std::optional<double> metric_value(const RunRecord& r, const std::string& metric);
@@ -57,15 +82,18 @@ struct DeclaredMetric {
 };
 // By workload name, then by metric name without the "workload." prefix.
 using DeclaredMetrics = std::map<std::string, std::map<std::string, DeclaredMetric>>;
+// What `workload` declares of "workload.NAME"; nullptr when it declares no
+// such metric, or `metric` is not a workload's.
+const DeclaredMetric* find_declared(const DeclaredMetrics& declared, const std::string& workload,
+                                    const std::string& metric);
 
-// How a unit is shown: one convention everywhere (tables, markdown, CSV,
-// plots): memory in MB = 10^6 bytes, areas in MB*s, the rest as stored.
-struct DisplayUnit {
-  std::string unit;  // "MB", "MB*s", "ms", ... ("" for a plain count)
-  double scale;      // multiply the stored value by this
+// A metric a workload declares as one of its headline figures (its result),
+// for the run summary: the first one ranks the allocators. One of its own
+// metrics, or one of the harness's curve metrics it names.
+struct Headline {
+  std::string metric;  // as in the summary: workload_metric("excess_anon_kb"), or "after.rss_1s_kb"
+  std::string title, unit, better;
 };
-DisplayUnit display_unit(const std::string& stored_unit);
-inline constexpr const char* kUnitConvention = "MB = 10^6 bytes";
 
 // The unit and direction of any metric: the registry's, a workload's
 // declaration, or perf's (counts, informational). Empty unit when unknown.

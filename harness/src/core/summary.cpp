@@ -47,11 +47,7 @@ std::vector<SummaryRow> summarize_runs(const std::vector<RunRecord>& runs) {
     for (const RunRecord* r : members) {
       if (r->status != Status::Ok) continue;
       ++row.runs_ok;
-      for (const auto& spec : metric_registry())
-        if (spec.get) add(spec.name, spec.get(*r));
-      for (const auto& [name, m] : r->curve) add(name, m.value);
-      for (const auto& [name, m] : r->workload_metrics) add("workload." + name, m.value);
-      for (const auto& [name, m] : r->perf) add("perf." + name, m.value);
+      for (const auto& m : run_metrics(*r)) add(m.name, m.value.value);
     }
     for (auto& [name, v] : values)
       if (auto s = stats::summarize(v)) row.metrics.push_back({name, *s});

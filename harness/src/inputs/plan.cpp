@@ -8,6 +8,12 @@
 
 namespace mh {
 
+DeclaredMetrics declared_by_jobs(const std::vector<Job>& jobs) {
+  DeclaredMetrics out;
+  for (const auto& job : jobs) out[job.workload.name] = declared_metric_specs(job.workload);
+  return out;
+}
+
 Json leave_out_unsupported(const std::vector<Job>& jobs, const std::vector<Arm>& arms, std::vector<PlannedRun>& plan) {
   auto why = [&](const PlannedRun& r) -> const std::string* {
     const auto& p = jobs[r.job].program;

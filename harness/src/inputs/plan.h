@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/metrics.h"
 #include "inputs/allocators.h"
 #include "inputs/program.h"
 #include "core/record.h"
@@ -17,10 +18,14 @@ namespace mh {
 
 struct Job {
   WorkloadInfo workload;
-  std::vector<std::string> args;  // as given, passed to the workload
-  Json params;                    // resolved by the workload's own declaration
-  std::optional<Program> program;  // set for any program (harness -- PROGRAM ARGS)
+  std::vector<std::string> args = {};  // as given, passed to the workload
+  Json params = Json();                // resolved by the workload's own declaration
+  std::optional<Program> program = {};  // set for any program (harness -- PROGRAM ARGS)
 };
+
+// The metrics declared by these jobs' workloads, under the name each job runs
+// as (a suite entry may rename its workload).
+DeclaredMetrics declared_by_jobs(const std::vector<Job>& jobs);
 
 struct Arm {
   AllocatorSpec allocator;

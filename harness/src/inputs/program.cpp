@@ -205,135 +205,199 @@ std::string preload_obstacle(const std::string& path) {
   return "";
 }
 
-std::optional<Program> program_from_json(const Json& j, std::string& error) {
+namespace {
+
+// An object of the known keys only.
+bool check_keys(const Json& j, std::string& error) {
   if (!j.is_object()) {
     error = "a command entry must be an object, not " + j.dump();
-    return std::nullopt;
+    return false;
   }
   for (const auto& [key, v] : j.items())
     if (!known_keys().count(key)) {
       error = "unknown key '" + key + "' in a command entry; valid: " + join(known_keys());
-      return std::nullopt;
+      return false;
     }
-  Program p;
-  if (!string_list(j, "command", p.argv, error)) return std::nullopt;
+  return true;
+}
+
+// A whole number from `min` to `max` (number() does the checking), when `key` is there.
+bool whole_number(const Json& j, const char* key, int min, int max, int& out, std::string& error) {
+  double v = out;
+  if (!number(j, key, min, max, v, error)) return false;
+  out = int(v);
+  return true;
+}
+
+// The program, found, and what its results are called.
+bool read_command(const Json& j, Program& p, std::string& error) {
+  if (!string_list(j, "command", p.argv, error)) return false;
   if (p.argv.empty() || p.argv[0].empty()) {
     error = "no program given: harness [OPTIONS] -- PROGRAM [ARGS...]";
-    return std::nullopt;
+    return false;
   }
-  if (!resolve(p.argv[0], "program", p.path, error)) return std::nullopt;
+  if (!resolve(p.argv[0], "program", p.path, error)) return false;
   p.name = j.value("name", std::filesystem::path(p.argv[0]).filename().string());
   if (!is_mark_name(p.name)) {
     error = "--name '" + p.name + "' is not a name: use letters, digits, '-', '_' and '.'";
-    return std::nullopt;
+    return false;
   }
-  p.cwd = j.value("cwd", "");
-  if (!p.cwd.empty() && !std::filesystem::is_directory(p.cwd)) {
-    error = "--cwd '" + p.cwd + "' is not a folder";
-    return std::nullopt;
-  }
+  return true;
+}
+
+// KEY=VALUE pairs added to its environment; never what the harness sets itself.
+bool read_env(const Json& j, Program& p, std::string& error) {
   std::vector<std::string> items;
-  if (!string_list(j, "env", items, error)) return std::nullopt;
+  if (!string_list(j, "env", items, error)) return false;
   for (const auto& kv : items) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
       error = "--env '" + kv + "' is not KEY=VALUE";
-      return std::nullopt;
+      return false;
     }
     const std::string key = kv.substr(0, eq);
     if (key == "LD_PRELOAD" || key.rfind("MEMHARNESS_", 0) == 0) {
       error = "--env " + key + ": the harness sets it (the allocator is chosen with --allocator)";
-      return std::nullopt;
+      return false;
     }
     p.env.emplace_back(key, kv.substr(eq + 1));
   }
+  return true;
+}
+
+// Where it runs: its folder, its environment, its standard input, the exit it should end with.
+bool read_surroundings(const Json& j, Program& p, std::string& error) {
+  p.cwd = j.value("cwd", "");
+  if (!p.cwd.empty() && !std::filesystem::is_directory(p.cwd)) {
+    error = "--cwd '" + p.cwd + "' is not a folder";
+    return false;
+  }
+  if (!read_env(j, p, error)) return false;
   p.stdin_path = j.value("stdin", "");
   if (!p.stdin_path.empty() && access(p.stdin_path.c_str(), R_OK) != 0) {
     error = "--stdin '" + p.stdin_path + "' cannot be read: " + std::strerror(errno);
-    return std::nullopt;
+    return false;
   }
-  double d = 0;
-  if (!number(j, "expect_exit", 0, 255, d = 0, error)) return std::nullopt;
-  p.expect_exit = int(d);
-  items.clear();
-  if (!string_list(j, "mark_on_output", items, error)) return std::nullopt;
+  return whole_number(j, "expect_exit", 0, 255, p.expect_exit, error);
+}
+
+// Marks at output lines that match a regex, and at times after the start.
+bool read_marks(const Json& j, Program& p, std::string& error) {
+  std::vector<std::string> items;
+  if (!string_list(j, "mark_on_output", items, error)) return false;
   for (const auto& text : items) {
     auto [regex, name] = with_name(text);
-    if (!compiles(regex, "--mark-on-output", error)) return std::nullopt;
+    if (!compiles(regex, "--mark-on-output", error)) return false;
     p.output_marks.push_back({regex, name.empty() ? regex : name});
   }
   items.clear();
-  if (!string_list(j, "mark_at", items, error)) return std::nullopt;
+  if (!string_list(j, "mark_at", items, error)) return false;
   for (const auto& text : items) {
     auto [ms, name] = with_name(text);
     char* end = nullptr;
     double v = std::strtod(ms.c_str(), &end);
     if (ms.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
       error = "--mark-at '" + text + "' is not MS[=NAME] (milliseconds after the start, e.g. 500=warm)";
-      return std::nullopt;
+      return false;
     }
     p.timed_marks.push_back({v, name.empty() ? "at-" + ms + "ms" : name});
   }
-  if (!command_words(j, "load", "load generator", p.load_argv, p.load_path, error)) return std::nullopt;
-  if (!command_words(j, "setup", "set-up program", p.setup_argv, p.setup_path, error)) return std::nullopt;
-  if (j.contains("not_under")) {
-    std::set<std::string> families;
-    for (const auto& n : builtin_allocator_names()) families.insert(n);
-    families.insert("custom");
-    const Json& v = j["not_under"];
-    if (!v.is_object()) {
-      error = "not_under must be an object of allocator families and why, not " + v.dump();
-      return std::nullopt;
-    }
-    for (const auto& [family, why] : v.items()) {
-      if (!families.count(family) || !why.is_string() || why.get<std::string>().empty()) {
-        error = "not_under: '" + family + "': " + why.dump() + " is not a family with why; families: " + join(families);
-        return std::nullopt;
-      }
-      p.not_under[family] = why.get<std::string>();
-    }
+  return true;
+}
+
+// The allocator families it cannot be measured under, each with why.
+bool read_not_under(const Json& j, Program& p, std::string& error) {
+  if (!j.contains("not_under")) return true;
+  std::set<std::string> families;
+  for (const auto& n : builtin_allocator_names()) families.insert(n);
+  families.insert("custom");
+  const Json& v = j["not_under"];
+  if (!v.is_object()) {
+    error = "not_under must be an object of allocator families and why, not " + v.dump();
+    return false;
   }
+  for (const auto& [family, why] : v.items()) {
+    if (!families.count(family) || !why.is_string() || why.get<std::string>().empty()) {
+      error = "not_under: '" + family + "': " + why.dump() + " is not a family with why; families: " + join(families);
+      return false;
+    }
+    p.not_under[family] = why.get<std::string>();
+  }
+  return true;
+}
+
+// A server's life: when it is ready, how long it idles after the load, how
+// long it has to stop.
+bool read_server_life(const Json& j, Program& p, std::string& error) {
   p.ready_regex = j.value("ready", "");
-  if (!p.ready_regex.empty() && !compiles(p.ready_regex, "--ready", error)) return std::nullopt;
-  if (!number(j, "ready_port", 1, 65535, d = 0, error)) return std::nullopt;
-  p.ready_port = int(d);
-  if (!number(j, "ready_timeout", 0.1, 86400, p.ready_timeout_s, error)) return std::nullopt;
+  if (!p.ready_regex.empty() && !compiles(p.ready_regex, "--ready", error)) return false;
+  if (!whole_number(j, "ready_port", 1, 65535, p.ready_port, error)) return false;
+  if (!number(j, "ready_timeout", 0.1, 86400, p.ready_timeout_s, error)) return false;
   if (j.contains("idle")) {
-    if (!number(j, "idle", 0, 86400, d, error)) return std::nullopt;
-    p.idle_s = d;
+    double idle = 0;
+    if (!number(j, "idle", 0, 86400, idle, error)) return false;
+    p.idle_s = idle;
   }
-  if (!number(j, "stop_grace", 0, 600, p.stop_grace_s, error)) return std::nullopt;
-  if (j.contains("tree")) {
-    if (!j["tree"].is_boolean()) {
-      error = "tree " + j["tree"].dump() + " is not true or false";
-      return std::nullopt;
-    }
-    p.tree = j["tree"].get<bool>();
+  return number(j, "stop_grace", 0, 600, p.stop_grace_s, error);
+}
+
+// Whether each sample sums the program and its descendants.
+bool read_tree(const Json& j, Program& p, std::string& error) {
+  if (!j.contains("tree")) return true;
+  if (!j["tree"].is_boolean()) {
+    error = "tree " + j["tree"].dump() + " is not true or false";
+    return false;
   }
-  items.clear();
-  if (!string_list(j, "load_metric", items, error)) return std::nullopt;
+  p.tree = j["tree"].get<bool>();
+  return true;
+}
+
+// NAME=REGEX: the load generator's figures, each the first group of a regex.
+bool read_load_metrics(const Json& j, Program& p, std::string& error) {
+  std::vector<std::string> items;
+  if (!string_list(j, "load_metric", items, error)) return false;
   for (const auto& text : items) {
     auto eq = text.find('=');
     if (eq == std::string::npos || !is_mark_name(text.substr(0, eq))) {
       error = "--load-metric '" + text + "' is not NAME=REGEX (NAME: letters, digits, - _ .)";
-      return std::nullopt;
+      return false;
     }
     LoadMetric m{text.substr(0, eq), text.substr(eq + 1)};
-    if (!compiles(m.regex, "--load-metric", error)) return std::nullopt;
+    if (!compiles(m.regex, "--load-metric", error)) return false;
     if (std::regex(m.regex, std::regex::extended).mark_count() < 1) {
       error = "--load-metric '" + text + "' has no capture group: the number is the first (...) group";
-      return std::nullopt;
+      return false;
     }
     p.load_metrics.push_back(m);
   }
+  return true;
+}
+
+// Settings that need another: a load metric reads the load, the load waits for ready.
+bool check_combinations(const Program& p, std::string& error) {
   if (p.load_argv.empty() && !p.load_metrics.empty()) {
     error = "--load-metric reads the load generator's output: give --load too";
-    return std::nullopt;
+    return false;
   }
   if (!p.load_argv.empty() && !p.waits_for_ready()) {
     error = "--load starts once the program is ready: give --ready REGEX or --ready-port N";
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Program> program_from_json(const Json& j, std::string& error) {
+  // In this order, so that the first bad value is the one named.
+  Program p;
+  const bool ok = check_keys(j, error) && read_command(j, p, error) && read_surroundings(j, p, error) &&
+                  read_marks(j, p, error) &&
+                  command_words(j, "load", "load generator", p.load_argv, p.load_path, error) &&
+                  command_words(j, "setup", "set-up program", p.setup_argv, p.setup_path, error) &&
+                  read_not_under(j, p, error) && read_server_life(j, p, error) && read_tree(j, p, error) &&
+                  read_load_metrics(j, p, error) && check_combinations(p, error);
+  if (!ok) return std::nullopt;
   return p;
 }
 

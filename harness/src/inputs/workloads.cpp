@@ -80,7 +80,7 @@ std::vector<Headline> headline_metrics(const WorkloadInfo& w) {
   std::vector<Headline> out;
   for (const auto& m : w.description.value("metrics", Json::array()))
     if (!m.value("column", "").empty())
-      out.push_back({"workload." + m.value("name", ""), m.value("column", ""), m.value("unit", ""), m.value("better", "")});
+      out.push_back({workload_metric(m.value("name", "")), m.value("column", ""), m.value("unit", ""), m.value("better", "")});
   for (const auto& c : w.description.value("curve_columns", Json::array()))
     if (const MetricSpec* spec = find_metric(c.value("metric", "")))
       out.push_back({c.value("metric", ""), c.value("column", ""), spec->unit, spec->better});

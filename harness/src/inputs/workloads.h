@@ -33,13 +33,9 @@ std::map<std::string, DeclaredMetric> declared_metric_specs(const WorkloadInfo& 
 // default of --after.
 std::string declared_after_mark(const WorkloadInfo& w);
 
-// A metric the workload declares as one of its headline figures (its result),
-// for the summary table: the first one ranks the allocators. One of its own
-// metrics, or one of the harness's curve metrics it names (curve_columns).
-struct Headline {
-  std::string metric;  // as in the summary: "workload.excess_anon_kb"
-  std::string title, unit, better;
-};
+// The metrics it declares as its headline figures (Headline, metrics.h), in
+// the order it declares them: its own metrics with a "column", then the
+// harness's curve metrics it names (curve_columns).
 std::vector<Headline> headline_metrics(const WorkloadInfo& w);
 
 // One line per workload and one per parameter, for --list.

@@ -76,11 +76,15 @@ void dump_into(const Json& j, std::string& out, int indent) {
 
 }  // namespace
 
-Json run_to_json(const RunRecord& r) {
+namespace {
+
+// A column per sampled value; a column that could not be read is null (the
+// reason is in sampler.unreadable).
+Json samples_json(const RunRecord& r) {
   Json samples = Json::object();
   for (const auto& c : sample_columns()) {
     if (r.sampler.unreadable.count(c.name)) {
-      samples[c.name] = nullptr;  // the reason is in sampler.unreadable
+      samples[c.name] = nullptr;
       continue;
     }
     Json col = Json::array();
@@ -93,6 +97,10 @@ Json run_to_json(const RunRecord& r) {
     }
     samples[c.name] = std::move(col);
   }
+  return samples;
+}
+
+Json marks_json(const RunRecord& r) {
   Json marks = Json::array();
   for (const auto& m : r.marks)
     marks.push_back(Json{{"t_ms", std::round(m.t_ms * 100) / 100},
@@ -100,76 +108,86 @@ Json run_to_json(const RunRecord& r) {
                          {"sample", sample_json(m.sample, r.sampler.unreadable)},
                          {"hwm_kb", m.hwm_kb ? Json(*m.hwm_kb) : Json(nullptr)},
                          {"hwm_reset", m.hwm_reset}});
+  return marks;
+}
 
-  // The registry's run metrics, then the curve's; a missing figure is null
-  // with the reason, never an invented 0.
-  Json metrics = Json::object();
-  for (const auto& spec : metric_registry()) {
-    if (!spec.get) continue;
-    const auto v = spec.get(r);
-    metrics[spec.name] = v ? number_json(*v) : Json(nullptr);
-    if (!v)
-      metrics[std::string(spec.name) + "_reason"] = r.samples.empty() ? "no sample of the process could be read"
-                                                    : spec.name == std::string("hwm_kb") ? r.hwm_kb.reason
-                                                                                         : "not measured";
+// The registry's run metrics, then the curve's, perf's and the workload's,
+// each in an object of its own; a missing figure is null with the reason,
+// never an invented 0.
+Json metrics_json(const RunRecord& r) {
+  Json metrics = Json::object(), curve = Json::object(), perf = Json::object(), workload = Json::object();
+  for (const auto& m : run_metrics(r)) {
+    switch (m.source) {
+      case MetricSource::Registry:
+        metrics[m.name] = m.value.value ? number_json(*m.value.value) : Json(nullptr);
+        if (!m.value.value) metrics[m.name + "_reason"] = m.value.reason;
+        break;
+      case MetricSource::Curve: curve[m.key] = maybe_json(m.value); break;
+      case MetricSource::Perf: perf[m.key] = maybe_json(m.value); break;
+      case MetricSource::Workload: workload[m.key] = maybe_json(m.value); break;
+    }
   }
-  Json curve = Json::object();
-  for (const auto& [name, m] : r.curve) curve[name] = maybe_json(m);
   metrics["curve"] = curve;
-  Json perf = Json::object();
-  for (const auto& [name, m] : r.perf) perf[name] = maybe_json(m);
   metrics["perf"] = perf;
-  Json wl = Json::object();
-  for (const auto& [name, m] : r.workload_metrics) wl[name] = maybe_json(m);
-  metrics["workload"] = wl;
+  metrics["workload"] = workload;
   metrics["allocator"] = r.allocator_stats.is_null() ? Json(nullptr) : r.allocator_stats;
+  return metrics;
+}
 
+Json threads_json(const RunRecord& r) {
   Json threads = Json::array();
   for (const auto& t : r.threads)
     threads.push_back(Json{{"tid", t.tid}, {"name", t.name}, {"cpu_ns", t.cpu_ns}, {"wait_ns", t.wait_ns},
                            {"vol_ctxsw", t.vol_ctxsw}, {"invol_ctxsw", t.invol_ctxsw}});
+  return threads;
+}
 
-  Json exit = Json{{"code", r.exit.code ? Json(*r.exit.code) : Json(nullptr)},
-                   {"signal", r.exit.signal ? Json(*r.exit.signal) : Json(nullptr)}};
-  if (!r.exit.error.empty()) exit["error"] = r.exit.error;
+Json exit_json(const ExitInfo& e) {
+  Json exit = Json{{"code", e.code ? Json(*e.code) : Json(nullptr)}, {"signal", e.signal ? Json(*e.signal) : Json(nullptr)}};
+  if (!e.error.empty()) exit["error"] = e.error;
+  return exit;
+}
 
+Json allocator_json(const AllocatorRecord& a) {
+  return Json{{"name", a.name},           {"family", a.family},         {"version", a.version},
+              {"library", a.library},     {"env", a.env},               {"verified", a.verified},
+              {"identified", a.identified}, {"served_by", a.served_by}, {"verified_by", a.verified_by}};
+}
+
+Json sampler_json(const SamplerStats& s) {
+  return Json{{"interval_ms", s.interval_ms},
+              {"achieved_ms", s.achieved_ms ? Json(std::round(*s.achieved_ms * 1000) / 1000) : Json()},
+              {"cost_us_median", std::round(s.cost_us_median * 10) / 10},
+              {"cost_us_max", std::round(s.cost_us_max * 10) / 10},
+              {"samples", s.count},
+              {"smaps_ms", s.smaps_ms},
+              {"smaps_reads", s.smaps_reads},
+              {"smaps_cost_us_median", std::round(s.smaps_cost_us_median * 10) / 10},
+              {"unreadable", s.unreadable},
+              {"hwm_reset_error", s.hwm_reset_error},
+              {"tree", s.tree},
+              {"tree_found_by", s.tree_found_by},
+              {"processes_max", s.processes_max ? Json(*s.processes_max) : Json()}};
+}
+
+}  // namespace
+
+Json run_to_json(const RunRecord& r) {
   return Json{
       {"workload", r.workload},
       {"params", r.params},
-      {"allocator",
-       {{"name", r.allocator.name},
-        {"family", r.allocator.family},
-        {"version", r.allocator.version},
-        {"library", r.allocator.library},
-        {"env", r.allocator.env},
-        {"verified", r.allocator.verified},
-        {"identified", r.allocator.identified},
-        {"served_by", r.allocator.served_by},
-        {"verified_by", r.allocator.verified_by}}},
+      {"allocator", allocator_json(r.allocator)},
       {"role", r.role},
       {"repetition", r.repetition},
       {"status", status_name(r.status)},
-      {"exit", exit},
+      {"exit", exit_json(r.exit)},
       {"wall_ms", std::round(r.wall_ms * 100) / 100},
-      {"samples", samples},
-      {"marks", marks},
-      {"metrics", metrics},
-      {"threads", threads},
+      {"samples", samples_json(r)},
+      {"marks", marks_json(r)},
+      {"metrics", metrics_json(r)},
+      {"threads", threads_json(r)},
       {"data", r.data},
-      {"sampler",
-       {{"interval_ms", r.sampler.interval_ms},
-        {"achieved_ms", r.sampler.achieved_ms ? Json(std::round(*r.sampler.achieved_ms * 1000) / 1000) : Json()},
-        {"cost_us_median", std::round(r.sampler.cost_us_median * 10) / 10},
-        {"cost_us_max", std::round(r.sampler.cost_us_max * 10) / 10},
-        {"samples", r.sampler.count},
-        {"smaps_ms", r.sampler.smaps_ms},
-        {"smaps_reads", r.sampler.smaps_reads},
-        {"smaps_cost_us_median", std::round(r.sampler.smaps_cost_us_median * 10) / 10},
-        {"unreadable", r.sampler.unreadable},
-        {"hwm_reset_error", r.sampler.hwm_reset_error},
-        {"tree", r.sampler.tree},
-        {"tree_found_by", r.sampler.tree_found_by},
-        {"processes_max", r.sampler.processes_max ? Json(*r.sampler.processes_max) : Json()}}},
+      {"sampler", sampler_json(r.sampler)},
       {"output_tail", r.output_tail},
       {"memory_limit", r.memory_limit},
       {"protocol_errors", r.protocol_errors},
@@ -209,81 +227,119 @@ Status status_from(const std::string& s) {
   return Status::Failed;
 }
 
-}  // namespace
-
-RunRecord run_from_json(const Json& j) {
-  RunRecord r;
-  r.workload = j.value("workload", "");
-  r.params = j.value("params", Json::object());
-  const Json a = j.value("allocator", Json::object());
-  r.allocator.name = a.value("name", "");
-  r.allocator.family = a.value("family", "");
-  r.allocator.version = a.value("version", "");
-  r.allocator.library = a.value("library", "");
+AllocatorRecord allocator_from(const Json& a) {
+  AllocatorRecord out;
+  out.name = a.value("name", "");
+  out.family = a.value("family", "");
+  out.version = a.value("version", "");
+  out.library = a.value("library", "");
   const Json env = a.value("env", Json::object());  // items() must not outlive it
-  for (const auto& [k, v] : env.items()) r.allocator.env[k] = v.get<std::string>();
-  r.allocator.verified = a.value("verified", false);
-  r.allocator.identified = a.value("identified", "");
-  r.allocator.served_by = a.value("served_by", "");
-  r.allocator.verified_by = a.value("verified_by", "probe");
-  r.role = j.value("role", "");
-  r.repetition = j.value("repetition", 0);
-  r.status = status_from(j.value("status", ""));
-  const Json ex = j.value("exit", Json::object());
-  if (ex.contains("code") && ex["code"].is_number()) r.exit.code = ex["code"].get<int>();
-  if (ex.contains("signal") && ex["signal"].is_number()) r.exit.signal = ex["signal"].get<int>();
-  r.exit.error = ex.value("error", "");
-  r.wall_ms = j.value("wall_ms", 0.0);
-  const Json s = j.value("samples", Json::object());
+  for (const auto& [k, v] : env.items()) out.env[k] = v.get<std::string>();
+  out.verified = a.value("verified", false);
+  out.identified = a.value("identified", "");
+  out.served_by = a.value("served_by", "");
+  out.verified_by = a.value("verified_by", "probe");
+  return out;
+}
+
+ExitInfo exit_from(const Json& ex) {
+  ExitInfo out;
+  if (ex.contains("code") && ex["code"].is_number()) out.code = ex["code"].get<int>();
+  if (ex.contains("signal") && ex["signal"].is_number()) out.signal = ex["signal"].get<int>();
+  out.error = ex.value("error", "");
+  return out;
+}
+
+// The columns back into a sample per row, as many as there are times.
+std::vector<Sample> samples_from(const Json& s) {
+  std::vector<Sample> out;
   size_t n = s.contains("t_ms") ? s["t_ms"].size() : 0;
   for (size_t i = 0; i < n; ++i) {
     Json row = Json::object();
     for (const auto& c : sample_columns())
       if (s.contains(c.name) && i < s[c.name].size()) row[c.name] = s[c.name][i];
-    r.samples.push_back(sample_from(row));
+    out.push_back(sample_from(row));
   }
-  for (const auto& m : j.value("marks", Json::array())) {
+  return out;
+}
+
+std::vector<Mark> marks_from(const Json& marks) {
+  std::vector<Mark> out;
+  for (const auto& m : marks) {
     Mark mk;
     mk.t_ms = m.value("t_ms", 0.0);
     mk.name = m.value("name", "");
     mk.sample = sample_from(m.value("sample", Json::object()));
     if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) mk.hwm_kb = m["hwm_kb"].get<int64_t>();
     mk.hwm_reset = m.value("hwm_reset", false);
-    r.marks.push_back(std::move(mk));
+    out.push_back(std::move(mk));
   }
-  const Json m = j.value("metrics", Json::object());
+  return out;
+}
+
+// The registry's run metrics into the record's fields, the curve's, perf's and
+// the workload's into theirs; the derived ones (cpu_ms) are not read.
+void read_metrics(const Json& m, RunRecord& r) {
   for (const auto& spec : metric_registry())
     if (spec.set && m.contains(spec.name) && m[spec.name].is_number()) spec.set(r, m[spec.name].get<double>());
   if (!r.hwm_kb.value) r.hwm_kb.reason = m.value("hwm_kb_reason", "");
   if (m.contains("curve") && m["curve"].is_object())
     for (const auto& [k, v] : m["curve"].items()) r.curve.push_back({k, maybe_from(v)});
-  r.curve_info = j.value("curve_info", Json::object());
   const Json perf = m.value("perf", Json::object()), wl = m.value("workload", Json::object());
   for (const auto& [k, v] : perf.items()) r.perf[k] = maybe_from(v);
   for (const auto& [k, v] : wl.items()) r.workload_metrics[k] = maybe_from(v);
   r.allocator_stats = m.value("allocator", Json());
-  for (const auto& t : j.value("threads", Json::array()))
-    r.threads.push_back(ThreadStat{t.value("tid", 0), t.value("name", ""), t.value("cpu_ns", uint64_t(0)),
-                                   t.value("wait_ns", uint64_t(0)), t.value("vol_ctxsw", uint64_t(0)),
-                                   t.value("invol_ctxsw", uint64_t(0))});
-  r.data = j.value("data", Json::object());
-  const Json sp = j.value("sampler", Json::object());
-  r.sampler.interval_ms = sp.value("interval_ms", 0.0);
-  if (sp.contains("achieved_ms") && sp["achieved_ms"].is_number()) r.sampler.achieved_ms = sp["achieved_ms"].get<double>();
-  r.sampler.smaps_ms = sp.value("smaps_ms", 0.0);
-  r.sampler.cost_us_median = sp.value("cost_us_median", 0.0);
-  r.sampler.cost_us_max = sp.value("cost_us_max", 0.0);
-  r.sampler.count = sp.value("samples", int64_t(0));
-  r.sampler.smaps_reads = sp.value("smaps_reads", int64_t(0));
-  r.sampler.smaps_cost_us_median = sp.value("smaps_cost_us_median", 0.0);
+}
+
+std::vector<ThreadStat> threads_from(const Json& threads) {
+  std::vector<ThreadStat> out;
+  for (const auto& t : threads)
+    out.push_back(ThreadStat{t.value("tid", 0), t.value("name", ""), t.value("cpu_ns", uint64_t(0)),
+                             t.value("wait_ns", uint64_t(0)), t.value("vol_ctxsw", uint64_t(0)),
+                             t.value("invol_ctxsw", uint64_t(0))});
+  return out;
+}
+
+SamplerStats sampler_from(const Json& sp) {
+  SamplerStats out;
+  out.interval_ms = sp.value("interval_ms", 0.0);
+  if (sp.contains("achieved_ms") && sp["achieved_ms"].is_number()) out.achieved_ms = sp["achieved_ms"].get<double>();
+  out.smaps_ms = sp.value("smaps_ms", 0.0);
+  out.cost_us_median = sp.value("cost_us_median", 0.0);
+  out.cost_us_max = sp.value("cost_us_max", 0.0);
+  out.count = sp.value("samples", int64_t(0));
+  out.smaps_reads = sp.value("smaps_reads", int64_t(0));
+  out.smaps_cost_us_median = sp.value("smaps_cost_us_median", 0.0);
   if (sp.contains("unreadable") && sp["unreadable"].is_object())
     for (const auto& [k, v] : sp["unreadable"].items())
-      if (v.is_string()) r.sampler.unreadable[k] = v.get<std::string>();
-  r.sampler.hwm_reset_error = sp.value("hwm_reset_error", "");
-  r.sampler.tree = sp.value("tree", false);
-  r.sampler.tree_found_by = sp.value("tree_found_by", "");
+      if (v.is_string()) out.unreadable[k] = v.get<std::string>();
+  out.hwm_reset_error = sp.value("hwm_reset_error", "");
+  out.tree = sp.value("tree", false);
+  out.tree_found_by = sp.value("tree_found_by", "");
   if (sp.contains("processes_max") && sp["processes_max"].is_number_integer())
-    r.sampler.processes_max = sp["processes_max"].get<int64_t>();
+    out.processes_max = sp["processes_max"].get<int64_t>();
+  return out;
+}
+
+}  // namespace
+
+RunRecord run_from_json(const Json& j) {
+  RunRecord r;
+  r.workload = j.value("workload", "");
+  r.params = j.value("params", Json::object());
+  r.allocator = allocator_from(j.value("allocator", Json::object()));
+  r.role = j.value("role", "");
+  r.repetition = j.value("repetition", 0);
+  r.status = status_from(j.value("status", ""));
+  r.exit = exit_from(j.value("exit", Json::object()));
+  r.wall_ms = j.value("wall_ms", 0.0);
+  r.samples = samples_from(j.value("samples", Json::object()));
+  r.marks = marks_from(j.value("marks", Json::array()));
+  read_metrics(j.value("metrics", Json::object()), r);
+  r.curve_info = j.value("curve_info", Json::object());
+  r.threads = threads_from(j.value("threads", Json::array()));
+  r.data = j.value("data", Json::object());
+  r.sampler = sampler_from(j.value("sampler", Json::object()));
   r.output_tail = j.value("output_tail", "");
   r.memory_limit = j.value("memory_limit", Json());
   for (const auto& e : j.value("protocol_errors", Json::array()))

@@ -1,0 +1,24 @@
+// How a stored value is shown: its display unit (one convention everywhere:
+// tables, markdown, CSV, plots) and the one rule for a number in a table cell,
+// which the run summary and the comparison share. Pure functions; any thread.
+#pragma once
+
+#include <string>
+
+namespace mh {
+
+// Memory in MB = 10^6 bytes, areas in MB*s, the rest as stored.
+struct DisplayUnit {
+  std::string unit;  // "MB", "MB*s", "ms", ... ("" for a plain count)
+  double scale;      // multiply the stored value by this
+};
+DisplayUnit display_unit(const std::string& stored_unit);
+inline constexpr const char* kUnitConvention = "MB = 10^6 bytes";
+
+// A stored value in its display unit, as a table cell shows it: memory (MB)
+// to a tenth; a whole number, or one of 1000 and more, without decimals;
+// anything else to three significant digits, trailing zeros dropped
+// ("5.5", "0.438", "16.1").
+std::string display_number(double stored_value, const DisplayUnit& unit);
+
+}  // namespace mh
