@@ -1,21 +1,36 @@
 // The sampled column list and status names (see record.h).
 #include "core/record.h"
 
+#include <type_traits>
+#include <utility>
+
 namespace mh {
+
+namespace {
+
+// The column of a Sample field: its reader and writer from the field itself.
+template <auto Field>
+SampleColumn column(const char* name, const char* unit, const char* title, bool summed = true) {
+  using T = std::remove_reference_t<decltype(std::declval<Sample&>().*Field)>;
+  return {name, unit, title, [](const Sample& s) { return double(s.*Field); },
+          [](Sample& s, double v) { s.*Field = T(v); }, summed};
+}
+
+}  // namespace
 
 const std::vector<SampleColumn>& sample_columns() {
   static const std::vector<SampleColumn> cols = {
-      {"t_ms", "ms", "time since exec", [](const Sample& s) { return s.t_ms; }},
-      {"rss_kb", "KiB", "RSS", [](const Sample& s) { return double(s.rss_kb); }},
-      {"anon_kb", "KiB", "anonymous memory", [](const Sample& s) { return double(s.anon_kb); }},
-      {"file_kb", "KiB", "file-backed memory", [](const Sample& s) { return double(s.file_kb); }},
-      {"shmem_kb", "KiB", "shared memory", [](const Sample& s) { return double(s.shmem_kb); }},
-      {"anon_huge_kb", "KiB", "anonymous huge pages", [](const Sample& s) { return double(s.anon_huge_kb); }},
-      {"minflt", "faults", "minor faults (cumulative)", [](const Sample& s) { return double(s.minflt); }},
-      {"majflt", "faults", "major faults (cumulative)", [](const Sample& s) { return double(s.majflt); }},
-      {"utime_ms", "ms", "user CPU (cumulative)", [](const Sample& s) { return s.utime_ms; }},
-      {"stime_ms", "ms", "system CPU (cumulative)", [](const Sample& s) { return s.stime_ms; }},
-      {"threads", "count", "threads", [](const Sample& s) { return double(s.threads); }},
+      column<&Sample::t_ms>("t_ms", "ms", "time since exec", /*summed=*/false),
+      column<&Sample::rss_kb>("rss_kb", "KiB", "RSS"),
+      column<&Sample::anon_kb>("anon_kb", "KiB", "anonymous memory"),
+      column<&Sample::file_kb>("file_kb", "KiB", "file-backed memory"),
+      column<&Sample::shmem_kb>("shmem_kb", "KiB", "shared memory"),
+      column<&Sample::anon_huge_kb>("anon_huge_kb", "KiB", "anonymous huge pages"),
+      column<&Sample::minflt>("minflt", "faults", "minor faults (cumulative)"),
+      column<&Sample::majflt>("majflt", "faults", "major faults (cumulative)"),
+      column<&Sample::utime_ms>("utime_ms", "ms", "user CPU (cumulative)"),
+      column<&Sample::stime_ms>("stime_ms", "ms", "system CPU (cumulative)"),
+      column<&Sample::threads>("threads", "count", "threads"),
   };
   return cols;
 }

@@ -29,6 +29,8 @@ struct SampleColumn {
   const char* unit;   // as stored, in the registry's units (metrics.h)
   const char* title;  // what a plot calls it
   double (*get)(const Sample&);
+  void (*set)(Sample&, double);  // what a report read back stores (integers truncated)
+  bool summed;  // a process tree's sample adds its descendants' (everything but the time)
 };
 const std::vector<SampleColumn>& sample_columns();
 

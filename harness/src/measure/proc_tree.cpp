@@ -105,16 +105,8 @@ int ProcTree::add_descendants(Sample& s, bool with_smaps, bool with_status, bool
   for (auto& [pid, reader] : members_) {
     Sample m;
     if (!reader->sample(m, with_smaps, with_status, with_stat)) continue;  // ended meanwhile
-    s.rss_kb += m.rss_kb;
-    s.anon_kb += m.anon_kb;
-    s.file_kb += m.file_kb;
-    s.shmem_kb += m.shmem_kb;
-    s.anon_huge_kb += m.anon_huge_kb;
-    s.minflt += m.minflt;
-    s.majflt += m.majflt;
-    s.utime_ms += m.utime_ms;
-    s.stime_ms += m.stime_ms;
-    s.threads += m.threads;
+    for (const auto& c : sample_columns())
+      if (c.summed) c.set(s, c.get(s) + c.get(m));
     ++counted;
   }
   return counted;

@@ -206,18 +206,8 @@ Maybe maybe_from(const Json& j) {
 
 Sample sample_from(const Json& s) {
   Sample out;
-  auto num = [&](const char* k) { return s.contains(k) && s[k].is_number() ? s[k].get<double>() : 0.0; };
-  out.t_ms = num("t_ms");
-  out.rss_kb = int64_t(num("rss_kb"));
-  out.anon_kb = int64_t(num("anon_kb"));
-  out.file_kb = int64_t(num("file_kb"));
-  out.shmem_kb = int64_t(num("shmem_kb"));
-  out.anon_huge_kb = int64_t(num("anon_huge_kb"));
-  out.minflt = int64_t(num("minflt"));
-  out.majflt = int64_t(num("majflt"));
-  out.utime_ms = num("utime_ms");
-  out.stime_ms = num("stime_ms");
-  out.threads = int64_t(num("threads"));
+  for (const auto& c : sample_columns())
+    c.set(out, s.contains(c.name) && s[c.name].is_number() ? s[c.name].get<double>() : 0.0);
   return out;
 }
 
