@@ -187,7 +187,7 @@ int compare_command(const Options& o) {
     e.context = context;
     e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"shuffle_seed", *seed}, {"suite", o.suite},
                                           {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
-                                          {"sample_ms", o.sample_ms}, {"memory_limit", e.memory_limit}});
+                                          {"sample_ms", o.run.sample_ms}, {"memory_limit", e.run.memory_limit}});
     if (!o.resume.empty()) {
       auto kept = runs_to_resume(o.resume, std::move(earlier), e.context["plan"], error);
       if (!kept) return bad_input(error);
@@ -209,8 +209,8 @@ int compare_command(const Options& o) {
   CompareSettings settings;
   settings.alpha = o.alpha;
   // Reports read back: --after measures their curves from another mark.
-  if (!runs_here && !o.after_mark.empty())
-    for (auto& r : runs) compute_curve(r, o.after_mark, "");
+  if (!runs_here && !o.run.after_mark.empty())
+    for (auto& r : runs) compute_curve(r, o.run.after_mark, "");
   // The jobs run here declare their metrics under their names (a suite entry may rename its workload).
   for (const auto& job : jobs) from_reports[job.workload.name] = declared_metric_specs(job.workload);
   Comparison c = analyze(runs, *thresholds, settings, declared_by_workloads(l, runs, from_reports));

@@ -214,10 +214,7 @@ std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::strin
 }
 
 bool apply_run_options(const Options& o, Execution& e, std::string& error) {
-  e.timeout_s = o.timeout_s;
-  e.sample_ms = o.sample_ms;
-  e.smaps_ms = o.smaps_ms;
-  e.after_mark = o.after_mark;
+  e.run = o.run;
   e.verbose = o.verbose;
   e.progress = !o.quiet && isatty(STDERR_FILENO);
   if (!o.memory_limit.empty()) {
@@ -226,7 +223,7 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
       error = "--memory-limit " + o.memory_limit + " is not a size: give bytes or a number with K, M or G, e.g. 512M";
       return false;
     }
-    e.memory_limit = *bytes;
+    e.run.memory_limit = *bytes;
   }
   return true;
 }
@@ -266,7 +263,7 @@ Json plan_json(const Execution& e, const Json& extra) {
   plan["jobs"] = jobs;
   plan["arms"] = arms;
   plan["order"] = order;
-  if (!e.after_mark.empty()) plan["after"] = e.after_mark;
+  if (!e.run.after_mark.empty()) plan["after"] = e.run.after_mark;
   return plan;
 }
 
@@ -348,13 +345,9 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
       req.params = job.params;
       req.allocator = arm.allocator;
       req.repetition = p.repetition;
-      req.timeout_s = e.timeout_s;
-      req.sample_ms = e.sample_ms;
-      req.smaps_ms = e.smaps_ms;
+      req.run = e.run;
       req.pass_output = e.verbose;
       req.declared_metrics = declared_metrics(job.workload);
-      req.memory_limit = e.memory_limit;
-      req.after_mark = e.after_mark;
       // A program under --load idles after its load: its after.* figures count from there.
       req.declared_after = !job.program                  ? declared_after_mark(job.workload)
                            : job.program->load_argv.empty() ? ""

@@ -155,7 +155,7 @@ RunRecord run_one(const RunRequest& req) {
   // A program's set-up makes its inputs, unmeasured, where it will run.
   const bool set_up = req.program && !req.program->setup_argv.empty();
   const std::string program_cwd = !req.program ? "" : set_up && req.program->cwd.empty() ? tmp.path() : req.program->cwd;
-  if (set_up && !run_setup(*req.program, program_cwd, req.timeout_s, rec, end.error)) {
+  if (set_up && !run_setup(*req.program, program_cwd, req.run.timeout_s, rec, end.error)) {
     if (interrupt::requested()) {
       end.error.clear();
       end.how = SamplerEnd::Interrupted;
@@ -206,17 +206,17 @@ RunRecord run_one(const RunRequest& req) {
 
   // The memory limit: a cgroup of the run's own, else RLIMIT_AS.
   std::optional<MemoryCgroup> cgroup;
-  if (req.memory_limit > 0) {
-    cgroup.emplace(req.memory_limit, std::filesystem::path(tmp.path()).filename().string());
+  if (req.run.memory_limit > 0) {
+    cgroup.emplace(req.run.memory_limit, std::filesystem::path(tmp.path()).filename().string());
     std::string note;
     if (!cgroup->ok()) {
-      spec.rlimit_as = req.memory_limit;
+      spec.rlimit_as = req.run.memory_limit;
       note = "no memory cgroup could be made (" + cgroup->why() +
              "): RLIMIT_AS limits address space, not resident memory, and an allocation past it fails "
              "instead of being killed";
     }
-    rec.memory_limit = memory_limit_json(req.memory_limit, cgroup->ok() ? cgroup->mechanism() : "RLIMIT_AS", note);
-    end.limit_note = "--memory-limit " + std::to_string(req.memory_limit) + " bytes by " +
+    rec.memory_limit = memory_limit_json(req.run.memory_limit, cgroup->ok() ? cgroup->mechanism() : "RLIMIT_AS", note);
+    end.limit_note = "--memory-limit " + std::to_string(req.run.memory_limit) + " bytes by " +
                      (cgroup->ok() ? cgroup->mechanism() : std::string("RLIMIT_AS"));
   }
 
@@ -259,15 +259,12 @@ RunRecord run_one(const RunRequest& req) {
       cfg.mark_fd = marks[0];
       cfg.ack_fd = acks[1];
       cfg.t0 = t0;
-      cfg.interval_ms = req.sample_ms;
-      cfg.smaps_ms = req.smaps_ms;
-      cfg.timeout_s = req.timeout_s;
       cfg.stop_fd = interrupt::wake_fd();
       cfg.on_progress = req.on_progress;
       cfg.tree = req.program && req.program->tree;
       if (driver) cfg.driver = &*driver;
       std::string sampler_error;
-      end.how = sample_until_exit(cfg, rec, sampler_error);
+      end.how = sample_until_exit(cfg, req.run, rec, sampler_error);
       if (end.how == SamplerEnd::Error) end.error = sampler_error;
       if (end.how != SamplerEnd::Exited) {
         child->signal_group(SIGTERM);
@@ -313,7 +310,7 @@ RunRecord run_one(const RunRequest& req) {
   if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty())
     rec.hwm_kb.reason = req.program ? "a program does not report its VmHWM; maxrss_kb (wait4) is the kernel's maximum"
                                     : "the workload did not report its VmHWM";
-  compute_curve(rec, req.after_mark, req.declared_after);
+  compute_curve(rec, req.run.after_mark, req.declared_after);
   std::string complaint;
   if (driver) {
     driver->finish(rec);

@@ -74,7 +74,8 @@ Json apply_message(const std::string& line, RunRecord& rec) {
   return m;
 }
 
-SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::string& error) {
+SamplerEnd sample_until_exit(const SamplerConfig& cfg, const RunSettings& settings, RunRecord& rec,
+                             std::string& error) {
   procfs::ProcReader proc(cfg.pid, cfg.proc_root, cfg.tree);
   std::optional<procfs::ProcTree> tree;
   if (cfg.tree) tree.emplace(cfg.pid, cfg.proc_root);
@@ -86,13 +87,13 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
   // smaps_rollup walks every page table with the workload's mmap lock held
   // (5 ms at 470 MB), stalling its mmap and munmap for that long: periodic
   // reads only when asked for.
-  const bool periodic_smaps = cfg.smaps_ms > 0;
-  const auto smaps_interval = std::chrono::microseconds(static_cast<int64_t>(cfg.smaps_ms * 1000));
+  const bool periodic_smaps = settings.smaps_ms > 0;
+  const auto smaps_interval = std::chrono::microseconds(static_cast<int64_t>(settings.smaps_ms * 1000));
   auto next_smaps = Clock::now();
   auto next_stat = Clock::now();
   auto next_tree = Clock::now();
-  const auto interval = std::chrono::microseconds(static_cast<int64_t>(cfg.interval_ms * 1000));
-  const auto deadline = cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(cfg.timeout_s * 1e6));
+  const auto interval = std::chrono::microseconds(static_cast<int64_t>(settings.sample_ms * 1000));
+  const auto deadline = cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(settings.timeout_s * 1e6));
   auto next = Clock::now();
   auto next_threads = next;
   auto next_progress = next;
@@ -260,8 +261,8 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::stri
   if (cfg.driver && end == SamplerEnd::Exited) drive(false);
 
   for (auto& [tid, t] : threads) rec.threads.push_back(t);
-  rec.sampler.interval_ms = cfg.interval_ms;
-  rec.sampler.smaps_ms = cfg.smaps_ms;
+  rec.sampler.interval_ms = settings.sample_ms;
+  rec.sampler.smaps_ms = settings.smaps_ms;
   rec.sampler.count = static_cast<int64_t>(costs_us.size());
   if (!costs_us.empty()) {
     rec.sampler.cost_us_median = stats::median(costs_us);

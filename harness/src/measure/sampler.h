@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "measure/run_settings.h"
 
 namespace mh {
 
@@ -47,9 +48,6 @@ struct SamplerConfig {
   int mark_fd = -1;  // read end of the workload's JSON lines (non-blocking)
   int ack_fd = -1;   // write end: one byte per synchronous message
   std::chrono::steady_clock::time_point t0;
-  double interval_ms = 10;
-  double smaps_ms = 0;  // 0: smaps_rollup at marks only
-  double timeout_s = 600;
   int stop_fd = -1;  // readable when the harness is asked to stop (interrupt::wake_fd)
   std::string proc_root = "/proc";
   // Reset VmHWM at each mark, so that each phase has the kernel's own peak.
@@ -61,10 +59,12 @@ struct SamplerConfig {
   SamplerDriver* driver = nullptr;  // a program's run; none for a built-in workload
 };
 
-// Fills samples, marks, threads, workload metrics, allocator identity and
-// statistics, hwm and the sampler's own cost into `rec`. On Error, `error`
-// says what failed.
-SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::string& error);
+// Samples every settings.sample_ms, smaps_rollup every settings.smaps_ms (0:
+// at marks only), until settings.timeout_s after cfg.t0. Fills samples, marks,
+// threads, workload metrics, allocator identity and statistics, hwm and the
+// sampler's own cost into `rec`. On Error, `error` says what failed.
+SamplerEnd sample_until_exit(const SamplerConfig& cfg, const RunSettings& settings, RunRecord& rec,
+                             std::string& error);
 
 // The mark protocol's acknowledgement: the sequence number of the message it
 // answers (0 for a message without one), 4 bytes in host order, one write.
