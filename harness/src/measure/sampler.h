@@ -1,8 +1,9 @@
 // The sampler: watches one running child from outside until it exits or its
 // time is up. Every interval it reads the child's /proc files; on each mark the
 // workload sends it timestamps the mark, samples at once and acknowledges, so a
-// mark's sample is the state at that point of the workload. Runs on the runner
-// thread; owns nothing but its read buffer.
+// mark's sample is the state at that point of the workload. Runs on the main
+// thread inside run_one (the harness starts no threads); its state lives for
+// one run.
 #pragma once
 
 #include <chrono>
@@ -55,7 +56,7 @@ struct SamplerConfig {
   // Sample the process with its live descendants, summed (proc_tree.h); VmHWM
   // and its reset stay the started process's own.
   bool tree = false;
-  ProgressFn on_progress;  // about once a second and at each mark
+  ProgressFn on_progress;  // about twice a second and at each mark
   SamplerDriver* driver = nullptr;  // a program's run; none for a built-in workload
 };
 
