@@ -29,12 +29,7 @@ const std::vector<MetricSpec>& metric_registry() {
       {"peak_rss_kb", "KiB", "lower", 0.03, 1024, "largest RSS of any sample", kRun, "peak RSS",
        [](R r) -> V { return r.samples.empty() ? V() : V(double(r.peak_rss_kb)); }, [](W r, double v) { r.peak_rss_kb = int64_t(v); }},
       {"peak_anon_kb", "KiB", "lower", 0.03, 1024, "largest anonymous RSS of any sample (the heap's part of the peak)",
-       kRun, "", [](R r) -> V {
-         if (r.samples.empty()) return V();
-         int64_t peak = 0;
-         for (const auto& s : r.samples) peak = std::max(peak, s.anon_kb);
-         return double(peak);
-       }, nullptr},
+       kRun, "", [](R r) -> V { return r.samples.empty() ? V() : V(double(r.peak_anon_kb)); }, nullptr},
       {"hwm_kb", "KiB", "lower", 0.03, 1024,
        "the kernel's peak RSS (VmHWM): the workload's reading before exit, or the largest of the phases' when the "
        "harness reset it at marks",
@@ -51,7 +46,7 @@ const std::vector<MetricSpec>& metric_registry() {
       {"stime_ms", "ms", "none", 0.05, 0, "system CPU time (wait4)", kRun, "", [](R r) -> V { return r.stime_ms; }, [](W r, double v) { r.stime_ms = v; }},
       {"wall_ms", "ms", "lower", 0.10, 5, "from spawn to exit", kRun, "wall", [](R r) -> V { return r.wall_ms; }, [](W r, double v) { r.wall_ms = v; }},
       {"cpu_ms", "ms", "lower", 0.10, 5, "user + system CPU time", kRun, "CPU",
-       [](R r) -> V { return r.utime_ms + r.stime_ms; }, nullptr},
+       [](R r) -> V { return r.cpu_ms; }, nullptr},
       {"vol_ctxsw", "switches", "none", 0.05, 0, "voluntary context switches (wait4)", kRun, "",
        [](R r) -> V { return double(r.vol_ctxsw); }, [](W r, double v) { r.vol_ctxsw = int64_t(v); }},
       {"invol_ctxsw", "switches", "none", 0.05, 0, "involuntary context switches (wait4)", kRun, "",

@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
@@ -16,6 +15,7 @@
 #include <filesystem>
 
 #include "core/curve.h"
+#include "core/run_metrics.h"
 #include "measure/entry_stop.h"
 #include "sys/interrupt.h"
 #include "measure/memory_limit.h"
@@ -295,18 +295,7 @@ RunRecord run_one(const RunRequest& req) {
   rec.stime_ms = double(ru.ru_stime.tv_sec) * 1e3 + double(ru.ru_stime.tv_usec) / 1e3;
   rec.vol_ctxsw = ru.ru_nvcsw;
   rec.invol_ctxsw = ru.ru_nivcsw;
-  for (const auto& s : rec.samples) rec.peak_rss_kb = std::max(rec.peak_rss_kb, s.rss_kb);
-  if (!rec.samples.empty()) rec.final_rss_kb = rec.samples.back().rss_kb;
-  for (const auto& m : rec.marks)
-    if (m.name == "end") rec.final_rss_kb = m.sample.rss_kb;
-  // With VmHWM reset at marks, each reading is one phase's peak: the run's is
-  // the largest of them and the workload's last (wait4's maxrss the same way).
-  if (std::any_of(rec.marks.begin(), rec.marks.end(), [](const Mark& m) { return m.hwm_reset; })) {
-    int64_t peak = 0;
-    for (const auto& m : rec.marks) peak = std::max(peak, m.hwm_kb.value_or(0));
-    if (rec.hwm_kb.value) rec.hwm_kb.value = std::max(*rec.hwm_kb.value, double(peak));
-    rec.maxrss_kb = std::max(rec.maxrss_kb, peak);
-  }
+  derive_run_metrics(rec);
   if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty())
     rec.hwm_kb.reason = req.program ? "a program does not report its VmHWM; maxrss_kb (wait4) is the kernel's maximum"
                                     : "the workload did not report its VmHWM";

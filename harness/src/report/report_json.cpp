@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "core/metrics.h"
+#include "core/run_metrics.h"
 #include "core/summary.h"
 
 namespace mh {
@@ -254,6 +255,7 @@ RunRecord run_from_json(const Json& j) {
   const Json m = j.value("metrics", Json::object());
   for (const auto& spec : metric_registry())
     if (spec.set && m.contains(spec.name) && m[spec.name].is_number()) spec.set(r, m[spec.name].get<double>());
+  derive_anon_peak_and_cpu(r);
   if (!r.hwm_kb.value) r.hwm_kb.reason = m.value("hwm_kb_reason", "");
   if (m.contains("curve") && m["curve"].is_object())
     for (const auto& [k, v] : m["curve"].items()) r.curve.push_back({k, maybe_from(v)});
