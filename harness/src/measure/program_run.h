@@ -64,7 +64,6 @@ class ProgramDriver : public SamplerDriver {
   bool port_open() const;
 
   const Program& p_;
-  int pid_;
   Clock::time_point t0_;
   MapsWatch maps_;
   std::optional<EntryStop> held_;
