@@ -27,7 +27,7 @@ struct RunRequest {
   // Where the run's own temporary directory is made ("": $TMPDIR, else /tmp).
   // The workload gets it as TMPDIR; it is removed after the run, however it ended.
   std::string tmp_parent;
-  ProgressFn on_progress;  // called about once a second and at each mark
+  ProgressFn on_progress;  // called about twice a second and at each mark
   // The mark the job idles from (a workload's declared idle mark, "load-end"
   // for a program under load): the after.* curve metrics are measured from it
   // unless run.after_mark (--after) names another (curve.h).
