@@ -95,13 +95,13 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_flag("--smoke", o.smoke, "a workload parameter every workload takes: its small, fast version (see --list)");
   app.add_option("--suite", o.suite, "a suite of workloads instead (workloads/suites.json): quick (smoke sizes), seeds (seed sizes), idle (idle figures), apps, apps-smoke (real programs)");
   app.add_option("--shard", o.shard, "run only shard I/N of the suite (for a CI job matrix), e.g. 2/4");
-  app.add_option("--timeout", o.timeout_s, "seconds before a run is killed (SIGTERM, then SIGKILL)")
+  app.add_option("--timeout", o.run.timeout_s, "seconds before a run is killed (SIGTERM, then SIGKILL)")
       ->check(in_range(0.1, 86400.0))
       ->capture_default_str();
-  app.add_option("--sample-ms", o.sample_ms, "sampling interval in milliseconds (at least 1)")
+  app.add_option("--sample-ms", o.run.sample_ms, "sampling interval in milliseconds (at least 1)")
       ->check(in_range(1.0, 60000.0))
       ->capture_default_str();
-  app.add_option("--smaps-ms", o.smaps_ms,
+  app.add_option("--smaps-ms", o.run.smaps_ms,
                  "also read smaps_rollup (AnonHugePages) at most every this many ms; 0: at marks only. It walks "
                  "every page table under the workload's mmap lock, which stalls the workload's mmap and munmap")
       ->check(in_range(0.0, 60000.0))
@@ -112,7 +112,7 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--resume", o.resume,
                  "finish REPORT, a report left incomplete by an interruption: the same command again, the runs it "
                  "holds kept and only the missing ones run, into the same file");
-  app.add_option("--after", o.after_mark,
+  app.add_option("--after", o.run.after_mark,
                  "the mark after which the after.* metrics are measured (RSS at +0.1 s, +1 s, +10 s; time to give "
                  "back half and 90% of the memory above the start): default the workload's idle mark, else the "
                  "run's last mark");

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "measure/run_settings.h"
+
 namespace mh {
 
 enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep };
@@ -30,12 +32,12 @@ struct Options {
   ProgramFlags program_flags;
   bool smoke = false;                      // passed on to the workload, declared here for --help
   std::vector<std::string> allocators;     // run: specs as given; empty = every available built-in
-  int runs = 3;                            // compare: 5
-  double timeout_s = 600;
-  double sample_ms = 10;
-  double smaps_ms = 0;
-  std::string memory_limit;  // as given: "512M"; "" none
-  std::string after_mark;    // --after: the mark the after.* metrics start at
+  int runs = 3;                            // --runs; compare and bisect default to kMinRounds (compare.h)
+  // --timeout, --sample-ms, --smaps-ms, --after. Its memory_limit stays 0
+  // here: apply_run_options (session.h) parses the text below into the
+  // execution's.
+  RunSettings run;
+  std::string memory_limit;  // --memory-limit as given: "512M"; "" none
   // Exports beside the JSON report (run) or comparison (compare): "-" for stdout.
   std::string export_markdown, export_csv;
   std::string resume;        // a report to finish

@@ -118,7 +118,7 @@ RunRequest misbehave(const std::string& mode, double timeout_s = 10) {
   req.args = {"--mode", mode};
   req.allocator = *parse_allocator("glibc", default_allocator_context("/nonexistent"), error);
   req.repetition = 1;
-  req.timeout_s = timeout_s;
+  req.run.timeout_s = timeout_s;
   return req;
 }
 
@@ -158,7 +158,7 @@ TEST(Runner, SmapsRollupIsReadAtMarksUnlessAPeriodAsksForMore) {
   ASSERT_TRUE(at_marks.sampler.achieved_ms);
   EXPECT_NEAR(*at_marks.sampler.achieved_ms, 10, 3);
 
-  req.smaps_ms = 50;
+  req.run.smaps_ms = 50;
   auto periodic = run_one(req);
   ASSERT_EQ(periodic.status, Status::Timeout);
   EXPECT_EQ(periodic.sampler.smaps_ms, 50);
@@ -169,7 +169,7 @@ TEST(Runner, SmapsRollupIsReadAtMarksUnlessAPeriodAsksForMore) {
 
 TEST(Runner, OnePeriodicSampleHasNoAchievedInterval) {
   auto req = misbehave("crash");
-  req.sample_ms = 1000;  // the workload dies after 50 ms: one periodic sample
+  req.run.sample_ms = 1000;  // the workload dies after 50 ms: one periodic sample
   auto r = run_one(req);
   EXPECT_EQ(r.status, Status::Crashed);
   EXPECT_FALSE(r.sampler.achieved_ms);
@@ -186,7 +186,7 @@ TEST(Runner, AWorkloadThatIgnoresSigtermIsKilledAfterTheGrace) {
 
 TEST(Runner, PastTheMemoryLimitIsOomWhereACgroupCanBeMade) {
   auto req = misbehave("hog", 30);
-  req.memory_limit = 96u << 20;
+  req.run.memory_limit = 96u << 20;
   auto r = run_one(req);
   ASSERT_TRUE(r.memory_limit.is_object());
   EXPECT_EQ(r.memory_limit["bytes"], 96u << 20);

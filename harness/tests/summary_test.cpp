@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/summary_table.h"
+#include "core/run_metrics.h"
 #include "core/summary.h"
 
 namespace mh {
@@ -19,6 +20,7 @@ RunRecord fake(const std::string& alloc, int rep, int64_t peak, Status st = Stat
   r.samples.push_back(Sample{});  // a run without samples has no RSS figures
   r.utime_ms = 10;
   r.stime_ms = 5;
+  derive_anon_peak_and_cpu(r);  // cpu_ms
   r.workload_metrics["calls"].value = 300;
   r.perf["cycles"].reason = "not supported";
   r.perf["page-faults"].value = 1000 + rep;

@@ -31,14 +31,10 @@ FACTS = [
          'int bad_input(const std::string& message) {\n  return 2;\n}\n'),
     Fact("the default run timeout (600 s) is declared once",
          r"\btimeout_s\s*=\s*600\b",
-         "  double timeout_s = 600;\n",
-         xfail="options.h, session.h, runner.h and sampler.h each declare timeout_s = 600; a RunSettings struct "
-               "carrying one declaration is on another branch"),
+         "  double timeout_s = 600;\n"),
     Fact("the default sampling interval (10 ms) is declared once",
          r"\bsample_ms\s*=\s*10\b",
-         "  double sample_ms = 10;\n",
-         xfail="options.h, session.h and runner.h each declare sample_ms = 10; a RunSettings struct carrying one "
-               "declaration is on another branch"),
+         "  double sample_ms = 10;\n"),
     Fact("compare's default rounds (5) are declared once",
          r"(?i)\b\w*(?:rounds|_runs)\w*\s*=\s*5\b",
          "inline constexpr int kMinRounds = 5;\n"),

@@ -102,7 +102,7 @@ std::optional<Gathered> read_runs_report(const Options& o, std::string& error) {
   }
   g.context = make_context(o.argv);
   g.context["inputs"] = o.inputs;
-  measure_after(g.runs, o.after_mark);
+  measure_after(g.runs, o.run.after_mark);
   return g;
 }
 
@@ -167,7 +167,7 @@ std::optional<Gathered> read_two_reports(const Options& o, std::string& error) {
     if (r.role == kRoleBaseline && r.repetition % 2 == 0) r.role = kRoleBaselineAgain;
   g.context = make_context(o.argv);
   g.context["inputs"] = o.inputs;
-  measure_after(g.runs, o.after_mark);
+  measure_after(g.runs, o.run.after_mark);
   return g;
 }
 
@@ -237,7 +237,7 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, Outputs& out
   e->context = make_context(o.argv);
   e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs}, {"shuffle_seed", seed}, {"suite", o.suite},
                                           {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
-                                          {"sample_ms", o.sample_ms}, {"memory_limit", e->memory_limit}});
+                                          {"sample_ms", o.run.sample_ms}, {"memory_limit", e->run.memory_limit}});
   if (!o.resume.empty()) {
     auto kept = runs_to_resume(o.resume, std::move(earlier), e->context["plan"], error);
     if (!kept) return std::nullopt;

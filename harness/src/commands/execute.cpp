@@ -53,13 +53,9 @@ RunRequest run_request(const Execution& e, const Job& job, const Arm& arm, int r
   req.params = job.params;
   req.allocator = arm.allocator;
   req.repetition = repetition;
-  req.timeout_s = e.timeout_s;
-  req.sample_ms = e.sample_ms;
-  req.smaps_ms = e.smaps_ms;
+  req.run = e.run;
   req.pass_output = e.verbose;
   req.declared_metrics = declared_metrics(job.workload);
-  req.memory_limit = e.memory_limit;
-  req.after_mark = e.after_mark;
   // A program under --load idles after its load: its after.* figures count from there.
   req.declared_after = !job.program                  ? declared_after_mark(job.workload)
                        : job.program->load_argv.empty() ? ""
@@ -126,7 +122,7 @@ Json plan_json(const Execution& e, const Json& extra) {
   plan["jobs"] = jobs;
   plan["arms"] = arms;
   plan["order"] = order;
-  if (!e.after_mark.empty()) plan["after"] = e.after_mark;
+  if (!e.run.after_mark.empty()) plan["after"] = e.run.after_mark;
   return plan;
 }
 

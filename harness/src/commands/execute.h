@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "inputs/plan.h"
+#include "measure/run_settings.h"
 #include "report/report_json.h"
 
 namespace mh {
@@ -18,9 +19,7 @@ struct Execution {
   std::vector<Job> jobs;
   std::vector<Arm> arms;
   std::vector<PlannedRun> plan;
-  double timeout_s = 600, sample_ms = 10, smaps_ms = 0;
-  uint64_t memory_limit = 0;  // bytes, 0: none
-  std::string after_mark;     // --after: the mark of the after.* metrics ("" the workload's)
+  RunSettings run;  // every run's: timeout, sampling, memory limit, --after
   bool verbose = false, progress = false;
   std::string out;  // the report, rewritten after every run
   Json context;

@@ -73,10 +73,7 @@ std::string check_exports(const Options& o) {
 }
 
 bool apply_run_options(const Options& o, Execution& e, std::string& error) {
-  e.timeout_s = o.timeout_s;
-  e.sample_ms = o.sample_ms;
-  e.smaps_ms = o.smaps_ms;
-  e.after_mark = o.after_mark;
+  e.run = o.run;
   e.verbose = o.verbose;
   e.progress = !o.quiet && isatty(STDERR_FILENO);
   if (!o.memory_limit.empty()) {
@@ -85,7 +82,7 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
       error = "--memory-limit " + o.memory_limit + " is not a size: give bytes or a number with K, M or G, e.g. 512M";
       return false;
     }
-    e.memory_limit = *bytes;
+    e.run.memory_limit = *bytes;
   }
   return true;
 }

@@ -307,7 +307,7 @@ int sweep_command(const Options& o) {
   const std::string sweep_path = e->out.substr(0, e->out.size() - (e->out.ends_with(".json") ? 5 : 0)) + "-sweep.json";
   e->plan = interleave(e->jobs.size(), e->arms.size(), o.runs, std::nullopt);
   e->context = make_context(o.argv);
-  e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs}, {"grids", *grids}, {"sample_ms", o.sample_ms}});
+  e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs}, {"grids", *grids}, {"sample_ms", o.run.sample_ms}});
 
   std::vector<RunRecord> runs;
   auto outcome = execute(*e, runs);

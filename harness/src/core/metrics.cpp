@@ -29,19 +29,15 @@ const std::vector<MetricSpec>& metric_registry() {
       {"peak_rss_kb", "KiB", "lower", 0.03, 1024, "largest RSS of any sample", kRun, "peak RSS",
        [](R r) -> V { return r.samples.empty() ? V() : V(double(r.peak_rss_kb)); }, [](W r, double v) { r.peak_rss_kb = int64_t(v); }},
       {"peak_anon_kb", "KiB", "lower", 0.03, 1024, "largest anonymous RSS of any sample (the heap's part of the peak)",
-       kRun, "", [](R r) -> V {
-         if (r.samples.empty()) return V();
-         int64_t peak = 0;
-         for (const auto& s : r.samples) peak = std::max(peak, s.anon_kb);
-         return double(peak);
-       }, nullptr},
+       kRun, "", [](R r) -> V { return r.samples.empty() ? V() : V(double(r.peak_anon_kb)); }, nullptr},
       {"hwm_kb", "KiB", "lower", 0.03, 1024,
        "the kernel's peak RSS (VmHWM): the workload's reading before exit, or the largest of the phases' when the "
        "harness reset it at marks",
        kRun, "", [](R r) { return r.hwm_kb.value; }, [](W r, double v) { r.hwm_kb.value = v; }},
       {"maxrss_kb", "KiB", "none", 0.05, 0,
-       "wait4's ru_maxrss: keeps the harness's own resident image from before the child's exec, so below about 13 MB "
-       "it measures the harness, not the workload (hwm_kb is the workload's own)",
+       "wait4's ru_maxrss, raised to the phases' VmHWM peaks where the harness reset VmHWM at marks (the reset lowers "
+       "it too): keeps the harness's own resident image from before the child's exec, so below about 13 MB it "
+       "measures the harness, not the workload (hwm_kb is the workload's own)",
        kRun, "", [](R r) -> V { return double(r.maxrss_kb); }, [](W r, double v) { r.maxrss_kb = int64_t(v); }},
       {"minflt", "faults", "lower", 0.10, 64, "minor page faults (wait4)", kRun, "minor faults",
        [](R r) -> V { return double(r.minflt); }, [](W r, double v) { r.minflt = int64_t(v); }},
@@ -51,12 +47,12 @@ const std::vector<MetricSpec>& metric_registry() {
       {"stime_ms", "ms", "none", 0.05, 0, "system CPU time (wait4)", kRun, "", [](R r) -> V { return r.stime_ms; }, [](W r, double v) { r.stime_ms = v; }},
       {"wall_ms", "ms", "lower", 0.10, 5, "from spawn to exit", kRun, "wall", [](R r) -> V { return r.wall_ms; }, [](W r, double v) { r.wall_ms = v; }},
       {"cpu_ms", "ms", "lower", 0.10, 5, "user + system CPU time", kRun, "CPU",
-       [](R r) -> V { return r.utime_ms + r.stime_ms; }, nullptr},
+       [](R r) -> V { return r.cpu_ms; }, nullptr},
       {"vol_ctxsw", "switches", "none", 0.05, 0, "voluntary context switches (wait4)", kRun, "",
        [](R r) -> V { return double(r.vol_ctxsw); }, [](W r, double v) { r.vol_ctxsw = int64_t(v); }},
       {"invol_ctxsw", "switches", "none", 0.05, 0, "involuntary context switches (wait4)", kRun, "",
        [](R r) -> V { return double(r.invol_ctxsw); }, [](W r, double v) { r.invol_ctxsw = int64_t(v); }},
-      {"final_rss_kb", "KiB", "lower", 0.05, 1024, "RSS at the last sample, after the workload's teardown", kRun,
+      {"final_rss_kb", "KiB", "lower", 0.05, 1024, "RSS at the workload's end mark (after its teardown, just before it exits), else at the last sample", kRun,
        "RSS at exit", [](R r) -> V { return r.samples.empty() ? V() : V(double(r.final_rss_kb)); }, [](W r, double v) { r.final_rss_kb = int64_t(v); }},
       // The curve (curve.cpp): values in RunRecord::curve.
       {"rss_area_mb_s", "MB*s", "lower", 0.05, 0.5, "area under the RSS curve over the whole run", kRun, "", nullptr, nullptr},

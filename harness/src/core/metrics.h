@@ -36,7 +36,8 @@ struct MetricSpec {
   // metrics, whose values are in RunRecord::curve.
   std::optional<double> (*get)(const RunRecord&);
   // Stores a value read back from a report into the record's field; null for
-  // the derived ones (cpu_ms) and the curve metrics.
+  // the curve metrics and for peak_anon_kb and cpu_ms, which a run read back
+  // derives again (derive_anon_peak_and_cpu, run_metrics.h).
   void (*set)(RunRecord&, double);
 };
 

@@ -122,12 +122,21 @@ struct RunRecord {
   double wall_ms = 0;
   std::vector<Sample> samples;
   std::vector<Mark> marks;
-  // Metrics. Sampled, then from the kernel (wait4), then from the workload itself.
-  int64_t peak_rss_kb = 0, final_rss_kb = 0;
-  Maybe hwm_kb;           // VmHWM as the workload read it just before exit
-  int64_t maxrss_kb = 0;  // wait4 ru_maxrss of this child
+  // Metrics: from the samples and marks, from the kernel (wait4), from the
+  // workload itself. The derived ones are computed in run_metrics.h.
+  int64_t peak_rss_kb = 0, peak_anon_kb = 0;  // the largest RSS and anonymous RSS of any sample
+  int64_t final_rss_kb = 0;  // RSS at the workload's `end` mark (its last moment), else at the last sample
+  // The kernel's peak RSS (VmHWM): the workload's reading of its
+  // /proc/self/status just before it exited, raised to the marks' readings
+  // where the harness reset VmHWM at marks (each then a phase's peak). Null
+  // with the reason when the workload did not report it (a program never does).
+  Maybe hwm_kb;
+  // wait4's ru_maxrss of this child, raised like hwm_kb to the marks' VmHWM
+  // where the harness reset it (the reset lowers ru_maxrss too).
+  int64_t maxrss_kb = 0;
   int64_t minflt = 0, majflt = 0;
   double utime_ms = 0, stime_ms = 0;
+  double cpu_ms = 0;  // utime_ms + stime_ms
   int64_t vol_ctxsw = 0, invol_ctxsw = 0;
   std::map<std::string, Maybe> perf;
   std::map<std::string, Maybe> workload_metrics;

@@ -5,7 +5,8 @@
 // lives a millisecond (/bin/true). Done with ptrace for the start only: the
 // harness attaches before the exec, puts a breakpoint at AT_ENTRY, and detaches
 // there, leaving the program stopped (SIGSTOP) until the sampler continues it.
-// Runner thread only.
+// Main thread only (the harness starts no threads): ptrace answers only the
+// thread that attached.
 #pragma once
 
 #include <sys/types.h>

@@ -3,7 +3,8 @@
 // the harness preloaded. The built-in workloads say themselves which library
 // serves malloc ("probe"); a program cannot, so the harness looks at it from
 // outside. Pure functions on the maps text, and MapsWatch, which reads one
-// process's maps; both used from the runner thread only.
+// process's maps for one run's driver; main thread only (the harness starts
+// no threads).
 #pragma once
 
 #include <string>

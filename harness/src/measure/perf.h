@@ -1,7 +1,8 @@
 // perf_event_open counters on a child: opened before its exec with
 // enable_on_exec and inherit, so they count the workload and every thread it
 // starts, and nothing of the harness. An event the machine cannot count is
-// recorded as null with the reason, never as 0. Owned by the runner thread.
+// recorded as null with the reason, never as 0. One PerfCounters per run,
+// owned by the runner on the main thread (the harness starts no threads).
 #pragma once
 
 #include <map>

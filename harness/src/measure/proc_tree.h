@@ -2,7 +2,8 @@
 // live descendants, found through /proc/PID/task/TID/children or, where the
 // kernel has no such file (CONFIG_PROC_CHILDREN off), a scan of /proc for
 // parent pids. Each descendant's sample is added to the program's own, so a
-// compiler driver's column includes its cc1plus. Belongs to the sampling thread.
+// compiler driver's column includes its cc1plus. A ProcTree belongs to one
+// run's sampler, on the main thread (the harness starts no threads).
 #pragma once
 
 #include <map>

@@ -56,7 +56,7 @@ bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRe
 }
 
 ProgramDriver::ProgramDriver(const Program& p, int pid, Clock::time_point t0, int output_fd, const std::string& library)
-    : p_(p), pid_(pid), t0_(t0), maps_(pid, library), timed_(p.timed_marks) {
+    : p_(p), t0_(t0), maps_(pid, library), timed_(p.timed_marks) {
   out_.fd = output_fd;
   for (const auto& m : p.output_marks) output_regexes_.emplace_back(m.regex, std::regex::extended);
   if (!p.ready_regex.empty()) ready_regex_.emplace(p.ready_regex, std::regex::extended);

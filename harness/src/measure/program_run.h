@@ -4,7 +4,8 @@
 // program after its idle time, and checks its memory map now and then. The
 // load generator is started by the harness, not by the program: it is no
 // descendant of the measured process, so neither the program's perf counters
-// (inherit) nor its wait4 rusage nor its /proc samples count it. Runner thread only.
+// (inherit) nor its wait4 rusage nor its /proc samples count it. Main thread
+// only (the harness starts no threads), one run at a time.
 #pragma once
 
 #include <memory>
@@ -64,7 +65,6 @@ class ProgramDriver : public SamplerDriver {
   bool port_open() const;
 
   const Program& p_;
-  int pid_;
   Clock::time_point t0_;
   MapsWatch maps_;
   std::optional<EntryStop> held_;

@@ -8,14 +8,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <optional>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <utility>
 
 #include "core/curve.h"
+#include "core/run_metrics.h"
 #include "measure/entry_stop.h"
 #include "sys/interrupt.h"
 #include "measure/memory_limit.h"
@@ -132,215 +133,343 @@ class RunTempDir {
   std::string path_, error_;
 };
 
-}  // namespace
-
-RunRecord run_one(const RunRequest& req) {
-  RunRecord rec;
-  rec.workload = req.workload;
-  rec.params = req.params;
-  rec.repetition = req.repetition;
-  rec.allocator.name = req.allocator.label;
-  rec.allocator.family = req.allocator.family;
-  rec.allocator.library = req.allocator.library;
-  rec.allocator.env = req.allocator.env;
-  rec.allocator.verified_by = req.program ? "maps" : "probe";
-
-  RunEnd end;
-  RunTempDir tmp(req.tmp_parent);
-  if (!tmp.error().empty()) {
-    end.error = tmp.error();
-    judge(rec, end);
-    return rec;
+// The descriptors between the harness and the child: the mark protocol's two
+// pipes, where the child's output goes, a program's standard input. The
+// child's ends are closed once it was started, the rest with this.
+class Channels {
+ public:
+  Channels() = default;
+  Channels(const Channels&) = delete;
+  Channels& operator=(const Channels&) = delete;
+  ~Channels() {
+    for (int fd : {marks_[0], marks_[1], acks_[0], acks_[1], output_, program_output_, stdin_})
+      if (fd >= 0) close(fd);
   }
-  // A program's set-up makes its inputs, unmeasured, where it will run.
-  const bool set_up = req.program && !req.program->setup_argv.empty();
-  const std::string program_cwd = !req.program ? "" : set_up && req.program->cwd.empty() ? tmp.path() : req.program->cwd;
-  if (set_up && !run_setup(*req.program, program_cwd, req.timeout_s, rec, end.error)) {
-    if (interrupt::requested()) {
-      end.error.clear();
-      end.how = SamplerEnd::Interrupted;
+
+  // False with the error when the mark protocol's pipes cannot be made.
+  bool open(const Program* program, std::string& error) {
+    if (pipe2(marks_, O_CLOEXEC) < 0 || pipe2(acks_, O_CLOEXEC) < 0) {
+      error = std::string("pipe: ") + std::strerror(errno);
+      return false;
     }
-    judge(rec, end);
-    return rec;
-  }
-  int marks[2], acks[2];
-  if (pipe2(marks, O_CLOEXEC) < 0 || pipe2(acks, O_CLOEXEC) < 0) {
-    end.error = std::string("pipe: ") + std::strerror(errno);
-    judge(rec, end);
-    return rec;
-  }
-  fcntl(marks[0], F_SETFL, O_NONBLOCK);
-  // A workload's output is read once it is over; a program's as it comes
-  // (marks on output, readiness), through a pipe.
-  int output = -1, program_output = -1;
-  if (!req.program) {
-    output = memfd_create("workload-output", MFD_CLOEXEC);
-  } else if (int p[2]; pipe2(p, O_CLOEXEC) == 0) {
-    program_output = p[0];
-    output = p[1];
-    fcntl(program_output, F_SETFL, O_NONBLOCK);
-  }
-
-  ChildSpec spec;
-  spec.path = req.binary;
-  spec.argv.push_back(req.binary);
-  spec.argv.insert(spec.argv.end(), req.args.begin(), req.args.end());
-  spec.env = clean_environment();
-  int program_stdin = -1;
-  if (req.program) {
-    spec.path = req.program->path;
-    spec.argv = req.program->argv;
-    spec.cwd = program_cwd;
-    for (const auto& [k, v] : req.program->env) spec.env[k] = v;
-    const std::string in = req.program->stdin_path.empty() ? "/dev/null" : req.program->stdin_path;
-    spec.stdin_fd = program_stdin = ::open(in.c_str(), O_RDONLY | O_CLOEXEC);
-    end.expected_exit = req.program->expect_exit;
-  }
-  for (const auto& [k, v] : req.allocator.env) spec.env[k] = v;
-  if (!req.allocator.library.empty()) spec.env["LD_PRELOAD"] = req.allocator.library;
-  spec.env["MEMHARNESS_MARK_FD"] = std::to_string(marks[1]);
-  spec.env["MEMHARNESS_ACK_FD"] = std::to_string(acks[0]);
-  spec.env["TMPDIR"] = tmp.path();
-  spec.inherit_fds = {marks[1], acks[0]};
-  spec.output_fd = output;
-
-  // The memory limit: a cgroup of the run's own, else RLIMIT_AS.
-  std::optional<MemoryCgroup> cgroup;
-  if (req.memory_limit > 0) {
-    cgroup.emplace(req.memory_limit, std::filesystem::path(tmp.path()).filename().string());
-    std::string note;
-    if (!cgroup->ok()) {
-      spec.rlimit_as = req.memory_limit;
-      note = "no memory cgroup could be made (" + cgroup->why() +
-             "): RLIMIT_AS limits address space, not resident memory, and an allocation past it fails "
-             "instead of being killed";
+    fcntl(marks_[0], F_SETFL, O_NONBLOCK);
+    // A workload's output is read once it is over; a program's as it comes
+    // (marks on output, readiness), through a pipe.
+    if (!program) {
+      output_ = memfd_create("workload-output", MFD_CLOEXEC);
+    } else if (int p[2]; pipe2(p, O_CLOEXEC) == 0) {
+      program_output_ = p[0];
+      output_ = p[1];
+      fcntl(program_output_, F_SETFL, O_NONBLOCK);
     }
-    rec.memory_limit = memory_limit_json(req.memory_limit, cgroup->ok() ? cgroup->mechanism() : "RLIMIT_AS", note);
-    end.limit_note = "--memory-limit " + std::to_string(req.memory_limit) + " bytes by " +
-                     (cgroup->ok() ? cgroup->mechanism() : std::string("RLIMIT_AS"));
-  }
-
-  int status = 0;
-  rusage ru{};
-  auto child = Child::start_paused(spec, end.error);
-  close(marks[1]);
-  close(acks[0]);
-  if (req.program) {
-    if (program_stdin >= 0) close(program_stdin);
-    if (output >= 0) close(output);  // the program holds the write end
-    output = -1;
-  }
-  std::optional<ProgramDriver> driver;
-  if (child) {
-    interrupt::set_child_group(child->pid());
-    if (cgroup && cgroup->ok() && !cgroup->add(child->pid(), end.error)) child->signal_group(SIGKILL);
-    PerfCounters perf(child->pid());
-    // A program is held at its entry point, where its maps say which
-    // allocator it got, even when it lives a millisecond.
-    EntryStop entry;
-    std::string no_hold;
-    const bool traced = req.program && entry.attach(child->pid(), no_hold);
-    const auto t0 = Clock::now();
-    if (end.error.empty() && child->resume(end.error)) {
-      if (req.program) {
-        driver.emplace(*req.program, child->pid(), t0, program_output, req.allocator.library);
-        program_output = -1;
-        if (traced && entry.run_to_entry(no_hold)) {
-          driver->maps().check();
-          entry.leave_stopped();
-          driver->hold(entry);
-        } else {
-          driver->maps().right_after_exec();
-        }
-      }
-      SamplerConfig cfg;
-      cfg.pid = child->pid();
-      cfg.pidfd = child->pidfd();
-      cfg.mark_fd = marks[0];
-      cfg.ack_fd = acks[1];
-      cfg.t0 = t0;
-      cfg.interval_ms = req.sample_ms;
-      cfg.smaps_ms = req.smaps_ms;
-      cfg.timeout_s = req.timeout_s;
-      cfg.stop_fd = interrupt::wake_fd();
-      cfg.on_progress = req.on_progress;
-      cfg.tree = req.program && req.program->tree;
-      if (driver) cfg.driver = &*driver;
-      std::string sampler_error;
-      end.how = sample_until_exit(cfg, rec, sampler_error);
-      if (end.how == SamplerEnd::Error) end.error = sampler_error;
-      if (end.how != SamplerEnd::Exited) {
-        child->signal_group(SIGTERM);
-        if (driver) driver->first_sample_taken();  // a program still held gets its SIGTERM
-        pollfd p{child->pidfd(), POLLIN, 0};
-        if (poll(&p, 1, req.program ? int(req.program->stop_grace_s * 1000) : kTermGraceMs) <= 0)
-          child->signal_group(SIGKILL);
-      }
+    if (program) {
+      const std::string in = program->stdin_path.empty() ? "/dev/null" : program->stdin_path;
+      stdin_ = ::open(in.c_str(), O_RDONLY | O_CLOEXEC);
     }
-    child->wait(status, ru);
-    rec.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    child->signal_group(SIGKILL);  // whatever the workload left running in its group
-    interrupt::set_child_group(0);
-    rec.perf = perf.read();
-    end.oom = cgroup && cgroup->oom_kills() > 0;
+    return true;
   }
-  close(marks[0]);
-  close(acks[1]);
-  if (program_output >= 0) close(program_output);
-  end.wait_status = status;
 
-  if (WIFEXITED(status) && end.error.empty()) rec.exit.code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) rec.exit.signal = WTERMSIG(status);
+  int mark_read() const { return marks_[0]; }
+  int mark_write() const { return marks_[1]; }
+  int ack_read() const { return acks_[0]; }
+  int ack_write() const { return acks_[1]; }
+  // The child's stdout and stderr: a workload's memfd (kept for reading once
+  // it is over), a program's pipe (-1 once the program holds it).
+  int output() const { return output_; }
+  int program_stdin() const { return stdin_; }
+
+  // Once the child was started (or failed to start): its ends are its own.
+  void child_started(bool program) {
+    close_fd(marks_[1]);
+    close_fd(acks_[0]);
+    if (program) {
+      close_fd(stdin_);
+      close_fd(output_);  // the program holds the write end
+    }
+  }
+  // The read end of a program's output, for its driver, which closes it.
+  int take_program_output() { return std::exchange(program_output_, -1); }
+
+ private:
+  static void close_fd(int& fd) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+
+  int marks_[2] = {-1, -1}, acks_[2] = {-1, -1};
+  int output_ = -1, program_output_ = -1, stdin_ = -1;
+};
+
+double ms_of(const timeval& t) { return double(t.tv_sec) * 1e3 + double(t.tv_usec) / 1e3; }
+
+// wait4's figures of the child (the hwm_kb and maxrss_kb it raises are
+// derive_run_metrics's).
+void read_rusage(RunRecord& rec, const rusage& ru) {
   rec.maxrss_kb = ru.ru_maxrss;
   rec.minflt = ru.ru_minflt;
   rec.majflt = ru.ru_majflt;
-  rec.utime_ms = double(ru.ru_utime.tv_sec) * 1e3 + double(ru.ru_utime.tv_usec) / 1e3;
-  rec.stime_ms = double(ru.ru_stime.tv_sec) * 1e3 + double(ru.ru_stime.tv_usec) / 1e3;
+  rec.utime_ms = ms_of(ru.ru_utime);
+  rec.stime_ms = ms_of(ru.ru_stime);
   rec.vol_ctxsw = ru.ru_nvcsw;
   rec.invol_ctxsw = ru.ru_nivcsw;
-  for (const auto& s : rec.samples) rec.peak_rss_kb = std::max(rec.peak_rss_kb, s.rss_kb);
-  if (!rec.samples.empty()) rec.final_rss_kb = rec.samples.back().rss_kb;
-  for (const auto& m : rec.marks)
-    if (m.name == "end") rec.final_rss_kb = m.sample.rss_kb;
-  // With VmHWM reset at marks, each reading is one phase's peak: the run's is
-  // the largest of them and the workload's last (wait4's maxrss the same way).
-  if (std::any_of(rec.marks.begin(), rec.marks.end(), [](const Mark& m) { return m.hwm_reset; })) {
-    int64_t peak = 0;
-    for (const auto& m : rec.marks) peak = std::max(peak, m.hwm_kb.value_or(0));
-    if (rec.hwm_kb.value) rec.hwm_kb.value = std::max(*rec.hwm_kb.value, double(peak));
-    rec.maxrss_kb = std::max(rec.maxrss_kb, peak);
+}
+
+// One run, from its preparation to its verdict; run_one calls the steps in
+// order. Main thread, one run at a time.
+class OneRun {
+ public:
+  explicit OneRun(const RunRequest& req);
+  // The temporary directory, a program's set-up, the channels, the child's
+  // spec and its memory limit. False when the run cannot go on.
+  bool prepare();
+  // Starts the child, samples it until it ends (stopping it when it did not
+  // end by itself) and reaps it.
+  void start_and_sample();
+  // How the child ended: its exit and wait4's figures.
+  void read_end();
+  // The run metrics and the curve's from the samples, marks and figures.
+  void derive_metrics();
+  // The output's tail into the record; returns what the allocator said
+  // against its options ("" when nothing).
+  std::string read_output();
+  // judge's verdict, then the allocator's complaint.
+  RunRecord judged(const std::string& complaint);
+  // After a failed prepare: the verdict at once, nothing measured.
+  RunRecord judged_early();
+
+ private:
+  bool run_program_setup();
+  ChildSpec child_spec() const;
+  void limit_memory();
+  void start_driver(pid_t pid, Clock::time_point t0, EntryStop& entry, bool traced);
+  void sample(const Child& child, Clock::time_point t0);
+  void stop(const Child& child);
+  std::string workload_output();
+
+  const RunRequest& req_;
+  RunRecord rec_;
+  RunEnd end_;
+  RunTempDir tmp_;
+  std::string program_cwd_;
+  Channels channels_;
+  ChildSpec spec_;
+  std::optional<MemoryCgroup> cgroup_;
+  std::optional<ProgramDriver> driver_;
+  int status_ = 0;  // wait4's
+  rusage ru_{};
+};
+
+OneRun::OneRun(const RunRequest& req) : req_(req), tmp_(req.tmp_parent) {
+  rec_.workload = req.workload;
+  rec_.params = req.params;
+  rec_.repetition = req.repetition;
+  rec_.allocator.name = req.allocator.label;
+  rec_.allocator.family = req.allocator.family;
+  rec_.allocator.library = req.allocator.library;
+  rec_.allocator.env = req.allocator.env;
+  rec_.allocator.verified_by = req.program ? "maps" : "probe";
+  if (req.program) end_.expected_exit = req.program->expect_exit;
+}
+
+bool OneRun::prepare() {
+  if (!tmp_.error().empty()) {
+    end_.error = tmp_.error();
+    return false;
   }
-  if (!rec.hwm_kb.value && rec.hwm_kb.reason.empty())
-    rec.hwm_kb.reason = req.program ? "a program does not report its VmHWM; maxrss_kb (wait4) is the kernel's maximum"
-                                    : "the workload did not report its VmHWM";
-  compute_curve(rec, req.after_mark, req.declared_after);
+  if (!run_program_setup()) return false;
+  if (!channels_.open(req_.program, end_.error)) return false;
+  spec_ = child_spec();
+  limit_memory();
+  return true;
+}
+
+// A program's set-up makes its inputs, unmeasured, where it will run.
+bool OneRun::run_program_setup() {
+  const bool set_up = req_.program && !req_.program->setup_argv.empty();
+  if (req_.program) program_cwd_ = set_up && req_.program->cwd.empty() ? tmp_.path() : req_.program->cwd;
+  if (!set_up || run_setup(*req_.program, program_cwd_, req_.run.timeout_s, rec_, end_.error)) return true;
+  if (interrupt::requested()) {
+    end_.error.clear();
+    end_.how = SamplerEnd::Interrupted;
+  }
+  return false;
+}
+
+ChildSpec OneRun::child_spec() const {
+  ChildSpec spec;
+  spec.path = req_.binary;
+  spec.argv.push_back(req_.binary);
+  spec.argv.insert(spec.argv.end(), req_.args.begin(), req_.args.end());
+  spec.env = clean_environment();
+  if (req_.program) {
+    spec.path = req_.program->path;
+    spec.argv = req_.program->argv;
+    spec.cwd = program_cwd_;
+    for (const auto& [k, v] : req_.program->env) spec.env[k] = v;
+    spec.stdin_fd = channels_.program_stdin();
+  }
+  for (const auto& [k, v] : req_.allocator.env) spec.env[k] = v;
+  if (!req_.allocator.library.empty()) spec.env["LD_PRELOAD"] = req_.allocator.library;
+  spec.env["MEMHARNESS_MARK_FD"] = std::to_string(channels_.mark_write());
+  spec.env["MEMHARNESS_ACK_FD"] = std::to_string(channels_.ack_read());
+  spec.env["TMPDIR"] = tmp_.path();
+  spec.inherit_fds = {channels_.mark_write(), channels_.ack_read()};
+  spec.output_fd = channels_.output();
+  return spec;
+}
+
+// The memory limit: a cgroup of the run's own, else RLIMIT_AS.
+void OneRun::limit_memory() {
+  const uint64_t bytes = req_.run.memory_limit;
+  if (bytes == 0) return;
+  cgroup_.emplace(bytes, std::filesystem::path(tmp_.path()).filename().string());
+  const std::string mechanism = cgroup_->ok() ? cgroup_->mechanism() : std::string("RLIMIT_AS");
+  std::string note;
+  if (!cgroup_->ok()) {
+    spec_.rlimit_as = bytes;
+    note = "no memory cgroup could be made (" + cgroup_->why() +
+           "): RLIMIT_AS limits address space, not resident memory, and an allocation past it fails "
+           "instead of being killed";
+  }
+  rec_.memory_limit = memory_limit_json(bytes, mechanism, note);
+  end_.limit_note = "--memory-limit " + std::to_string(bytes) + " bytes by " + mechanism;
+}
+
+void OneRun::start_and_sample() {
+  auto child = Child::start_paused(spec_, end_.error);
+  channels_.child_started(req_.program != nullptr);
+  if (!child) return;
+  interrupt::set_child_group(child->pid());
+  if (cgroup_ && cgroup_->ok() && !cgroup_->add(child->pid(), end_.error)) child->signal_group(SIGKILL);
+  PerfCounters perf(child->pid());
+  // A program is held at its entry point, where its maps say which
+  // allocator it got, even when it lives a millisecond.
+  EntryStop entry;
+  std::string no_hold;
+  const bool traced = req_.program && entry.attach(child->pid(), no_hold);
+  const auto t0 = Clock::now();
+  if (end_.error.empty() && child->resume(end_.error)) {
+    if (req_.program) start_driver(child->pid(), t0, entry, traced);
+    sample(*child, t0);
+  }
+  child->wait(status_, ru_);
+  rec_.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  child->signal_group(SIGKILL);  // whatever the workload left running in its group
+  interrupt::set_child_group(0);
+  rec_.perf = perf.read();
+  end_.oom = cgroup_ && cgroup_->oom_kills() > 0;
+}
+
+// A program's driver; the program held at its entry when the trace took it there.
+void OneRun::start_driver(pid_t pid, Clock::time_point t0, EntryStop& entry, bool traced) {
+  driver_.emplace(*req_.program, pid, t0, channels_.take_program_output(), req_.allocator.library);
+  std::string no_hold;
+  if (traced && entry.run_to_entry(no_hold)) {
+    driver_->maps().check();
+    entry.leave_stopped();
+    driver_->hold(entry);
+  } else {
+    driver_->maps().right_after_exec();
+  }
+}
+
+void OneRun::sample(const Child& child, Clock::time_point t0) {
+  SamplerConfig cfg;
+  cfg.pid = child.pid();
+  cfg.pidfd = child.pidfd();
+  cfg.mark_fd = channels_.mark_read();
+  cfg.ack_fd = channels_.ack_write();
+  cfg.t0 = t0;
+  cfg.stop_fd = interrupt::wake_fd();
+  cfg.on_progress = req_.on_progress;
+  cfg.tree = req_.program && req_.program->tree;
+  if (driver_) cfg.driver = &*driver_;
+  std::string sampler_error;
+  end_.how = sample_until_exit(cfg, req_.run, rec_, sampler_error);
+  if (end_.how == SamplerEnd::Error) end_.error = sampler_error;
+  if (end_.how != SamplerEnd::Exited) stop(child);
+}
+
+// A child still running when sampling ended: SIGTERM to its group, SIGKILL
+// after the grace.
+void OneRun::stop(const Child& child) {
+  child.signal_group(SIGTERM);
+  if (driver_) driver_->first_sample_taken();  // a program still held gets its SIGTERM
+  pollfd p{child.pidfd(), POLLIN, 0};
+  if (poll(&p, 1, req_.program ? int(req_.program->stop_grace_s * 1000) : kTermGraceMs) <= 0)
+    child.signal_group(SIGKILL);
+}
+
+void OneRun::read_end() {
+  end_.wait_status = status_;
+  if (WIFEXITED(status_) && end_.error.empty()) rec_.exit.code = WEXITSTATUS(status_);
+  if (WIFSIGNALED(status_)) rec_.exit.signal = WTERMSIG(status_);
+  read_rusage(rec_, ru_);
+}
+
+void OneRun::derive_metrics() {
+  derive_run_metrics(rec_);
+  if (!rec_.hwm_kb.value && rec_.hwm_kb.reason.empty())
+    rec_.hwm_kb.reason = req_.program ? "a program does not report its VmHWM; maxrss_kb (wait4) is the kernel's maximum"
+                                      : "the workload did not report its VmHWM";
+  compute_curve(rec_, req_.run.after_mark, req_.declared_after);
+}
+
+std::string OneRun::read_output() {
   std::string complaint;
-  if (driver) {
-    driver->finish(rec);
-    complaint = option_complaint(req.allocator, driver->head() + "\n" + rec.output_tail);
-    if (auto obstacle = preload_obstacle(req.program->path); !obstacle.empty()) {
-      rec.allocator.verified = false;
-      rec.allocator.why_unverified = obstacle;
+  if (driver_) {
+    driver_->finish(rec_);
+    complaint = option_complaint(req_.allocator, driver_->head() + "\n" + rec_.output_tail);
+    if (auto obstacle = preload_obstacle(req_.program->path); !obstacle.empty()) {
+      rec_.allocator.verified = false;
+      rec_.allocator.why_unverified = obstacle;
     }
-  } else if (output >= 0) {
-    rec.output_tail = tail_of(output, 4096);
-    // An allocator complains about its options at start-up, before the tail.
-    std::string head(4096, '\0');
-    ssize_t n = pread(output, head.data(), head.size(), 0);
-    head.resize(n > 0 ? static_cast<size_t>(n) : 0);
-    complaint = option_complaint(req.allocator, head + "\n" + rec.output_tail);
-    close(output);
+  } else if (channels_.output() >= 0) {
+    complaint = option_complaint(req_.allocator, workload_output());
   }
-  if (req.pass_output && !rec.output_tail.empty()) {
-    ssize_t w = write(STDERR_FILENO, rec.output_tail.data(), rec.output_tail.size());
+  if (req_.pass_output && !rec_.output_tail.empty()) {
+    ssize_t w = write(STDERR_FILENO, rec_.output_tail.data(), rec_.output_tail.size());
     (void)w;
   }
-  judge(rec, end, req.declared_metrics);
-  if (rec.status == Status::Ok && !complaint.empty()) {
-    rec.status = Status::Failed;
-    rec.exit.error = "the allocator rejected its options: " + complaint;
+  return complaint;
+}
+
+// A workload's output, in its memfd once it is over: the tail into the
+// record; returned with the head, where an allocator complains about its
+// options at start-up.
+std::string OneRun::workload_output() {
+  const int fd = channels_.output();
+  rec_.output_tail = tail_of(fd, 4096);
+  std::string head(4096, '\0');
+  ssize_t n = pread(fd, head.data(), head.size(), 0);
+  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return head + "\n" + rec_.output_tail;
+}
+
+RunRecord OneRun::judged(const std::string& complaint) {
+  judge(rec_, end_, req_.declared_metrics);
+  if (rec_.status == Status::Ok && !complaint.empty()) {
+    rec_.status = Status::Failed;
+    rec_.exit.error = "the allocator rejected its options: " + complaint;
   }
-  return rec;
+  return std::move(rec_);
+}
+
+RunRecord OneRun::judged_early() {
+  judge(rec_, end_);
+  return std::move(rec_);
+}
+
+}  // namespace
+
+RunRecord run_one(const RunRequest& req) {
+  OneRun run(req);
+  if (!run.prepare()) return run.judged_early();
+  run.start_and_sample();
+  run.read_end();
+  run.derive_metrics();
+  const std::string complaint = run.read_output();
+  return run.judged(complaint);
 }
 
 }  // namespace mh

@@ -9,6 +9,7 @@
 #include "inputs/allocators.h"
 #include "inputs/program.h"
 #include "core/record.h"
+#include "measure/run_settings.h"
 #include "measure/sampler.h"
 
 namespace mh {
@@ -20,19 +21,17 @@ struct RunRequest {
   Json params;                    // the resolved values, for the record
   AllocatorSpec allocator;
   int repetition = 0;
-  double timeout_s = 600;
-  double sample_ms = 10;
-  double smaps_ms = 0;
+  RunSettings run;  // timeout, sampling, memory limit, --after
   bool pass_output = false;  // the workload's output to our stderr as well
   std::vector<std::string> declared_metrics;  // a run that lacks one of these failed
-  uint64_t memory_limit = 0;  // bytes; 0: none (see limits.h)
   // Where the run's own temporary directory is made ("": $TMPDIR, else /tmp).
   // The workload gets it as TMPDIR; it is removed after the run, however it ended.
   std::string tmp_parent;
-  ProgressFn on_progress;  // called about once a second and at each mark
-  // The mark the after.* curve metrics are measured from: --after, else the
-  // workload's declared idle mark, else the last mark (curve.h).
-  std::string after_mark, declared_after;
+  ProgressFn on_progress;  // called about twice a second and at each mark
+  // The mark the job idles from (a workload's declared idle mark, "load-end"
+  // for a program under load): the after.* curve metrics are measured from it
+  // unless run.after_mark (--after) names another (curve.h).
+  std::string declared_after;
   // Set for any program (harness -- PROGRAM ARGS) instead of a workload binary:
   // its argv, environment, marks and load; its allocator verified by its maps.
   const Program* program = nullptr;

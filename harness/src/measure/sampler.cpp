@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "measure/proc_tree.h"
 #include "sys/procfs.h"
@@ -74,209 +75,283 @@ Json apply_message(const std::string& line, RunRecord& rec) {
   return m;
 }
 
-SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::string& error) {
-  procfs::ProcReader proc(cfg.pid, cfg.proc_root, cfg.tree);
-  std::optional<procfs::ProcTree> tree;
-  if (cfg.tree) tree.emplace(cfg.pid, cfg.proc_root);
-  int64_t processes_max = 1;
-  rec.sampler.unreadable = proc.unreadable();
-  uint32_t last_seq = 0;
-  std::map<int, ThreadStat> threads;
-  std::vector<double> costs_us, gaps_ms, smaps_costs_us;
+namespace {
+
+// One run's sampling: the loop and what it keeps between wake-ups. Built and
+// run once by sample_until_exit.
+class Sampler {
+ public:
+  Sampler(const SamplerConfig& cfg, const RunSettings& settings, RunRecord& rec);
+  SamplerEnd run(std::string& error);
+
+ private:
+  // Until the child exits, the time is up, the harness is asked to stop or
+  // the driver ends it.
+  SamplerEnd loop(std::string& error);
+  // The periodic sample when it is due, and the threads every 500 ms.
+  void sample_on_schedule(Clock::time_point now);
+  // Sleeps until the next thing to do or a descriptor is readable, and takes
+  // in the mark lines that came. Error or Interrupted when sampling must end.
+  std::optional<SamplerEnd> wait_for_events(std::string& error);
+  Clock::time_point next_wake() const;
+  // Reads the process (and its descendants): a mark's reading with status
+  // and smaps_rollup, a periodic one with them only when due. Keeps its cost.
+  bool take(Sample& s, bool at_mark);
+  void add_mark(const std::string& name, Clock::time_point received, bool process_alive);
+  void merge_all_threads();
+  // The driver's marks after a wake-up (and once after the child exited).
+  void drive(bool alive);
+  void read_marks();
+  // Applies each whole line the workload sent: its mark, its sequence
+  // number, its acknowledgement.
+  void handle_lines(bool process_alive);
+  void check_sequence(const Json& m, uint32_t seq);
+  // The sampler's own figures into rec.sampler, and the threads seen.
+  void record_statistics();
+
+  const SamplerConfig& cfg_;
+  const RunSettings& settings_;
+  RunRecord& rec_;
+  procfs::ProcReader proc_;
+  std::optional<procfs::ProcTree> tree_;
+  int64_t processes_max_ = 1;
+  uint32_t last_seq_ = 0;
+  std::map<int, ThreadStat> threads_;
+  std::vector<double> costs_us_, gaps_ms_, smaps_costs_us_;
   // smaps_rollup walks every page table with the workload's mmap lock held
   // (5 ms at 470 MB), stalling its mmap and munmap for that long: periodic
   // reads only when asked for.
-  const bool periodic_smaps = cfg.smaps_ms > 0;
-  const auto smaps_interval = std::chrono::microseconds(static_cast<int64_t>(cfg.smaps_ms * 1000));
-  auto next_smaps = Clock::now();
-  auto next_stat = Clock::now();
-  auto next_tree = Clock::now();
-  const auto interval = std::chrono::microseconds(static_cast<int64_t>(cfg.interval_ms * 1000));
-  const auto deadline = cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(cfg.timeout_s * 1e6));
-  auto next = Clock::now();
-  auto next_threads = next;
-  auto next_progress = next;
-  double last_periodic_ms = -1;
-  Sample last{};
-  bool have_last = false;
-  std::string pending;
-  bool mark_open = cfg.mark_fd >= 0;
-  bool exited = false;
+  const bool periodic_smaps_;
+  const std::chrono::microseconds smaps_interval_, interval_;
+  const Clock::time_point deadline_;
+  Clock::time_point next_smaps_, next_stat_, next_tree_, next_, next_threads_, next_progress_;
+  double last_periodic_ms_ = -1;
+  Sample last_{};
+  bool have_last_ = false;
+  std::string pending_;  // received, not yet a whole line
+  bool mark_open_;
+  bool exited_ = false;
+};
 
-  auto take = [&](Sample& s, bool at_mark) {
-    auto a = Clock::now();
-    const bool with_smaps = at_mark || (periodic_smaps && a >= next_smaps);
-    // status only at marks: statm already gives RSS and its anonymous part.
-    const bool with_stat = at_mark || a >= next_stat;
-    if (with_stat) next_stat = a + kStatGap;
-    bool ok = proc.sample(s, with_smaps, at_mark, with_stat);
-    if (ok && tree) {
-      if (at_mark || a >= next_tree) {
-        tree->discover();
-        next_tree = a + kTreeGap;
-      }
-      processes_max = std::max<int64_t>(processes_max, 1 + tree->add_descendants(s, with_smaps, at_mark, with_stat));
-    }
-    auto b = Clock::now();
-    s.t_ms = ms_since(cfg.t0, a);
-    const double cost_us = std::chrono::duration<double, std::micro>(b - a).count();
-    costs_us.push_back(cost_us);
-    if (with_smaps) {
-      smaps_costs_us.push_back(cost_us);
-      next_smaps = a + smaps_interval;
-    }
-    if (ok) {
-      last = s;
-      have_last = true;
-      rec.samples.push_back(s);
-    }
-    return ok;
-  };
+std::chrono::microseconds micros(double ms) { return std::chrono::microseconds(static_cast<int64_t>(ms * 1000)); }
 
-  auto add_mark = [&](const std::string& name, Clock::time_point received, bool process_alive) {
-    Mark mk;
-    mk.name = name;
-    Sample s;
-    if (process_alive && take(s, true)) {
-      mk.sample = s;
-      // The peak of the phase that ends here, then a fresh peak for the next.
-      mk.hwm_kb = proc.last_hwm_kb();
-      mk.hwm_reset = cfg.reset_hwm && proc.reset_hwm();
-      merge_threads(threads, proc.threads());
-      if (tree) merge_threads(threads, tree->threads());
-    } else if (have_last) {
-      mk.sample = last;
-    }
-    mk.t_ms = ms_since(cfg.t0, received);
-    if (cfg.on_progress) cfg.on_progress(mk.t_ms, mk.name);
-    rec.marks.push_back(std::move(mk));
-  };
+Sampler::Sampler(const SamplerConfig& cfg, const RunSettings& settings, RunRecord& rec)
+    : cfg_(cfg),
+      settings_(settings),
+      rec_(rec),
+      proc_(cfg.pid, cfg.proc_root, cfg.tree),
+      periodic_smaps_(settings.smaps_ms > 0),
+      smaps_interval_(micros(settings.smaps_ms)),
+      interval_(micros(settings.sample_ms)),
+      deadline_(cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(settings.timeout_s * 1e6))),
+      mark_open_(cfg.mark_fd >= 0) {
+  if (cfg.tree) tree_.emplace(cfg.pid, cfg.proc_root);
+  rec_.sampler.unreadable = proc_.unreadable();
+  next_smaps_ = next_stat_ = next_tree_ = Clock::now();
+  next_ = next_threads_ = next_progress_ = Clock::now();
+}
 
-  auto drive = [&](bool alive) {
+SamplerEnd Sampler::run(std::string& error) {
+  const SamplerEnd end = loop(error);
+  // What the workload wrote just before it exited.
+  if (mark_open_) read_marks();
+  handle_lines(false);
+  if (cfg_.driver && end == SamplerEnd::Exited) drive(false);
+  record_statistics();
+  return end;
+}
+
+SamplerEnd Sampler::loop(std::string& error) {
+  for (;;) {
     const auto now = Clock::now();
-    for (const auto& name : cfg.driver->step(now, alive)) add_mark(name, now, alive);
-  };
-
-  auto handle_lines = [&](bool process_alive) {
-    size_t eol;
-    while ((eol = pending.find('\n')) != std::string::npos) {
-      std::string line = pending.substr(0, eol);
-      pending.erase(0, eol + 1);
-      auto received = Clock::now();
-      Json m = apply_message(line, rec);
-      if (m.is_discarded()) continue;
-      // Synchronous messages count 1, 2, 3...: a gap or a repeat means the
-      // workload went on past a message (a mark) the harness had not answered.
-      const uint32_t seq = m.contains("seq") && m["seq"].is_number_unsigned() ? m["seq"].get<uint32_t>() : 0;
-      if (seq != 0) {
-        if (seq != last_seq + 1)
-          rec.protocol_errors.push_back("message " + (m.contains("mark") ? m["mark"].dump() : std::string()) +
-                                        " has sequence number " +
-                                        std::to_string(seq) + ", expected " + std::to_string(last_seq + 1));
-        last_seq = seq;
-      }
-      if (m.contains("mark") && m["mark"].is_string()) add_mark(m["mark"].get<std::string>(), received, process_alive);
-      if (m.value("sync", false) && cfg.ack_fd >= 0) write_ack(cfg.ack_fd, seq);
-    }
-  };
-
-  auto read_marks = [&]() {
-    char buf[4096];
-    for (;;) {
-      ssize_t n = read(cfg.mark_fd, buf, sizeof buf);
-      if (n > 0) {
-        pending.append(buf, static_cast<size_t>(n));
-        continue;
-      }
-      if (n == 0) mark_open = false;
-      else if (errno == EINTR) continue;
-      break;  // EAGAIN: nothing more for now
-    }
-  };
-
-  SamplerEnd end = SamplerEnd::Exited;
-  while (!exited) {
-    auto now = Clock::now();
-    if (now >= next) {
-      Sample s;
-      if (take(s, false)) {
-        if (last_periodic_ms >= 0) gaps_ms.push_back(s.t_ms - last_periodic_ms);
-        last_periodic_ms = s.t_ms;
-      }
-      if (cfg.driver && costs_us.size() == 1) cfg.driver->first_sample_taken();
-      next += interval;
-      if (next <= now) next = now + interval;  // we fell behind: do not burst to catch up
-      if (now >= next_threads) {
-        merge_threads(threads, proc.threads());
-        if (tree) merge_threads(threads, tree->threads());
-        next_threads = now + std::chrono::milliseconds(500);
-      }
-    }
+    if (now >= next_) sample_on_schedule(now);
     // On its own clock: a long --sample-ms must not freeze the progress line.
-    if (cfg.on_progress && now >= next_progress) {
-      cfg.on_progress(ms_since(cfg.t0, now), rec.marks.empty() ? std::string() : rec.marks.back().name);
-      next_progress = now + std::chrono::milliseconds(500);
+    if (cfg_.on_progress && now >= next_progress_) {
+      cfg_.on_progress(ms_since(cfg_.t0, now), rec_.marks.empty() ? std::string() : rec_.marks.back().name);
+      next_progress_ = now + std::chrono::milliseconds(500);
     }
-    if (now >= deadline) {
-      end = SamplerEnd::TimedOut;
-      break;
-    }
-    auto wake = std::min(next, deadline);
-    if (cfg.on_progress) wake = std::min(wake, next_progress);
-    if (cfg.driver) wake = std::min(wake, cfg.driver->next_wake());
-    auto wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now()).count());
-    timespec ts{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
-    std::vector<pollfd> fds = {{cfg.pidfd, POLLIN, 0}, {mark_open ? cfg.mark_fd : -1, POLLIN, 0}, {cfg.stop_fd, POLLIN, 0}};
-    if (cfg.driver)
-      for (int fd : cfg.driver->watch_fds()) fds.push_back({fd, POLLIN, 0});
-    int r = ppoll(fds.data(), fds.size(), &ts, nullptr);
-    if (r < 0 && errno != EINTR) {
-      error = std::string("ppoll: ") + std::strerror(errno);
-      end = SamplerEnd::Error;
-      break;
-    }
-    if (r > 0 && (fds[2].revents & POLLIN)) {
-      end = SamplerEnd::Interrupted;
-      break;
-    }
-    if (r > 0 && (fds[1].revents & (POLLIN | POLLHUP))) {
-      read_marks();
-      handle_lines(true);
-    }
-    if (r > 0 && (fds[0].revents & POLLIN)) exited = true;
-    if (cfg.driver && !exited) {
+    if (now >= deadline_) return SamplerEnd::TimedOut;
+    if (auto end = wait_for_events(error)) return *end;
+    if (exited_) return SamplerEnd::Exited;
+    if (cfg_.driver) {
       drive(true);
       std::string why;
-      if (auto e = cfg.driver->end(why)) {
-        end = *e;
-        if (end == SamplerEnd::Error) error = why;
-        break;
+      if (auto end = cfg_.driver->end(why)) {
+        if (*end == SamplerEnd::Error) error = why;
+        return *end;
       }
     }
   }
-  // What the workload wrote just before it exited.
-  if (mark_open) read_marks();
-  handle_lines(false);
-  if (cfg.driver && end == SamplerEnd::Exited) drive(false);
+}
 
-  for (auto& [tid, t] : threads) rec.threads.push_back(t);
-  rec.sampler.interval_ms = cfg.interval_ms;
-  rec.sampler.smaps_ms = cfg.smaps_ms;
-  rec.sampler.count = static_cast<int64_t>(costs_us.size());
-  if (!costs_us.empty()) {
-    rec.sampler.cost_us_median = stats::median(costs_us);
-    rec.sampler.cost_us_max = *std::max_element(costs_us.begin(), costs_us.end());
+void Sampler::sample_on_schedule(Clock::time_point now) {
+  Sample s;
+  if (take(s, false)) {
+    if (last_periodic_ms_ >= 0) gaps_ms_.push_back(s.t_ms - last_periodic_ms_);
+    last_periodic_ms_ = s.t_ms;
   }
-  if (!gaps_ms.empty()) rec.sampler.achieved_ms = stats::median(gaps_ms);
-  rec.sampler.smaps_reads = static_cast<int64_t>(smaps_costs_us.size());
-  if (!smaps_costs_us.empty()) rec.sampler.smaps_cost_us_median = stats::median(smaps_costs_us);
-  rec.sampler.hwm_reset_error = proc.reset_error();
-  if (tree) {
-    rec.sampler.tree = true;
-    rec.sampler.tree_found_by = tree->how();
-    rec.sampler.processes_max = processes_max;
+  if (cfg_.driver && costs_us_.size() == 1) cfg_.driver->first_sample_taken();
+  next_ += interval_;
+  if (next_ <= now) next_ = now + interval_;  // we fell behind: do not burst to catch up
+  if (now >= next_threads_) {
+    merge_all_threads();
+    next_threads_ = now + std::chrono::milliseconds(500);
   }
-  return end;
+}
+
+Clock::time_point Sampler::next_wake() const {
+  auto wake = std::min(next_, deadline_);
+  if (cfg_.on_progress) wake = std::min(wake, next_progress_);
+  if (cfg_.driver) wake = std::min(wake, cfg_.driver->next_wake());
+  return wake;
+}
+
+std::optional<SamplerEnd> Sampler::wait_for_events(std::string& error) {
+  const auto ns = std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::nanoseconds>(next_wake() - Clock::now()).count());
+  timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  std::vector<pollfd> fds = {{cfg_.pidfd, POLLIN, 0}, {mark_open_ ? cfg_.mark_fd : -1, POLLIN, 0}, {cfg_.stop_fd, POLLIN, 0}};
+  if (cfg_.driver)
+    for (int fd : cfg_.driver->watch_fds()) fds.push_back({fd, POLLIN, 0});
+  const int r = ppoll(fds.data(), fds.size(), &ts, nullptr);
+  if (r < 0 && errno != EINTR) {
+    error = std::string("ppoll: ") + std::strerror(errno);
+    return SamplerEnd::Error;
+  }
+  if (r > 0 && (fds[2].revents & POLLIN)) return SamplerEnd::Interrupted;
+  if (r > 0 && (fds[1].revents & (POLLIN | POLLHUP))) {
+    read_marks();
+    handle_lines(true);
+  }
+  if (r > 0 && (fds[0].revents & POLLIN)) exited_ = true;
+  return std::nullopt;
+}
+
+bool Sampler::take(Sample& s, bool at_mark) {
+  const auto a = Clock::now();
+  const bool with_smaps = at_mark || (periodic_smaps_ && a >= next_smaps_);
+  // status only at marks: statm already gives RSS and its anonymous part.
+  const bool with_stat = at_mark || a >= next_stat_;
+  if (with_stat) next_stat_ = a + kStatGap;
+  const bool ok = proc_.sample(s, with_smaps, at_mark, with_stat);
+  if (ok && tree_) {
+    if (at_mark || a >= next_tree_) {
+      tree_->discover();
+      next_tree_ = a + kTreeGap;
+    }
+    processes_max_ =
+        std::max<int64_t>(processes_max_, 1 + tree_->add_descendants(s, with_smaps, at_mark, with_stat));
+  }
+  const auto b = Clock::now();
+  s.t_ms = ms_since(cfg_.t0, a);
+  const double cost_us = std::chrono::duration<double, std::micro>(b - a).count();
+  costs_us_.push_back(cost_us);
+  if (with_smaps) {
+    smaps_costs_us_.push_back(cost_us);
+    next_smaps_ = a + smaps_interval_;
+  }
+  if (ok) {
+    last_ = s;
+    have_last_ = true;
+    rec_.samples.push_back(s);
+  }
+  return ok;
+}
+
+void Sampler::add_mark(const std::string& name, Clock::time_point received, bool process_alive) {
+  Mark mk;
+  mk.name = name;
+  Sample s;
+  if (process_alive && take(s, true)) {
+    mk.sample = s;
+    // The peak of the phase that ends here, then a fresh peak for the next.
+    mk.hwm_kb = proc_.last_hwm_kb();
+    mk.hwm_reset = cfg_.reset_hwm && proc_.reset_hwm();
+    merge_all_threads();
+  } else if (have_last_) {
+    mk.sample = last_;
+  }
+  mk.t_ms = ms_since(cfg_.t0, received);
+  if (cfg_.on_progress) cfg_.on_progress(mk.t_ms, mk.name);
+  rec_.marks.push_back(std::move(mk));
+}
+
+void Sampler::merge_all_threads() {
+  merge_threads(threads_, proc_.threads());
+  if (tree_) merge_threads(threads_, tree_->threads());
+}
+
+void Sampler::drive(bool alive) {
+  const auto now = Clock::now();
+  for (const auto& name : cfg_.driver->step(now, alive)) add_mark(name, now, alive);
+}
+
+void Sampler::read_marks() {
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(cfg_.mark_fd, buf, sizeof buf);
+    if (n > 0) {
+      pending_.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) mark_open_ = false;
+    else if (errno == EINTR) continue;
+    break;  // EAGAIN: nothing more for now
+  }
+}
+
+void Sampler::handle_lines(bool process_alive) {
+  size_t eol;
+  while ((eol = pending_.find('\n')) != std::string::npos) {
+    const std::string line = pending_.substr(0, eol);
+    pending_.erase(0, eol + 1);
+    const auto received = Clock::now();
+    const Json m = apply_message(line, rec_);
+    if (m.is_discarded()) continue;
+    const uint32_t seq = m.contains("seq") && m["seq"].is_number_unsigned() ? m["seq"].get<uint32_t>() : 0;
+    check_sequence(m, seq);
+    if (m.contains("mark") && m["mark"].is_string()) add_mark(m["mark"].get<std::string>(), received, process_alive);
+    if (m.value("sync", false) && cfg_.ack_fd >= 0) write_ack(cfg_.ack_fd, seq);
+  }
+}
+
+// Synchronous messages count 1, 2, 3...: a gap or a repeat means the workload
+// went on past a message (a mark) the harness had not answered.
+void Sampler::check_sequence(const Json& m, uint32_t seq) {
+  if (seq == 0) return;
+  if (seq != last_seq_ + 1)
+    rec_.protocol_errors.push_back("message " + (m.contains("mark") ? m["mark"].dump() : std::string()) +
+                                   " has sequence number " + std::to_string(seq) + ", expected " +
+                                   std::to_string(last_seq_ + 1));
+  last_seq_ = seq;
+}
+
+void Sampler::record_statistics() {
+  for (auto& [tid, t] : threads_) rec_.threads.push_back(t);
+  auto& st = rec_.sampler;
+  st.interval_ms = settings_.sample_ms;
+  st.smaps_ms = settings_.smaps_ms;
+  st.count = static_cast<int64_t>(costs_us_.size());
+  if (!costs_us_.empty()) {
+    st.cost_us_median = stats::median(costs_us_);
+    st.cost_us_max = *std::max_element(costs_us_.begin(), costs_us_.end());
+  }
+  if (!gaps_ms_.empty()) st.achieved_ms = stats::median(gaps_ms_);
+  st.smaps_reads = static_cast<int64_t>(smaps_costs_us_.size());
+  if (!smaps_costs_us_.empty()) st.smaps_cost_us_median = stats::median(smaps_costs_us_);
+  st.hwm_reset_error = proc_.reset_error();
+  if (tree_) {
+    st.tree = true;
+    st.tree_found_by = tree_->how();
+    st.processes_max = processes_max_;
+  }
+}
+
+}  // namespace
+
+SamplerEnd sample_until_exit(const SamplerConfig& cfg, const RunSettings& settings, RunRecord& rec,
+                             std::string& error) {
+  return Sampler(cfg, settings, rec).run(error);
 }
 
 }  // namespace mh

@@ -1,8 +1,9 @@
 // The sampler: watches one running child from outside until it exits or its
 // time is up. Every interval it reads the child's /proc files; on each mark the
 // workload sends it timestamps the mark, samples at once and acknowledges, so a
-// mark's sample is the state at that point of the workload. Runs on the runner
-// thread; owns nothing but its read buffer.
+// mark's sample is the state at that point of the workload. Runs on the main
+// thread inside run_one (the harness starts no threads); its state lives for
+// one run.
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "measure/run_settings.h"
 
 namespace mh {
 
@@ -47,9 +49,6 @@ struct SamplerConfig {
   int mark_fd = -1;  // read end of the workload's JSON lines (non-blocking)
   int ack_fd = -1;   // write end: one byte per synchronous message
   std::chrono::steady_clock::time_point t0;
-  double interval_ms = 10;
-  double smaps_ms = 0;  // 0: smaps_rollup at marks only
-  double timeout_s = 600;
   int stop_fd = -1;  // readable when the harness is asked to stop (interrupt::wake_fd)
   std::string proc_root = "/proc";
   // Reset VmHWM at each mark, so that each phase has the kernel's own peak.
@@ -57,14 +56,16 @@ struct SamplerConfig {
   // Sample the process with its live descendants, summed (proc_tree.h); VmHWM
   // and its reset stay the started process's own.
   bool tree = false;
-  ProgressFn on_progress;  // about once a second and at each mark
+  ProgressFn on_progress;  // about twice a second and at each mark
   SamplerDriver* driver = nullptr;  // a program's run; none for a built-in workload
 };
 
-// Fills samples, marks, threads, workload metrics, allocator identity and
-// statistics, hwm and the sampler's own cost into `rec`. On Error, `error`
-// says what failed.
-SamplerEnd sample_until_exit(const SamplerConfig& cfg, RunRecord& rec, std::string& error);
+// Samples every settings.sample_ms, smaps_rollup every settings.smaps_ms (0:
+// at marks only), until settings.timeout_s after cfg.t0. Fills samples, marks,
+// threads, workload metrics, allocator identity and statistics, hwm and the
+// sampler's own cost into `rec`. On Error, `error` says what failed.
+SamplerEnd sample_until_exit(const SamplerConfig& cfg, const RunSettings& settings, RunRecord& rec,
+                             std::string& error);
 
 // The mark protocol's acknowledgement: the sequence number of the message it
 // answers (0 for a message without one), 4 bytes in host order, one write.

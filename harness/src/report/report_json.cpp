@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "core/metrics.h"
+#include "core/run_metrics.h"
 #include "core/summary.h"
 
 namespace mh {
@@ -272,6 +273,7 @@ std::vector<Mark> marks_from(const Json& marks) {
 void read_metrics(const Json& m, RunRecord& r) {
   for (const auto& spec : metric_registry())
     if (spec.set && m.contains(spec.name) && m[spec.name].is_number()) spec.set(r, m[spec.name].get<double>());
+  derive_anon_peak_and_cpu(r);
   if (!r.hwm_kb.value) r.hwm_kb.reason = m.value("hwm_kb_reason", "");
   if (m.contains("curve") && m["curve"].is_object())
     for (const auto& [k, v] : m["curve"].items()) r.curve.push_back({k, maybe_from(v)});

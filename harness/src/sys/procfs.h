@@ -1,7 +1,7 @@
 // Parsers of /proc text, pure functions on the file contents so that fixture
 // files can test them, plus ProcReader, which keeps one process's files open
-// and re-reads them with pread for each sample. A ProcReader belongs to the
-// sampling thread.
+// and re-reads them with pread for each sample. A ProcReader belongs to one
+// run's sampler, on the main thread (the harness starts no threads).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // Starting workload processes: without a shell (fork + execve), in their own
 // process group, with a chosen environment and inherited descriptors. A child is
 // held before its exec until resume(), so that counters can be attached to it.
-// Used from the runner thread only.
+// Main thread only (the harness starts no threads).
 #pragma once
 
 #include <sys/resource.h>

@@ -1,0 +1,46 @@
+// Derived run metrics (see run_metrics.h).
+#include "core/run_metrics.h"
+
+#include <algorithm>
+
+namespace mh {
+
+namespace {
+
+void peak_and_final_rss(RunRecord& rec) {
+  rec.peak_rss_kb = 0;
+  for (const auto& s : rec.samples) rec.peak_rss_kb = std::max(rec.peak_rss_kb, s.rss_kb);
+  if (!rec.samples.empty()) rec.final_rss_kb = rec.samples.back().rss_kb;
+  // The workload's `end` mark, its last moment, when it sent one.
+  for (const auto& m : rec.marks)
+    if (m.name == "end") rec.final_rss_kb = m.sample.rss_kb;
+}
+
+// With VmHWM reset at marks, each mark's reading is the peak of the phase it
+// closes, and the kernel's figures at exit cover only the last phase: the
+// workload's VmHWM, and wait4's ru_maxrss (the larger of the high-water mark
+// since the last reset and the harness's image from before the exec). Both
+// are raised to the largest phase peak.
+void raise_to_phase_peaks(RunRecord& rec) {
+  if (std::none_of(rec.marks.begin(), rec.marks.end(), [](const Mark& m) { return m.hwm_reset; })) return;
+  int64_t peak = 0;
+  for (const auto& m : rec.marks) peak = std::max(peak, m.hwm_kb.value_or(0));
+  if (rec.hwm_kb.value) rec.hwm_kb.value = std::max(*rec.hwm_kb.value, double(peak));
+  rec.maxrss_kb = std::max(rec.maxrss_kb, peak);
+}
+
+}  // namespace
+
+void derive_run_metrics(RunRecord& rec) {
+  peak_and_final_rss(rec);
+  raise_to_phase_peaks(rec);
+  derive_anon_peak_and_cpu(rec);
+}
+
+void derive_anon_peak_and_cpu(RunRecord& rec) {
+  rec.peak_anon_kb = 0;
+  for (const auto& s : rec.samples) rec.peak_anon_kb = std::max(rec.peak_anon_kb, s.anon_kb);
+  rec.cpu_ms = rec.utime_ms + rec.stime_ms;
+}
+
+}  // namespace mh

@@ -1,0 +1,22 @@
+// The settings of a run that the command line gives, declared once with their
+// defaults and carried whole: the options fill one (options.h), an execution
+// holds it (session.h), each run request carries it to the runner, and the
+// sampler reads it. Plain data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mh {
+
+struct RunSettings {
+  double timeout_s = 600;     // --timeout: seconds before a run is killed (SIGTERM, then SIGKILL)
+  double sample_ms = 10;      // --sample-ms: the sampling interval (the record's sampler.interval_ms)
+  double smaps_ms = 0;        // --smaps-ms: smaps_rollup at most this often; 0: at marks only
+  uint64_t memory_limit = 0;  // --memory-limit in bytes; 0: none (memory_limit.h)
+  // --after: the mark the after.* metrics are measured from ("": the
+  // workload's declared idle mark, else the run's last mark; curve.h).
+  std::string after_mark;
+};
+
+}  // namespace mh
