@@ -147,16 +147,31 @@ void ProgramDriver::start_load(Clock::time_point now, std::vector<std::string>& 
 
 std::vector<std::string> ProgramDriver::step(Clock::time_point now, bool alive) {
   std::vector<std::string> marks;
+  const bool became_ready = read_output(marks);
+  while (next_timed_ < timed_.size() && ms_between(t0_, now) >= timed_[next_timed_].ms)
+    marks.push_back(timed_[next_timed_++].name);
+  if (!alive) return marks;
+  update_readiness(now, became_ready, marks);
+  if (load_) watch_load(now, marks);
+  if (now >= next_maps_) {
+    maps_.check();
+    next_maps_ = now + kMapsEvery;
+  }
+  if (stop_at_ && now >= *stop_at_) stopped_ = true;
+  return marks;
+}
+
+bool ProgramDriver::read_output(std::vector<std::string>& marks) {
   bool became_ready = false;
   drain(out_, [&](const std::string& line) {
     for (size_t i = 0; i < output_regexes_.size(); ++i)
       if (matches(output_regexes_[i], line)) marks.push_back(p_.output_marks[i].name);
     if (!ready_ && !became_ready && ready_regex_ && matches(*ready_regex_, line)) became_ready = true;
   });
-  while (next_timed_ < timed_.size() && ms_between(t0_, now) >= timed_[next_timed_].ms)
-    marks.push_back(timed_[next_timed_++].name);
-  if (!alive) return marks;
+  return became_ready;
+}
 
+void ProgramDriver::update_readiness(Clock::time_point now, bool became_ready, std::vector<std::string>& marks) {
   if (!ready_ && !became_ready && p_.ready_port > 0 && now >= next_port_try_) {
     became_ready = port_open();
     next_port_try_ = now + kPortRetry;
@@ -171,49 +186,45 @@ std::vector<std::string> ProgramDriver::step(Clock::time_point now, bool alive) 
              (ready_regex_ ? "no output line matched '" + p_.ready_regex + "'"
                            : "nothing accepted a connection on 127.0.0.1:" + std::to_string(p_.ready_port));
   }
+}
 
-  if (load_) {
-    drain(load_out_, [&](const std::string& line) {
-      for (const auto& m : p_.load_metrics) {
-        std::smatch found;
-        if (std::regex_search(line, found, std::regex(m.regex, std::regex::extended)) && found.size() > 1) {
-          char* end = nullptr;
-          const std::string text = found[1].str();
-          double v = std::strtod(text.c_str(), &end);
-          if (!text.empty() && *end == '\0') load_record_["metrics"][m.name] = v;
-        }
+void ProgramDriver::watch_load(Clock::time_point now, std::vector<std::string>& marks) {
+  drain(load_out_, [&](const std::string& line) {
+    for (const auto& m : p_.load_metrics) {
+      std::smatch found;
+      if (std::regex_search(line, found, std::regex(m.regex, std::regex::extended)) && found.size() > 1) {
+        char* end = nullptr;
+        const std::string text = found[1].str();
+        double v = std::strtod(text.c_str(), &end);
+        if (!text.empty() && *end == '\0') load_record_["metrics"][m.name] = v;
       }
-    });
-    pollfd pf{load_->pidfd(), POLLIN, 0};
-    if (load_record_.value("exit_code", Json()).is_null() && poll(&pf, 1, 0) == 1) {
-      int status = 0;
-      rusage ru{};
-      load_->wait(status, ru);
-      drain(load_out_, [](const std::string&) {});
-      marks.push_back("load-end");
-      load_record_["command"] = p_.load_argv;
-      load_record_["exit_code"] = WIFEXITED(status) ? Json(WEXITSTATUS(status)) : Json(nullptr);
-      load_record_["signal"] = WIFSIGNALED(status) ? Json(WTERMSIG(status)) : Json(nullptr);
-      load_record_["wall_ms"] = std::round(ms_between(load_start_, now) * 100) / 100;
-      load_record_["utime_ms"] = double(ru.ru_utime.tv_sec) * 1e3 + double(ru.ru_utime.tv_usec) / 1e3;
-      load_record_["stime_ms"] = double(ru.ru_stime.tv_sec) * 1e3 + double(ru.ru_stime.tv_usec) / 1e3;
-      load_record_["minflt"] = ru.ru_minflt;
-      load_record_["majflt"] = ru.ru_majflt;
-      load_record_["maxrss_kb"] = ru.ru_maxrss;
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        error_ = "the load generator " + p_.load_argv[0] + " failed (" +
-                 (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                    : "killed by signal " + std::string(strsignal(WTERMSIG(status)))) +
-                 "): " + load_out_.tail.substr(load_out_.tail.size() > 300 ? load_out_.tail.size() - 300 : 0);
-      stop_at_ = now + seconds(p_.idle_s.value_or(0));
     }
-  }
-  if (now >= next_maps_) {
-    maps_.check();
-    next_maps_ = now + kMapsEvery;
-  }
-  if (stop_at_ && now >= *stop_at_) stopped_ = true;
-  return marks;
+  });
+  pollfd pf{load_->pidfd(), POLLIN, 0};
+  if (load_record_.value("exit_code", Json()).is_null() && poll(&pf, 1, 0) == 1) load_ended(now, marks);
+}
+
+void ProgramDriver::load_ended(Clock::time_point now, std::vector<std::string>& marks) {
+  int status = 0;
+  rusage ru{};
+  load_->wait(status, ru);
+  drain(load_out_, [](const std::string&) {});
+  marks.push_back("load-end");
+  load_record_["command"] = p_.load_argv;
+  load_record_["exit_code"] = WIFEXITED(status) ? Json(WEXITSTATUS(status)) : Json(nullptr);
+  load_record_["signal"] = WIFSIGNALED(status) ? Json(WTERMSIG(status)) : Json(nullptr);
+  load_record_["wall_ms"] = std::round(ms_between(load_start_, now) * 100) / 100;
+  load_record_["utime_ms"] = double(ru.ru_utime.tv_sec) * 1e3 + double(ru.ru_utime.tv_usec) / 1e3;
+  load_record_["stime_ms"] = double(ru.ru_stime.tv_sec) * 1e3 + double(ru.ru_stime.tv_usec) / 1e3;
+  load_record_["minflt"] = ru.ru_minflt;
+  load_record_["majflt"] = ru.ru_majflt;
+  load_record_["maxrss_kb"] = ru.ru_maxrss;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    error_ = "the load generator " + p_.load_argv[0] + " failed (" +
+             (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                : "killed by signal " + std::string(strsignal(WTERMSIG(status)))) +
+             "): " + load_out_.tail.substr(load_out_.tail.size() > 300 ? load_out_.tail.size() - 300 : 0);
+  stop_at_ = now + seconds(p_.idle_s.value_or(0));
 }
 
 SamplerDriver::Clock::time_point ProgramDriver::next_wake() const {

@@ -61,8 +61,15 @@ class ProgramDriver : public SamplerDriver {
   // Reads what is there; calls on_line for each whole line.
   template <class F>
   void drain(Stream& s, F on_line);
+  // The steps of step(): the output's marks (true when it said the program
+  // is ready), readiness by output or port (and what follows it: the load or
+  // the idle time), the load generator's output and its end.
+  bool read_output(std::vector<std::string>& marks);
+  void update_readiness(Clock::time_point now, bool became_ready, std::vector<std::string>& marks);
   void start_load(Clock::time_point now, std::vector<std::string>& marks);
   bool port_open() const;
+  void watch_load(Clock::time_point now, std::vector<std::string>& marks);
+  void load_ended(Clock::time_point now, std::vector<std::string>& marks);
 
   const Program& p_;
   Clock::time_point t0_;
