@@ -86,7 +86,7 @@ class Pins : public ::testing::Test {
       std::ofstream(scav_ + "/history.txt", std::ios::app) << "commit " << i << "\n";
       if (i == 5) std::ofstream(fs::path(scav_) / "scav/src/stats.cpp", std::ios::app) << "#error broken on purpose\n";
       if (i == 6) replace_in(fs::path(scav_) / "scav/src/stats.cpp", "#error broken on purpose\n", "");
-      if (i == 8) replace_in(options, "{\"purge_delay_ms\",     100,", "{\"purge_delay_ms\",     3000,");
+      if (i == 8) replace_in(options, "{\"purge_delay_ms\",    100,", "{\"purge_delay_ms\",    3000,");
       commits_.push_back(commit_all(scav_, i == 8 ? "Purge three seconds after a free" : "Commit " + std::to_string(i)));
     }
 
