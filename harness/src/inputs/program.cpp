@@ -1,6 +1,7 @@
 // Programs as workloads: resolution and checks (see program.h).
 #include "inputs/program.h"
 
+#include "sys/pattern.h"
 #include "inputs/allocators.h"
 
 #include <elf.h>
@@ -12,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 #include <set>
 
 namespace mh {
@@ -63,13 +63,11 @@ bool number(const Json& j, const char* key, double min, double max, double& out,
 }
 
 bool compiles(const std::string& regex, const std::string& what, std::string& error) {
-  try {
-    std::regex r(regex, std::regex::extended);
-  } catch (const std::regex_error& e) {
-    error = what + " '" + regex + "' is not a POSIX extended regular expression (" + e.what() + ")";
-    return false;
-  }
-  return true;
+  std::string why;
+  if (Pattern::compile(regex, why)) return true;
+  error = what + " '" + regex + "' is not a POSIX extended regular expression RE2 takes (" + why +
+          "; back-references are not taken)";
+  return false;
 }
 
 bool is_mark_name(const std::string& s) {
@@ -364,7 +362,7 @@ bool read_load_metrics(const Json& j, Program& p, std::string& error) {
     }
     LoadMetric m{text.substr(0, eq), text.substr(eq + 1)};
     if (!compiles(m.regex, "--load-metric", error)) return false;
-    if (std::regex(m.regex, std::regex::extended).mark_count() < 1) {
+    if (std::string ignored; Pattern::compile(m.regex, ignored)->groups() < 1) {
       error = "--load-metric '" + text + "' has no capture group: the number is the first (...) group";
       return false;
     }

@@ -32,7 +32,7 @@ std::chrono::steady_clock::duration seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
 
-bool matches(const std::regex& r, const std::string& line) { return std::regex_search(line, r); }
+bool matches(const Pattern& r, const std::string& line) { return r.found_in(line); }
 
 }  // namespace
 
@@ -58,8 +58,11 @@ bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRe
 ProgramDriver::ProgramDriver(const Program& p, int pid, Clock::time_point t0, int output_fd, const std::string& library)
     : p_(p), t0_(t0), maps_(pid, library), timed_(p.timed_marks) {
   out_.fd = output_fd;
-  for (const auto& m : p.output_marks) output_regexes_.emplace_back(m.regex, std::regex::extended);
-  if (!p.ready_regex.empty()) ready_regex_.emplace(p.ready_regex, std::regex::extended);
+  // Every pattern was compiled once already when the program was read (program.h).
+  std::string ignored;
+  for (const auto& m : p.output_marks) output_regexes_.push_back(*Pattern::compile(m.regex, ignored));
+  if (!p.ready_regex.empty()) ready_regex_ = Pattern::compile(p.ready_regex, ignored);
+  for (const auto& m : p.load_metrics) load_regexes_.push_back(*Pattern::compile(m.regex, ignored));
   std::stable_sort(timed_.begin(), timed_.end(), [](auto& a, auto& b) { return a.ms < b.ms; });
   next_port_try_ = next_maps_ = t0;
 }
@@ -190,11 +193,11 @@ void ProgramDriver::update_readiness(Clock::time_point now, bool became_ready, s
 
 void ProgramDriver::watch_load(Clock::time_point now, std::vector<std::string>& marks) {
   drain(load_out_, [&](const std::string& line) {
-    for (const auto& m : p_.load_metrics) {
-      std::smatch found;
-      if (std::regex_search(line, found, std::regex(m.regex, std::regex::extended)) && found.size() > 1) {
+    for (size_t i = 0; i < p_.load_metrics.size(); ++i) {
+      const auto& m = p_.load_metrics[i];
+      if (auto found = load_regexes_[i].first_group(line)) {
         char* end = nullptr;
-        const std::string text = found[1].str();
+        const std::string text = *found;
         double v = std::strtod(text.c_str(), &end);
         if (!text.empty() && *end == '\0') load_record_["metrics"][m.name] = v;
       }

@@ -10,10 +10,10 @@
 
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "sys/pattern.h"
 #include "measure/entry_stop.h"
 #include "measure/maps_check.h"
 #include "inputs/program.h"
@@ -77,8 +77,9 @@ class ProgramDriver : public SamplerDriver {
   std::optional<EntryStop> held_;
   Stream out_;
   std::string head_;
-  std::vector<std::regex> output_regexes_;
-  std::optional<std::regex> ready_regex_;
+  std::vector<Pattern> output_regexes_;
+  std::optional<Pattern> ready_regex_;
+  std::vector<Pattern> load_regexes_;  // one per load metric, in its order
   size_t next_timed_ = 0;
   std::vector<TimedMark> timed_;
   bool ready_ = false;
