@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -539,6 +540,30 @@ TEST(ProgramRun, SampledPeakAgreesWithTimeMinusV) {
   const double time_kb = std::stod(c.err.substr(at + 36));
   const double peak_kb = test::load_json(out)["runs"][0]["metrics"]["peak_rss_kb"].get<double>();
   EXPECT_NEAR(peak_kb, time_kb, 0.05 * time_kb) << "sampled " << peak_kb << " kB, time -v " << time_kb << " kB";
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+// The patterns that crashed std::regex's recursive matcher (exit 139) on a long
+// line: a program that prints a 1 MiB line, then its marker. The run goes on
+// and ends as the program does; the harness does not crash.
+TEST(ProgramPatterns, AMebibyteLineIsMatchedOrNotNeverACrash) {
+  const std::string print = "import sys; sys.stdout.write('x' * 1048576 + '\\n'); print('a b c listening', flush=True)";
+  auto ready = run_program("long-line-ready", {"-a", "glibc", "--ready", "[a-z ]*listening", "--idle", "0",
+                                               "--timeout", "30", "--", "python3", "-c", print});
+  EXPECT_NE(ready.result.exit_code, 139) << ready.result.err;
+  ASSERT_TRUE(ready.report.is_object()) << ready.result.err;
+  auto marks = run_program("long-line-marks", {"-a", "glibc", "--mark-on-output", "(x|y)+z=never",
+                                               "--mark-on-output", "(a|b)*c=abc", "--", "python3", "-c", print});
+  ASSERT_EQ(marks.result.exit_code, 0) << marks.result.err;
+  std::vector<std::string> names;
+  for (const auto& m : marks.run(0)["marks"]) names.push_back(m["name"]);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "abc"), 1) << marks.run(0)["marks"].dump();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "never"), 0);
 }
 
 }  // namespace
