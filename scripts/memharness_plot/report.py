@@ -100,13 +100,9 @@ def _check_stat(stat, path, where):
         raise ReportError(path, f"{where}.values is not an array of numbers")
 
 
-def check_comparison(data, path):
-    """Raise ReportError unless `data` is a memharness.comparison/1 the plot can draw."""
-    schema = schema_of(data, path)
-    if schema != COMPARISON_SCHEMA:
-        if schema == REPORT_SCHEMA:
-            raise ReportError(path, f"is a report ({REPORT_SCHEMA}), not a comparison ({COMPARISON_SCHEMA})")
-        raise ReportError(path, f'"schema" is {json.dumps(schema)}, expected "{COMPARISON_SCHEMA}"')
+def _workload_groups(data, path):
+    """(where, group) for each entry of a comparison's or a sweep's "workloads": a
+    non-empty array of objects, each naming its workload."""
     workloads = data.get("workloads")
     if not isinstance(workloads, list) or not workloads:
         raise ReportError(path, 'no "workloads" (an array with at least one entry)')
@@ -114,6 +110,17 @@ def check_comparison(data, path):
         where = f"workloads[{i}]"
         if not isinstance(group, dict) or not isinstance(group.get("workload"), str):
             raise ReportError(path, f"{where} has no workload name")
+        yield where, group
+
+
+def check_comparison(data, path):
+    """Raise ReportError unless `data` is a memharness.comparison/1 the plot can draw."""
+    schema = schema_of(data, path)
+    if schema != COMPARISON_SCHEMA:
+        if schema == REPORT_SCHEMA:
+            raise ReportError(path, f"is a report ({REPORT_SCHEMA}), not a comparison ({COMPARISON_SCHEMA})")
+        raise ReportError(path, f'"schema" is {json.dumps(schema)}, expected "{COMPARISON_SCHEMA}"')
+    for where, group in _workload_groups(data, path):
         metrics = group.get("metrics")
         if not isinstance(metrics, list) or not metrics:
             raise ReportError(path, f'{where} ({group["workload"]}) has no "metrics"')
@@ -159,13 +166,7 @@ def check_sweep(data, path):
                                 f"{json.dumps(schema)}")
     for name in ("x", "y"):
         _check_axis(data.get(name), path, name)
-    workloads = data.get("workloads")
-    if not isinstance(workloads, list) or not workloads:
-        raise ReportError(path, 'no "workloads" (an array with at least one entry)')
-    for i, group in enumerate(workloads):
-        where = f"workloads[{i}]"
-        if not isinstance(group, dict) or not isinstance(group.get("workload"), str):
-            raise ReportError(path, f"{where} has no workload name")
+    for where, group in _workload_groups(data, path):
         points = group.get("points")
         if not isinstance(points, list):
             raise ReportError(path, f'{where} ({group["workload"]}) has no "points"')
