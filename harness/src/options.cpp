@@ -88,6 +88,10 @@ void add_program_flags(CLI::App& app, ProgramFlags& f) {
                "sample the started process only; by default each sample sums it and its live descendants (a "
                "compiler driver and the compiler it runs)")
       ->group(group);
+  app.add_flag("--no-exit-stop", f.no_exit_stop,
+               "do not hold the program at its exit (ptrace) to read its exact peak; its signals then do not pass "
+               "through the harness, and peak_rss_kb is wait4's or the samples'")
+      ->group(group);
 }
 
 void add_what_to_run(CLI::App& app, Options& o) {

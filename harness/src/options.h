@@ -21,6 +21,7 @@ struct ProgramFlags {
   std::optional<int> expect_exit, ready_port;
   std::optional<double> ready_timeout, idle, stop_grace;
   bool no_tree = false;
+  bool no_exit_stop = false;
 };
 
 struct Options {

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "report/summary_table.h"
-#include "core/run_metrics.h"
+#include "core/derived_metrics.h"
 #include "core/summary.h"
 
 namespace mh {

@@ -50,6 +50,7 @@ std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& erro
   num("idle", f.idle);
   num("stop_grace", f.stop_grace);
   if (f.no_tree) j["tree"] = false;
+  if (f.no_exit_stop) j["exit_stop"] = false;
   auto p = program_from_json(j, error);
   if (!p) return std::nullopt;
   return std::vector<Job>{program_job(std::move(*p))};

@@ -26,7 +26,8 @@ const char* scope_name(MetricScope s) {
 const std::vector<MetricSpec>& metric_registry() {
   // name, unit, better, threshold, min_delta, about, scope, column title, value, setter
   static const std::vector<MetricSpec> registry = {
-      {"peak_rss_kb", "KiB", "lower", 0.03, 1024, "largest RSS of any sample", kRun, "peak RSS",
+      {"peak_rss_kb", "KiB", "lower", 0.03, 1024,
+       "largest RSS of any sample, raised to the kernel's high-water mark where known (peak_from)", kRun, "peak RSS",
        [](R r) -> V { return r.samples.empty() ? V() : V(double(r.peak_rss_kb)); }, [](W r, double v) { r.peak_rss_kb = int64_t(v); }},
       {"peak_anon_kb", "KiB", "lower", 0.03, 1024, "largest anonymous RSS of any sample (the heap's part of the peak)",
        kRun, "", [](R r) -> V { return r.samples.empty() ? V() : V(double(r.peak_anon_kb)); }, nullptr},

@@ -37,7 +37,7 @@ struct MetricSpec {
   std::optional<double> (*get)(const RunRecord&);
   // Stores a value read back from a report into the record's field; null for
   // the curve metrics and for peak_anon_kb and cpu_ms, which a run read back
-  // derives again (derive_anon_peak_and_cpu, run_metrics.h).
+  // derives again (derive_anon_peak_and_cpu, derived_metrics.h).
   void (*set)(RunRecord&, double);
 };
 

@@ -123,14 +123,25 @@ struct RunRecord {
   std::vector<Sample> samples;
   std::vector<Mark> marks;
   // Metrics: from the samples and marks, from the kernel (wait4), from the
-  // workload itself. The derived ones are computed in run_metrics.h.
-  int64_t peak_rss_kb = 0, peak_anon_kb = 0;  // the largest RSS and anonymous RSS of any sample
+  // workload itself. The derived ones are computed in derived_metrics.h.
+  // The largest RSS of any sample, raised to the kernel's high-water mark where
+  // one is known (peak_from says which); the largest anonymous RSS of any sample.
+  int64_t peak_rss_kb = 0, peak_anon_kb = 0;
+  // Where peak_rss_kb comes from: "exit_stop" (a program's VmHWM read at its exit
+  // stop, program_trace.h), "workload" (the workload's own VmHWM), "wait4"
+  // (ru_maxrss, when above harness_rss_at_fork_kb), "samples" (none of these).
+  std::string peak_from;
+  // The harness's RSS when it forked the child: ru_maxrss counts the child's
+  // copy of the harness's image, so below this it says nothing of the program.
+  std::optional<int64_t> harness_rss_at_fork_kb;
   int64_t final_rss_kb = 0;  // RSS at the workload's `end` mark (its last moment), else at the last sample
   // The kernel's peak RSS (VmHWM): the workload's reading of its
-  // /proc/self/status just before it exited, raised to the marks' readings
-  // where the harness reset VmHWM at marks (each then a phase's peak). Null
-  // with the reason when the workload did not report it (a program never does).
+  // /proc/self/status just before it exited, or the harness's reading at a
+  // program's exit stop, raised to the marks' readings where the harness reset
+  // VmHWM at marks (each then a phase's peak). Null with the reason when
+  // neither was read (a program untraced, or killed before its exit stop).
   Maybe hwm_kb;
+  bool hwm_at_exit_stop = false;  // hwm_kb was read at a program's exit stop
   // wait4's ru_maxrss of this child, raised like hwm_kb to the marks' VmHWM
   // where the harness reset it (the reset lowers ru_maxrss too).
   int64_t maxrss_kb = 0;

@@ -23,7 +23,7 @@ const std::set<std::string>& known_keys() {
   static const std::set<std::string> k = {"command",   "name",       "cwd",           "env",        "stdin",
                                           "expect_exit", "mark_on_output", "mark_at", "load",       "ready",
                                           "ready_port", "ready_timeout", "idle",       "stop_grace", "load_metric",
-                                          "tree",      "setup",      "not_under"};
+                                          "tree",      "exit_stop",  "setup",      "not_under"};
   return k;
 }
 
@@ -339,14 +339,14 @@ bool read_server_life(const Json& j, Program& p, std::string& error) {
   return number(j, "stop_grace", 0, 600, p.stop_grace_s, error);
 }
 
-// Whether each sample sums the program and its descendants.
-bool read_tree(const Json& j, Program& p, std::string& error) {
-  if (!j.contains("tree")) return true;
-  if (!j["tree"].is_boolean()) {
-    error = "tree " + j["tree"].dump() + " is not true or false";
+// A true-or-false key (tree, exit_stop); absent keeps the default.
+bool read_switch(const Json& j, const char* key, bool& into, std::string& error) {
+  if (!j.contains(key)) return true;
+  if (!j[key].is_boolean()) {
+    error = std::string(key) + " " + j[key].dump() + " is not true or false";
     return false;
   }
-  p.tree = j["tree"].get<bool>();
+  into = j[key].get<bool>();
   return true;
 }
 
@@ -393,7 +393,7 @@ std::optional<Program> program_from_json(const Json& j, std::string& error) {
                   read_marks(j, p, error) &&
                   command_words(j, "load", "load generator", p.load_argv, p.load_path, error) &&
                   command_words(j, "setup", "set-up program", p.setup_argv, p.setup_path, error) &&
-                  read_not_under(j, p, error) && read_server_life(j, p, error) && read_tree(j, p, error) &&
+                  read_not_under(j, p, error) && read_server_life(j, p, error) && read_switch(j, "tree", p.tree, error) && read_switch(j, "exit_stop", p.exit_stop, error) &&
                   read_load_metrics(j, p, error) && check_combinations(p, error);
   if (!ok) return std::nullopt;
   return p;
@@ -423,6 +423,7 @@ Json program_params(const Program& p) {
   if (!p.setup_argv.empty()) j["setup"] = p.setup_argv;
   if (p.idle_s) j["idle_s"] = *p.idle_s;
   if (!p.tree) j["tree"] = false;  // only then: the reports before --no-tree keep their keys
+  if (!p.exit_stop) j["exit_stop"] = false;
   if (!p.load_metrics.empty()) {
     Json m = Json::object();
     for (const auto& l : p.load_metrics) m[l.name] = l.regex;

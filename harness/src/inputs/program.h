@@ -59,6 +59,9 @@ struct Program {
   // Each sample sums the program and its live descendants (a compiler driver
   // and its cc1plus); false: the started process only.
   bool tree = true;
+  // Held at its exit stop (ptrace) for its exact peak; false: its signals do
+  // not pass through the harness, and the peak is wait4's or the samples'.
+  bool exit_stop = true;
   bool waits_for_ready() const { return !ready_regex.empty() || ready_port > 0; }
 };
 
@@ -66,7 +69,7 @@ struct Program {
 // command line: command, name, cwd, env (["K=V"...]), stdin, expect_exit,
 // mark_on_output (["REGEX[=NAME]"...]), mark_at (["MS[=NAME]"...]), load
 // ("PROGRAM ARGS"), ready, ready_port, ready_timeout, idle, stop_grace,
-// load_metric (["NAME=REGEX"...]), tree (true or false), setup ("PROGRAM ARGS"),
+// load_metric (["NAME=REGEX"...]), tree and exit_stop (true or false), setup ("PROGRAM ARGS"),
 // not_under ({"FAMILY": "why"...}). Checks everything (the program and the load
 // generator are found, regexes compile, --cwd is a folder, --stdin readable);
 // nullopt with a message naming the bad value and what is valid.

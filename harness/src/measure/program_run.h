@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "sys/pattern.h"
-#include "measure/entry_stop.h"
+#include "measure/program_trace.h"
 #include "measure/maps_check.h"
 #include "inputs/program.h"
 #include "measure/sampler.h"
@@ -34,11 +34,11 @@ class ProgramDriver : public SamplerDriver {
   ~ProgramDriver() override;
 
   MapsWatch& maps() { return maps_; }
-  // A program left stopped at its entry: released after the first sample.
-  void hold(const EntryStop& e) { held_ = e; }
+  // A program held at its entry: released after the first sample.
+  void hold(ProgramTrace* trace) { held_ = trace; }
   void first_sample_taken() override {
     if (held_) held_->release();
-    held_.reset();
+    held_ = nullptr;
   }
   // Called by the sampler: see SamplerDriver.
   std::vector<int> watch_fds() const override;
@@ -74,7 +74,7 @@ class ProgramDriver : public SamplerDriver {
   const Program& p_;
   Clock::time_point t0_;
   MapsWatch maps_;
-  std::optional<EntryStop> held_;
+  ProgramTrace* held_ = nullptr;
   Stream out_;
   std::string head_;
   std::vector<Pattern> output_regexes_;

@@ -16,13 +16,14 @@
 #include <utility>
 
 #include "core/curve.h"
-#include "core/run_metrics.h"
-#include "measure/entry_stop.h"
+#include "core/derived_metrics.h"
+#include "measure/program_trace.h"
 #include "sys/interrupt.h"
 #include "measure/memory_limit.h"
 #include "measure/perf.h"
 #include "measure/program_run.h"
 #include "measure/sampler.h"
+#include "sys/procfs.h"
 #include "sys/spawn.h"
 
 namespace mh {
@@ -241,7 +242,7 @@ class OneRun {
   bool run_program_setup();
   ChildSpec child_spec() const;
   void limit_memory();
-  void start_driver(pid_t pid, Clock::time_point t0, EntryStop& entry, bool traced);
+  void start_driver(pid_t pid, Clock::time_point t0, bool traced);
   void sample(const Child& child, Clock::time_point t0);
   void stop(const Child& child);
   std::string workload_output();
@@ -255,6 +256,7 @@ class OneRun {
   ChildSpec spec_;
   std::optional<MemoryCgroup> cgroup_;
   std::optional<ProgramDriver> driver_;
+  ProgramTrace trace_;  // a program's, from its entry to its exit stop
   int status_ = 0;  // wait4's
   rusage ru_{};
 };
@@ -335,7 +337,16 @@ void OneRun::limit_memory() {
   end_.limit_note = "--memory-limit " + std::to_string(bytes) + " bytes by " + mechanism;
 }
 
+// The harness's own RSS: a child forked now starts with up to this much of it.
+std::optional<int64_t> own_rss_kb() {
+  const auto statm = procfs::read_text("/proc/self/statm");
+  const auto pages = statm ? procfs::parse_statm_resident_shared_pages(*statm) : std::nullopt;
+  if (!pages) return std::nullopt;
+  return pages->first * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
 void OneRun::start_and_sample() {
+  rec_.harness_rss_at_fork_kb = own_rss_kb();
   auto child = Child::start_paused(spec_, end_.error);
   channels_.child_started(req_.program != nullptr);
   if (!child) return;
@@ -343,15 +354,16 @@ void OneRun::start_and_sample() {
   if (cgroup_ && cgroup_->ok() && !cgroup_->add(child->pid(), end_.error)) child->signal_group(SIGKILL);
   PerfCounters perf(child->pid());
   // A program is held at its entry point, where its maps say which
-  // allocator it got, even when it lives a millisecond.
-  EntryStop entry;
-  std::string no_hold;
-  const bool traced = req_.program && entry.attach(child->pid(), no_hold);
+  // allocator it got, even when it lives a millisecond, and at its exit stop,
+  // where its VmHWM is its exact peak.
+  std::string no_trace;
+  const bool traced = req_.program && trace_.attach(child->pid(), no_trace);
   const auto t0 = Clock::now();
   if (end_.error.empty() && child->resume(end_.error)) {
-    if (req_.program) start_driver(child->pid(), t0, entry, traced);
+    if (req_.program) start_driver(child->pid(), t0, traced);
     sample(*child, t0);
   }
+  trace_.detach();
   child->wait(status_, ru_);
   rec_.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   child->signal_group(SIGKILL);  // whatever the workload left running in its group
@@ -361,13 +373,18 @@ void OneRun::start_and_sample() {
 }
 
 // A program's driver; the program held at its entry when the trace took it there.
-void OneRun::start_driver(pid_t pid, Clock::time_point t0, EntryStop& entry, bool traced) {
+void OneRun::start_driver(pid_t pid, Clock::time_point t0, bool traced) {
   driver_.emplace(*req_.program, pid, t0, channels_.take_program_output(), req_.allocator.library);
   std::string no_hold;
-  if (traced && entry.run_to_entry(no_hold)) {
+  if (traced && trace_.run_to_entry(no_hold)) {
     driver_->maps().check();
-    entry.leave_stopped();
-    driver_->hold(entry);
+    if (!req_.program->exit_stop) {
+      trace_.leave_at_entry();
+      rec_.hwm_kb.reason = "no exit stop (--no-exit-stop)";
+    } else if (!trace_.follow_to_exit(no_hold)) {
+      rec_.hwm_kb.reason = "no exit stop (" + no_hold + ")";
+    }
+    driver_->hold(&trace_);
   } else {
     driver_->maps().right_after_exec();
   }
@@ -384,10 +401,14 @@ void OneRun::sample(const Child& child, Clock::time_point t0) {
   cfg.on_progress = req_.on_progress;
   cfg.tree = req_.program && req_.program->tree;
   if (driver_) cfg.driver = &*driver_;
+  if (trace_.following()) cfg.trace = &trace_;
   std::string sampler_error;
   end_.how = sample_until_exit(cfg, req_.run, rec_, sampler_error);
   if (end_.how == SamplerEnd::Error) end_.error = sampler_error;
-  if (end_.how != SamplerEnd::Exited) stop(child);
+  if (end_.how != SamplerEnd::Exited) {
+    trace_.detach();  // so that it gets the signals that stop it
+    stop(child);
+  }
 }
 
 // A child still running when sampling ended: SIGTERM to its group, SIGKILL
@@ -410,7 +431,8 @@ void OneRun::read_end() {
 void OneRun::derive_metrics() {
   derive_run_metrics(rec_);
   if (!rec_.hwm_kb.value && rec_.hwm_kb.reason.empty())
-    rec_.hwm_kb.reason = req_.program ? "a program does not report its VmHWM; maxrss_kb (wait4) is the kernel's maximum"
+    rec_.hwm_kb.reason = req_.program ? "no exit stop was taken (the program was killed, or is not traced); "
+                                        "maxrss_kb (wait4) is the kernel's maximum"
                                       : "the workload did not report its VmHWM";
   compute_curve(rec_, req_.run.after_mark, req_.declared_after);
 }

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "measure/proc_tree.h"
+#include "sys/child_signal.h"
 #include "sys/procfs.h"
 #include "core/stats.h"
 
@@ -101,6 +102,7 @@ class Sampler {
   void merge_all_threads();
   // The driver's marks after a wake-up (and once after the child exited).
   void drive(bool alive);
+  void take_exit_reading();
   void read_marks();
   // Applies each whole line the workload sent: its mark, its sequence
   // number, its acknowledgement.
@@ -210,7 +212,11 @@ std::optional<SamplerEnd> Sampler::wait_for_events(std::string& error) {
   const auto ns = std::max<int64_t>(
       0, std::chrono::duration_cast<std::chrono::nanoseconds>(next_wake() - Clock::now()).count());
   timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-  std::vector<pollfd> fds = {{cfg_.pidfd, POLLIN, 0}, {mark_open_ ? cfg_.mark_fd : -1, POLLIN, 0}, {cfg_.stop_fd, POLLIN, 0}};
+  const bool traced = cfg_.trace && cfg_.trace->following();
+  std::vector<pollfd> fds = {{cfg_.pidfd, POLLIN, 0},
+                             {mark_open_ ? cfg_.mark_fd : -1, POLLIN, 0},
+                             {cfg_.stop_fd, POLLIN, 0},
+                             {traced ? child_signal_fd() : -1, POLLIN, 0}};
   if (cfg_.driver)
     for (int fd : cfg_.driver->watch_fds()) fds.push_back({fd, POLLIN, 0});
   const int r = ppoll(fds.data(), fds.size(), &ts, nullptr);
@@ -223,8 +229,23 @@ std::optional<SamplerEnd> Sampler::wait_for_events(std::string& error) {
     read_marks();
     handle_lines(true);
   }
+  if (r > 0 && (fds[3].revents & POLLIN) && cfg_.trace->service()) take_exit_reading();
   if (r > 0 && (fds[0].revents & POLLIN)) exited_ = true;
   return std::nullopt;
+}
+
+// The program held at its exit stop, its memory still its own: the marks it
+// sent last, then a last sample and the VmHWM of its last phase, which no
+// periodic sample may have seen.
+void Sampler::take_exit_reading() {
+  if (mark_open_) read_marks();
+  handle_lines(true);
+  Sample s;
+  if (take(s, true) && proc_.last_hwm_kb()) {
+    rec_.hwm_kb.value = static_cast<double>(*proc_.last_hwm_kb());
+    rec_.hwm_at_exit_stop = true;
+  }
+  cfg_.trace->let_exit();
 }
 
 bool Sampler::take(Sample& s, bool at_mark) {

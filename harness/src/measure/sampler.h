@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "measure/program_trace.h"
 #include "measure/run_settings.h"
 
 namespace mh {
@@ -58,6 +59,9 @@ struct SamplerConfig {
   bool tree = false;
   ProgressFn on_progress;  // about twice a second and at each mark
   SamplerDriver* driver = nullptr;  // a program's run; none for a built-in workload
+  // A program traced to its exit stop: its stops are passed on as they come,
+  // and at its exit a last sample and its VmHWM are taken (into hwm_kb).
+  ProgramTrace* trace = nullptr;
 };
 
 // Samples every settings.sample_ms, smaps_rollup every settings.smaps_ms (0:

@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "core/metrics.h"
-#include "core/run_metrics.h"
+#include "core/derived_metrics.h"
 #include "core/summary.h"
 
 namespace mh {
@@ -174,7 +174,7 @@ Json sampler_json(const SamplerStats& s) {
 }  // namespace
 
 Json run_to_json(const RunRecord& r) {
-  return Json{
+  Json j{
       {"workload", r.workload},
       {"params", r.params},
       {"allocator", allocator_json(r.allocator)},
@@ -194,6 +194,10 @@ Json run_to_json(const RunRecord& r) {
       {"protocol_errors", r.protocol_errors},
       {"curve_info", r.curve_info.is_null() ? Json::object() : r.curve_info},
   };
+  // Where the peak came from; absent in reports written before it was kept.
+  if (!r.peak_from.empty()) j["peak_from"] = r.peak_from;
+  if (r.harness_rss_at_fork_kb) j["harness_rss_at_fork_kb"] = *r.harness_rss_at_fork_kb;
+  return j;
 }
 
 namespace {
@@ -329,6 +333,9 @@ RunRecord run_from_json(const Json& j) {
   r.marks = marks_from(j.value("marks", Json::array()));
   read_metrics(j.value("metrics", Json::object()), r);
   r.curve_info = j.value("curve_info", Json::object());
+  r.peak_from = j.value("peak_from", "");
+  if (j.contains("harness_rss_at_fork_kb") && j["harness_rss_at_fork_kb"].is_number_integer())
+    r.harness_rss_at_fork_kb = j["harness_rss_at_fork_kb"].get<int64_t>();
   r.threads = threads_from(j.value("threads", Json::array()));
   r.data = j.value("data", Json::object());
   r.sampler = sampler_from(j.value("sampler", Json::object()));

@@ -32,6 +32,17 @@ bool is_allocator_variable(const std::string& name) {
   return false;
 }
 
+// In a forked child before its exec: its own process group, and the signal
+// state a program gets from a shell (SIGPIPE fatal; nothing blocked, though the
+// harness blocks SIGCHLD, child_signal.h). Async-signal-safe calls only.
+void start_own_group() {
+  setpgid(0, 0);
+  signal(SIGPIPE, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
 }  // namespace
 
 std::map<std::string, std::string> clean_environment() {
@@ -69,8 +80,7 @@ std::optional<Child> Child::start_paused(const ChildSpec& spec, std::string& err
     return std::nullopt;
   }
   if (pid == 0) {
-    setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
+    start_own_group();
     if (spec.rlimit_as > 0) {
       rlimit lim{spec.rlimit_as, spec.rlimit_as};
       setrlimit(RLIMIT_AS, &lim);
@@ -179,8 +189,7 @@ Captured run_capture(const std::vector<std::string>& argv, double timeout_s, con
   if (pid == 0) {
     // Its own group, so that a timeout or a stop ends everything it started
     // (cmake's compilers, git's helpers).
-    setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
+    start_own_group();
     dup2(o[1], STDOUT_FILENO);
     dup2(e[1], STDERR_FILENO);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);

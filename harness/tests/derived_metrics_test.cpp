@@ -1,5 +1,5 @@
 // The derived run metrics on hand-made records: no process.
-#include "core/run_metrics.h"
+#include "core/derived_metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Derived run metrics (see run_metrics.h).
-#include "core/run_metrics.h"
+// Derived run metrics (see derived_metrics.h).
+#include "core/derived_metrics.h"
 
 #include <algorithm>
 
@@ -29,11 +29,27 @@ void raise_to_phase_peaks(RunRecord& rec) {
   rec.maxrss_kb = std::max(rec.maxrss_kb, peak);
 }
 
+// Sampling misses what a program grew in its last interval; the kernel's
+// high-water mark does not. wait4's ru_maxrss is trusted only above the
+// harness's image the child was forked with.
+void raise_peak_to_kernel(RunRecord& rec) {
+  for (const auto& m : rec.marks) rec.peak_rss_kb = std::max(rec.peak_rss_kb, m.hwm_kb.value_or(0));
+  rec.peak_from = "samples";
+  if (rec.hwm_kb.value) {
+    rec.peak_rss_kb = std::max(rec.peak_rss_kb, static_cast<int64_t>(*rec.hwm_kb.value));
+    rec.peak_from = rec.hwm_at_exit_stop ? "exit_stop" : "workload";
+  } else if (rec.harness_rss_at_fork_kb && rec.maxrss_kb > *rec.harness_rss_at_fork_kb) {
+    rec.peak_rss_kb = std::max(rec.peak_rss_kb, rec.maxrss_kb);
+    rec.peak_from = "wait4";
+  }
+}
+
 }  // namespace
 
 void derive_run_metrics(RunRecord& rec) {
   peak_and_final_rss(rec);
   raise_to_phase_peaks(rec);
+  raise_peak_to_kernel(rec);
   derive_anon_peak_and_cpu(rec);
 }
 

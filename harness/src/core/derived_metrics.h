@@ -11,7 +11,8 @@ namespace mh {
 
 // Once a run is over (runner.cpp): peak_rss_kb and final_rss_kb from the
 // samples and marks, hwm_kb and maxrss_kb raised to the phases' peaks where
-// the harness reset VmHWM at marks, and derive_anon_peak_and_cpu's.
+// the harness reset VmHWM at marks, peak_rss_kb raised to the kernel's figure
+// where one is known (peak_from), and derive_anon_peak_and_cpu's.
 void derive_run_metrics(RunRecord& rec);
 
 // peak_anon_kb and cpu_ms, which follow from what a report keeps of a run (its
