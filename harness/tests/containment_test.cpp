@@ -118,13 +118,15 @@ TEST_P(EachWay, ReleaseLeavesItRunning) {
   for (pid_t pid : alive_with(marker)) kill(pid, SIGKILL);
 }
 
+std::string way_name(const testing::TestParamInfo<ContainmentWay>& info) {
+  static const char* const names[] = {"CgroupV2", "FreezerV1", "Subreaper"};
+  return names[int(info.param)];
+}
+
 INSTANTIATE_TEST_SUITE_P(Containment, EachWay,
                          testing::Values(ContainmentWay::CgroupV2, ContainmentWay::FreezerV1,
                                          ContainmentWay::Subreaper),
-                         [](const auto& info) {
-                           const char* names[] = {"CgroupV2", "FreezerV1", "Subreaper"};
-                           return std::string(names[int(info.param)]);
-                         });
+                         way_name);
 
 }  // namespace
 }  // namespace mh

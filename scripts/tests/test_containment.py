@@ -95,7 +95,7 @@ def test_leftovers_allow_leaves_it_running(way, tmp_path, marker):
 
 @pytest.mark.parametrize("way", WAYS)
 def test_setup_background_child_is_killed(way, tmp_path, marker):
-    proc, report = run(way, tmp_path, "--setup", f"sh -c 'sleep {marker} &'", "--", "true")
+    proc, report = run(way, tmp_path, "--setup", f"sh -c 'sleep {marker} & sleep 0.2'", "--", "true")
     assert proc.returncode == 0, proc.stderr
     run_ = report["runs"][0]
     assert [(p["cmdline"], p["from"]) for p in run_["leftover_processes"]] == [(f"sleep {marker}", "set-up")]
