@@ -3,11 +3,13 @@
 // killed, what was written stays written, and the exit status is 3.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <system_error>
 
 #include "commands/commands.h"
 #include "options.h"
+#include "sys/containment.h"
 #include "sys/interrupt.h"
 
 namespace {
@@ -27,6 +29,7 @@ int dispatch(const mh::Options& o) {
 
 int internal_error(const char* what) {
   mh::interrupt::kill_child_group();
+  mh::containment::kill_all_live();
   std::fprintf(stderr,
                "harness: internal error: %s\nThis is a bug of the harness, not of the workload or the input; "
                "the reports already written are kept.\n",
@@ -47,6 +50,10 @@ int output_closed(mh::Command command) {
 
 int main(int argc, char** argv) {
   mh::interrupt::install();
+  if (auto error = mh::containment::configure(std::getenv("MEMHARNESS_CONTAINMENT")); !error.empty()) {
+    std::fprintf(stderr, "harness: %s\n", error.c_str());
+    return 2;
+  }
   mh::Command command = mh::Command::Run;
   try {
     auto parsed = mh::parse_options(argc, argv);

@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -27,6 +28,22 @@ CLI::Validator in_range(double min, double max, bool whole = false) {
         return fmt::format("'{}' is not {} from {:g} to {:g}", text, whole ? "a whole number" : "a number", min, max);
       },
       fmt::format("{:g} to {:g}", min, max));
+}
+
+// One of `names`, stored as its position: the enum declared in their order.
+template <size_t N>
+CLI::Validator one_of(const char* const (&names)[N]) {
+  const std::vector<std::string> list(names, names + N);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        for (size_t i = 0; i < list.size(); ++i)
+          if (text == list[i]) {
+            text = std::to_string(i);
+            return "";
+          }
+        return fmt::format("'{}' is not one of {}", text, fmt::join(list, ", "));
+      },
+      fmt::format("{}", fmt::join(list, "|")));
 }
 
 // The usage lines CLI11 cannot derive: what follows the options.
@@ -102,6 +119,11 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--timeout", o.run.timeout_s, "seconds before a run is killed (SIGTERM, then SIGKILL)")
       ->check(in_range(0.1, 86400.0))
       ->capture_default_str();
+  app.add_option("--leftovers", o.run.leftovers,
+                 "what becomes of the processes a run leaves running when its program has ended (a daemon, a "
+                 "background child), each named in the run's leftover_processes: kill (default: killed, the run "
+                 "stays ok), fail (killed, the run failed), allow (left running)")
+      ->transform(one_of(kLeftoversNames));
   app.add_option("--sample-ms", o.run.sample_ms, "sampling interval in milliseconds (at least 1)")
       ->check(in_range(1.0, 60000.0))
       ->capture_default_str();

@@ -111,6 +111,15 @@ struct SamplerStats {
   std::optional<int64_t> processes_max;
 };
 
+// A process of a run still running when what started it had ended (a
+// daemon, a background child): the report's leftover_processes. `from` names
+// what started it: "program" (the workload or program), "load generator" or
+// "set-up".
+struct LeftoverProcess {
+  int pid = 0;
+  std::string comm, cmdline, from;
+};
+
 struct RunRecord {
   std::string workload;
   Json params = Json::object();
@@ -159,6 +168,9 @@ struct RunRecord {
   // What went wrong in the mark protocol (a mark out of step, one the harness
   // never acknowledged in time): a run with any is not ok.
   std::vector<std::string> protocol_errors;
+  // The processes that outlived the program, its load generator or its
+  // set-up, named before they were killed (or left, --leftovers allow).
+  std::vector<LeftoverProcess> leftover_processes;
   Json memory_limit;  // null without --memory-limit; else bytes, mechanism and any note
   // The metrics of the RSS curve (curve.h), computed by the harness from the
   // samples and marks: in report order, each a value or null with the reason.

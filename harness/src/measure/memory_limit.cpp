@@ -9,45 +9,12 @@
 #include <cstring>
 #include <filesystem>
 
+#include "sys/cgroup.h"
 #include "sys/procfs.h"
 
 namespace mh {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-bool write_text(const std::string& path, const std::string& text, std::string& error) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) {
-    error = "cannot open " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  bool ok = std::fputs(text.c_str(), f) >= 0;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) error = "cannot write " + text + " to " + path + ": " + std::strerror(errno);
-  return ok;
-}
-
-// The cgroup of this process for a hierarchy: "" for v2, "memory" for v1's.
-std::string own_cgroup(const std::string& controller) {
-  std::string text = procfs::read_text("/proc/self/cgroup").value_or("");
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    std::string line = text.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
-    pos = eol == std::string::npos ? text.size() : eol + 1;
-    size_t a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    // v2's line is "0::/path"; a v1 hierarchy's lists its controllers.
-    std::string list = line.substr(a + 1, b - a - 1);
-    bool match = controller.empty() ? list.empty() : ("," + list + ",").find("," + controller + ",") != std::string::npos;
-    if (match) return line.substr(b + 1);
-  }
-  return "";
-}
-
-}  // namespace
 
 std::optional<uint64_t> parse_size(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -73,17 +40,15 @@ std::optional<uint64_t> parse_size(const std::string& text) {
 MemoryCgroup::MemoryCgroup(uint64_t bytes, const std::string& name) {
   std::error_code ec;
   // cgroup v2: a child of our own group, when the memory controller is
-  // delegated to it (it is listed in our group's subtree_control).
-  const std::string v2_root = fs::exists("/sys/fs/cgroup/cgroup.controllers") ? "/sys/fs/cgroup"
-                              : fs::exists("/sys/fs/cgroup/unified/cgroup.controllers") ? "/sys/fs/cgroup/unified"
-                                                                                         : "";
-  if (!v2_root.empty()) {
-    std::string parent = v2_root + own_cgroup("");
+  // delegated to it (it is listed in our group's subtree_control). The run's
+  // containment (sys/containment.h) may have made the group of that name
+  // already: a process is in one group of a hierarchy, so both share it.
+  if (const std::string parent = cgroup::own_dir(""); !parent.empty()) {
     std::string controllers = procfs::read_text(parent + "/cgroup.subtree_control").value_or("");
     if (controllers.find("memory") != std::string::npos) {
       std::string dir = parent + "/" + name, error;
-      if (fs::create_directory(dir, ec) && write_text(dir + "/memory.max", std::to_string(bytes), error) &&
-          write_text(dir + "/memory.swap.max", "0", error)) {
+      if (cgroup::make(dir, error) && cgroup::write_text(dir + "/memory.max", std::to_string(bytes), error) &&
+          cgroup::write_text(dir + "/memory.swap.max", "0", error)) {
         dir_ = dir;
         v2_ = true;
         mechanism_ = "cgroup v2 memory.max";
@@ -96,15 +61,14 @@ MemoryCgroup::MemoryCgroup(uint64_t bytes, const std::string& name) {
     }
   }
   // cgroup v1: the memory hierarchy, when it is mounted and writable.
-  const std::string v1_root = "/sys/fs/cgroup/memory";
-  if (fs::exists(v1_root + "/memory.limit_in_bytes") || fs::exists(v1_root + "/cgroup.procs")) {
-    std::string parent = v1_root + own_cgroup("memory");
+  if (const std::string parent = cgroup::own_dir("memory"); !parent.empty()) {
     std::string dir = parent + "/" + name, error;
-    if (fs::create_directory(dir, ec) && write_text(dir + "/memory.limit_in_bytes", std::to_string(bytes), error)) {
+    if (cgroup::make(dir, error) &&
+        cgroup::write_text(dir + "/memory.limit_in_bytes", std::to_string(bytes), error)) {
       // No swap for the group either, where the kernel accounts it.
       if (fs::exists(dir + "/memory.memsw.limit_in_bytes")) {
         std::string ignored;
-        write_text(dir + "/memory.memsw.limit_in_bytes", std::to_string(bytes), ignored);
+        cgroup::write_text(dir + "/memory.memsw.limit_in_bytes", std::to_string(bytes), ignored);
       }
       dir_ = dir;
       mechanism_ = "cgroup v1 memory.limit_in_bytes";
@@ -119,13 +83,12 @@ MemoryCgroup::MemoryCgroup(uint64_t bytes, const std::string& name) {
 }
 
 MemoryCgroup::~MemoryCgroup() {
-  if (dir_.empty()) return;
   // The group's processes are gone once the run is reaped; rmdir is all.
-  for (int i = 0; i < 50 && rmdir(dir_.c_str()) < 0 && errno == EBUSY; ++i) usleep(10000);
+  if (!dir_.empty()) cgroup::remove(dir_, 0.5);
 }
 
 bool MemoryCgroup::add(pid_t pid, std::string& error) const {
-  return write_text(dir_ + "/cgroup.procs", std::to_string(pid), error);
+  return cgroup::add(dir_, pid, error);
 }
 
 int64_t MemoryCgroup::oom_kills() const {

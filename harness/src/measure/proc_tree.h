@@ -1,7 +1,5 @@
 // A process tree sampled as one (prmon's way): the started program and its
-// live descendants, found through /proc/PID/task/TID/children or, where the
-// kernel has no such file (CONFIG_PROC_CHILDREN off), a scan of /proc for
-// parent pids. Each descendant's sample is added to the program's own, so a
+// live descendants (sys/process_tree.h finds them). Each descendant's sample is added to the program's own, so a
 // compiler driver's column includes its cc1plus. A ProcTree belongs to one
 // run's sampler, on the main thread (the harness starts no threads).
 #pragma once
@@ -11,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "sys/procfs.h"
 #include "core/record.h"
+#include "sys/process_tree.h"
+#include "sys/procfs.h"
 
 namespace mh::procfs {
 
@@ -36,15 +35,12 @@ class ProcTree {
   // Per-thread CPU and context switches of every descendant's threads.
   std::vector<ThreadStat> threads() const;
   // How descendants are found: "children files" or "scan of /proc".
-  const char* how() const { return children_files_ ? "children files" : "scan of /proc"; }
+  const char* how() const { return descendants_.how(); }
 
  private:
-  std::vector<int> children_of(int pid) const;
-  std::vector<int> descendants_by_scan() const;
-
   int root_pid_;
   std::string root_;
-  bool children_files_;
+  Descendants descendants_;
   std::map<int, std::unique_ptr<ProcReader>> members_;
 };
 

@@ -45,6 +45,10 @@ bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRe
   rec.data["setup"] = Json{{"command", p.setup_argv},
                            {"wall_ms", std::round(ms * 100) / 100},
                            {"exit_code", c.exit_code >= 0 ? Json(c.exit_code) : Json()}};
+  for (auto left : c.leftovers) {
+    left.from = "set-up";
+    rec.leftover_processes.push_back(std::move(left));
+  }
   if (c.exit_code == 0) return true;
   const std::string said = c.err.empty() ? c.out : c.err;
   error = "the set-up " + p.setup_argv[0] + " " +
@@ -55,8 +59,9 @@ bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRe
   return false;
 }
 
-ProgramDriver::ProgramDriver(const Program& p, int pid, Clock::time_point t0, int output_fd, const std::string& library)
-    : p_(p), t0_(t0), maps_(pid, library), timed_(p.timed_marks) {
+ProgramDriver::ProgramDriver(const Program& p, int pid, Clock::time_point t0, int output_fd, const std::string& library,
+                             Containment* load_box)
+    : p_(p), t0_(t0), maps_(pid, library), timed_(p.timed_marks), load_box_(load_box) {
   out_.fd = output_fd;
   // Every pattern was compiled once already when the program was read (program.h).
   std::string ignored;
@@ -134,6 +139,7 @@ void ProgramDriver::start_load(Clock::time_point now, std::vector<std::string>& 
   spec.env = clean_environment();  // no LD_PRELOAD, no allocator options, no mark descriptors
   spec.output_fd = pipe_fds[1];
   spec.cwd = p_.cwd;
+  spec.containment = load_box_;
   std::string why;
   auto child = Child::start_paused(spec, why);
   close(pipe_fds[1]);
@@ -262,7 +268,6 @@ void ProgramDriver::finish(RunRecord& rec) {
     load_record_["command"] = p_.load_argv;
     load_record_["stopped"] = "the program ended before the load generator; it was stopped";
   }
-  if (load_) load_->signal_group(SIGKILL);  // whatever it left in its group
   drain(out_, [](const std::string&) {});
   drain(load_out_, [](const std::string&) {});
   rec.output_tail = out_.tail.substr(out_.tail.size() > kKeep ? out_.tail.size() - kKeep : 0);

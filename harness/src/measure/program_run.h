@@ -18,6 +18,7 @@
 #include "measure/maps_check.h"
 #include "inputs/program.h"
 #include "measure/sampler.h"
+#include "sys/containment.h"
 #include "sys/spawn.h"
 
 namespace mh {
@@ -29,8 +30,11 @@ bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRe
 
 class ProgramDriver : public SamplerDriver {
  public:
-  // `output_fd`: the read end of the program's stdout+stderr (taken over).
-  ProgramDriver(const Program& p, int pid, Clock::time_point t0, int output_fd, const std::string& library);
+  // `output_fd`: the read end of the program's stdout+stderr (taken over);
+  // `load_box`: where the load generator starts (the runner's, which names
+  // and kills what it leaves).
+  ProgramDriver(const Program& p, int pid, Clock::time_point t0, int output_fd, const std::string& library,
+                Containment* load_box);
   ~ProgramDriver() override;
 
   MapsWatch& maps() { return maps_; }
@@ -88,6 +92,7 @@ class ProgramDriver : public SamplerDriver {
   std::string error_;
   bool stopped_ = false;
   // The load generator.
+  Containment* load_box_;
   std::optional<Child> load_;
   Stream load_out_;
   Clock::time_point load_start_;

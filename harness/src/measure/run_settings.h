@@ -9,11 +9,20 @@
 
 namespace mh {
 
+// --leftovers: what becomes of the processes a run leaves running when its
+// program has ended (a daemon, a background child). Each is named in the
+// run's leftover_processes whatever the choice. The names are in the order
+// of the values.
+enum class Leftovers { Kill, Fail, Allow };
+inline constexpr const char* kLeftoversNames[] = {"kill", "fail", "allow"};
+
 struct RunSettings {
   double timeout_s = 600;     // --timeout: seconds before a run is killed (SIGTERM, then SIGKILL)
   double sample_ms = 10;      // --sample-ms: the sampling interval (the record's sampler.interval_ms)
   double smaps_ms = 0;        // --smaps-ms: smaps_rollup at most this often; 0: at marks only
   uint64_t memory_limit = 0;  // --memory-limit in bytes; 0: none (memory_limit.h)
+  // --leftovers: killed and the run ok, killed and the run failed, or left running.
+  Leftovers leftovers = Leftovers::Kill;
   // --after: the mark the after.* metrics are measured from ("": the
   // workload's declared idle mark, else the run's last mark; curve.h).
   std::string after_mark;

@@ -18,6 +18,7 @@
 #include "core/curve.h"
 #include "core/derived_metrics.h"
 #include "measure/program_trace.h"
+#include "sys/containment.h"
 #include "sys/interrupt.h"
 #include "measure/memory_limit.h"
 #include "measure/perf.h"
@@ -49,6 +50,15 @@ std::string canonical(const std::string& path) {
   std::error_code ec;
   auto p = std::filesystem::canonical(path, ec);
   return ec ? path : p.string();
+}
+
+// "1234 sleep (set-up), 1240 redis-server": the first few, for a message.
+std::string leftovers_named(const std::vector<LeftoverProcess>& list) {
+  std::string out;
+  for (size_t i = 0; i < list.size() && i < 5; ++i)
+    out += (i ? ", " : "") + std::to_string(list[i].pid) + " " + list[i].comm +
+           (list[i].from == "program" ? "" : " (" + list[i].from + ")");
+  return out + (list.size() > 5 ? ", ..." : "");
 }
 
 }  // namespace
@@ -86,6 +96,10 @@ void judge(RunRecord& rec, const RunEnd& end, const std::vector<std::string>& de
     rec.status = Status::Failed;
     rec.exit.error = "exited with status " + std::to_string(rec.exit.code.value_or(-1)) +
                      (end.expected_exit ? " (expected " + std::to_string(end.expected_exit) + ")" : "") + under_limit;
+  } else if (end.fail_on_leftovers && !rec.leftover_processes.empty()) {
+    rec.status = Status::Failed;
+    rec.exit.error = std::to_string(rec.leftover_processes.size()) + " process(es) outlived what started them " +
+                     "(--leftovers fail); they were killed: " + leftovers_named(rec.leftover_processes);
   } else if (rec.samples.empty()) {
     rec.status = Status::Failed;
     rec.exit.error = "no sample of the process could be read" +
@@ -233,6 +247,9 @@ class OneRun {
   // The output's tail into the record; returns what the allocator said
   // against its options ("" when nothing).
   std::string read_output();
+  // What outlived the program and its load generator: named in the record,
+  // then killed or left running (--leftovers).
+  void end_leftovers();
   // judge's verdict, then the allocator's complaint.
   RunRecord judged(const std::string& complaint);
   // After a failed prepare: the verdict at once, nothing measured.
@@ -255,6 +272,11 @@ class OneRun {
   Channels channels_;
   ChildSpec spec_;
   std::optional<MemoryCgroup> cgroup_;
+  // The program's containment (its group's name is the memory cgroup's too,
+  // so that under cgroup v2 both are one group) and the load generator's.
+  // Declared after cgroup_ so that they go first.
+  std::string group_name_;
+  std::optional<Containment> box_, load_box_;
   std::optional<ProgramDriver> driver_;
   ProgramTrace trace_;  // a program's, from its entry to its exit stop
   int status_ = 0;  // wait4's
@@ -280,7 +302,11 @@ bool OneRun::prepare() {
   }
   if (!run_program_setup()) return false;
   if (!channels_.open(req_.program, end_.error)) return false;
+  group_name_ = containment::unique_name("run");
+  box_.emplace(group_name_);
+  if (req_.program && !req_.program->load_argv.empty()) load_box_.emplace(containment::unique_name("load"));
   spec_ = child_spec();
+  spec_.containment = &*box_;
   limit_memory();
   return true;
 }
@@ -324,7 +350,7 @@ ChildSpec OneRun::child_spec() const {
 void OneRun::limit_memory() {
   const uint64_t bytes = req_.run.memory_limit;
   if (bytes == 0) return;
-  cgroup_.emplace(bytes, std::filesystem::path(tmp_.path()).filename().string());
+  cgroup_.emplace(bytes, group_name_);
   const std::string mechanism = cgroup_->ok() ? cgroup_->mechanism() : std::string("RLIMIT_AS");
   std::string note;
   if (!cgroup_->ok()) {
@@ -366,7 +392,6 @@ void OneRun::start_and_sample() {
   trace_.detach();
   child->wait(status_, ru_);
   rec_.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  child->signal_group(SIGKILL);  // whatever the workload left running in its group
   interrupt::set_child_group(0);
   rec_.perf = perf.read();
   end_.oom = cgroup_ && cgroup_->oom_kills() > 0;
@@ -374,7 +399,8 @@ void OneRun::start_and_sample() {
 
 // A program's driver; the program held at its entry when the trace took it there.
 void OneRun::start_driver(pid_t pid, Clock::time_point t0, bool traced) {
-  driver_.emplace(*req_.program, pid, t0, channels_.take_program_output(), req_.allocator.library);
+  driver_.emplace(*req_.program, pid, t0, channels_.take_program_output(), req_.allocator.library,
+                  load_box_ ? &*load_box_ : nullptr);
   std::string no_hold;
   if (traced && trace_.run_to_entry(no_hold)) {
     driver_->maps().check();
@@ -468,6 +494,21 @@ std::string OneRun::workload_output() {
   return head + "\n" + rec_.output_tail;
 }
 
+void OneRun::end_leftovers() {
+  const std::pair<std::optional<Containment>*, const char*> boxes[] = {{&box_, "program"},
+                                                                       {&load_box_, "load generator"}};
+  for (auto [box, from] : boxes) {
+    if (!*box) continue;
+    for (auto& p : (*box)->members()) {
+      p.from = from;
+      rec_.leftover_processes.push_back(std::move(p));
+    }
+    if (req_.run.leftovers == Leftovers::Allow) (*box)->release();
+    else (*box)->kill();
+  }
+  end_.fail_on_leftovers = req_.run.leftovers == Leftovers::Fail;
+}
+
 RunRecord OneRun::judged(const std::string& complaint) {
   judge(rec_, end_, req_.declared_metrics);
   if (rec_.status == Status::Ok && !complaint.empty()) {
@@ -478,6 +519,7 @@ RunRecord OneRun::judged(const std::string& complaint) {
 }
 
 RunRecord OneRun::judged_early() {
+  end_.fail_on_leftovers = req_.run.leftovers == Leftovers::Fail;
   judge(rec_, end_);
   return std::move(rec_);
 }
@@ -491,6 +533,7 @@ RunRecord run_one(const RunRequest& req) {
   run.read_end();
   run.derive_metrics();
   const std::string complaint = run.read_output();
+  run.end_leftovers();
   return run.judged(complaint);
 }
 

@@ -47,6 +47,7 @@ struct RunEnd {
   std::string error;        // the spawn or the sampler failed
   std::string limit_note;   // said with a failure under a memory limit
   int expected_exit = 0;    // the exit status of an ok run (--expect-exit)
+  bool fail_on_leftovers = false;  // --leftovers fail: a run that left processes failed
 };
 
 // Decides verified and status from what the run produced (pure; tested).

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "build_info.h"
+#include "sys/containment.h"
 #include "sys/procfs.h"
 
 namespace mh {
@@ -66,6 +67,7 @@ Json make_context(const std::vector<std::string>& argv) {
       {"harness_version", b.version},
       {"git_revision", b.git_revision},
       {"build_type", b.build_type},
+      {"containment", containment::description()},
       {"command", command},
       {"argv", argv},
   };

@@ -171,6 +171,13 @@ Json sampler_json(const SamplerStats& s) {
               {"processes_max", s.processes_max ? Json(*s.processes_max) : Json()}};
 }
 
+Json leftovers_json(const std::vector<LeftoverProcess>& list) {
+  Json out = Json::array();
+  for (const auto& p : list)
+    out.push_back(Json{{"pid", p.pid}, {"comm", p.comm}, {"cmdline", p.cmdline}, {"from", p.from}});
+  return out;
+}
+
 }  // namespace
 
 Json run_to_json(const RunRecord& r) {
@@ -192,6 +199,7 @@ Json run_to_json(const RunRecord& r) {
       {"output_tail", r.output_tail},
       {"memory_limit", r.memory_limit},
       {"protocol_errors", r.protocol_errors},
+      {"leftover_processes", leftovers_json(r.leftover_processes)},
       {"curve_info", r.curve_info.is_null() ? Json::object() : r.curve_info},
   };
   // Where the peak came from; absent in reports written before it was kept.
@@ -317,6 +325,22 @@ SamplerStats sampler_from(const Json& sp) {
   return out;
 }
 
+std::vector<LeftoverProcess> leftovers_from(const Json& list) {
+  std::vector<LeftoverProcess> out;
+  if (!list.is_array()) return out;
+  for (const auto& p : list) {
+    if (!p.is_object() || !p.contains("pid") || !p["pid"].is_number_integer()) continue;
+    LeftoverProcess l;
+    l.pid = p["pid"].get<int>();
+    auto text = [&](const char* key) { return p.contains(key) && p[key].is_string() ? p[key].get<std::string>() : ""; };
+    l.comm = text("comm");
+    l.cmdline = text("cmdline");
+    l.from = text("from");
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 }  // namespace
 
 RunRecord run_from_json(const Json& j) {
@@ -343,6 +367,7 @@ RunRecord run_from_json(const Json& j) {
   r.memory_limit = j.value("memory_limit", Json());
   for (const auto& e : j.value("protocol_errors", Json::array()))
     if (e.is_string()) r.protocol_errors.push_back(e.get<std::string>());
+  r.leftover_processes = leftovers_from(j.value("leftover_processes", Json::array()));
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "sys/containment.h"
 #include "sys/interrupt.h"
 
 extern char** environ;
@@ -87,7 +88,7 @@ std::optional<Child> Child::start_paused(const ChildSpec& spec, std::string& err
     }
     if (spec.output_fd >= 0) {
       dup2(spec.output_fd, STDOUT_FILENO);
-      dup2(spec.output_fd, STDERR_FILENO);
+      dup2(spec.error_fd >= 0 ? spec.error_fd : spec.output_fd, STDERR_FILENO);
     }
     if (spec.stdin_fd >= 0) dup2(spec.stdin_fd, STDIN_FILENO);
     for (int fd : spec.inherit_fds) fcntl(fd, F_SETFD, 0);
@@ -101,6 +102,7 @@ std::optional<Child> Child::start_paused(const ChildSpec& spec, std::string& err
     _exit(127);
   }
   setpgid(pid, pid);  // also here, so the group exists whichever side runs first
+  containment::note_child(pid, true);
   close(go[0]);
   close(exec_status[1]);
   Child c;
@@ -110,9 +112,10 @@ std::optional<Child> Child::start_paused(const ChildSpec& spec, std::string& err
   c.pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (c.pidfd_ < 0) {
     error = std::string("pidfd_open: ") + std::strerror(errno);
-    c.signal_group(SIGKILL);
-    return std::nullopt;
+    return std::nullopt;  // its destructor kills and reaps it
   }
+  // Held before its exec: everything it will start starts inside.
+  if (spec.containment && !spec.containment->add(pid, error)) return std::nullopt;
   return c;
 }
 
@@ -164,81 +167,114 @@ bool Child::wait(int& status, rusage& usage) {
   do r = wait4(pid_, &status, 0, &usage);
   while (r < 0 && errno == EINTR);
   reaped_ = r == pid_;
+  if (reaped_) containment::note_child(pid_, false);
   return reaped_;
 }
 
-Captured run_capture(const std::vector<std::string>& argv, double timeout_s, const std::string& cwd) {
-  Captured out;
-  int o[2], e[2];
-  if (pipe2(o, O_CLOEXEC) < 0) return out;
-  if (pipe2(e, O_CLOEXEC) < 0) {
-    close(o[0]);
-    close(o[1]);
-    return out;
+namespace {
+
+// A captured helper's stdout and stderr, read as they come.
+class CapturePipes {
+ public:
+  CapturePipes() {
+    for (auto& p : pipes_)
+      if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) ok_ = false;
   }
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (auto& s : args) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : clean_environment()) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    // Its own group, so that a timeout or a stop ends everything it started
-    // (cmake's compilers, git's helpers).
-    start_own_group();
-    dup2(o[1], STDOUT_FILENO);
-    dup2(e[1], STDERR_FILENO);
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
-    execve(cargv[0], cargv.data(), envp.data());
-    _exit(127);
+  ~CapturePipes() {
+    for (auto& p : pipes_)
+      for (int fd : p)
+        if (fd >= 0) close(fd);
   }
-  close(o[1]);
-  close(e[1]);
-  if (pid < 0) {
-    close(o[0]);
-    close(e[0]);
-    return out;
+  CapturePipes(const CapturePipes&) = delete;
+  CapturePipes& operator=(const CapturePipes&) = delete;
+
+  bool ok() const { return ok_; }
+  int out_write() const { return pipes_[0][1]; }
+  int err_write() const { return pipes_[1][1]; }
+  // Once the child holds them.
+  void close_write_ends() {
+    for (auto& p : pipes_) close_fd(p[1]);
   }
-  setpgid(pid, pid);
-  interrupt::set_child_group(pid);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(int64_t(timeout_s * 1e6));
-  pollfd fds[3] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}, {interrupt::wake_fd(), POLLIN, 0}};
-  int open_count = 2;
-  char buf[4096];
-  while (open_count > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  // The read ends, for poll (-1 once at their end).
+  int read_end(int i) const { return pipes_[i][0]; }
+  // Reads what is there now into out.out and out.err.
+  void drain(Captured& out) {
+    char buf[4096];
+    for (int i = 0; i < 2; ++i)
+      while (pipes_[i][0] >= 0) {
+        ssize_t n = read(pipes_[i][0], buf, sizeof buf);
+        if (n > 0) (i == 0 ? out.out : out.err).append(buf, static_cast<size_t>(n));
+        else if (n < 0 && errno == EINTR) continue;
+        else if (n < 0 && errno == EAGAIN) break;
+        else close_fd(pipes_[i][0]);
+      }
+  }
+
+ private:
+  static void close_fd(int& fd) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+  int pipes_[2][2] = {{-1, -1}, {-1, -1}};
+  bool ok_ = true;
+};
+
+// Reads the helper's output until it exits (true), its deadline passes or
+// the harness is asked to stop (false: timed_out says which). Its pipes may
+// close long before it exits, or stay open long after (a background child
+// holds them): the process decides, not the pipes.
+bool watch_until_exit(const Child& child, CapturePipes& pipes, double timeout_s, Captured& out) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::microseconds(int64_t(timeout_s * 1e6));
+  for (;;) {
+    pollfd fds[4] = {{child.pidfd(), POLLIN, 0},
+                     {interrupt::wake_fd(), POLLIN, 0},
+                     {pipes.read_end(0), POLLIN, 0},
+                     {pipes.read_end(1), POLLIN, 0}};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0 || interrupt::requested()) {
       out.timed_out = !interrupt::requested();
-      break;
+      return false;
     }
-    if (poll(fds, 3, int(std::min<int64_t>(left.count(), 1000))) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
-      ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        (i == 0 ? out.out : out.err).append(buf, static_cast<size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_count;
-      }
-    }
+    if (poll(fds, 4, int(std::min<int64_t>(left.count(), 1000))) < 0 && errno != EINTR) return false;
+    pipes.drain(out);
+    if (fds[0].revents & POLLIN) return true;
   }
-  for (int i = 0; i < 2; ++i)
-    if (fds[i].fd >= 0) close(fds[i].fd);
-  if (open_count > 0) kill(-pid, SIGKILL);
+}
+
+}  // namespace
+
+Captured run_capture(const std::vector<std::string>& argv, double timeout_s, const std::string& cwd) {
+  Captured out;
+  CapturePipes pipes;
+  if (!pipes.ok() || argv.empty()) return out;
+  Containment box(containment::unique_name("helper"));
+  ChildSpec spec;
+  spec.path = argv[0];
+  spec.argv = argv;
+  spec.env = clean_environment();
+  spec.output_fd = pipes.out_write();
+  spec.error_fd = pipes.err_write();
+  spec.cwd = cwd;
+  spec.containment = &box;
+  std::string error;
+  auto child = Child::start_paused(spec, error);
+  pipes.close_write_ends();
+  if (!child) {
+    out.err = error;
+    return out;
+  }
+  interrupt::set_child_group(child->pid());
+  if (!child->resume(error)) out.err = error;  // the child ends with status 127
+  const bool exited = watch_until_exit(*child, pipes, timeout_s, out);
+  if (exited) out.leftovers = box.members();  // else they end with it, at its deadline
+  box.kill();
+  pipes.drain(out);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  rusage usage{};
+  child->wait(status, usage);
   interrupt::set_child_group(0);
-  if (WIFEXITED(status) && open_count == 0) out.exit_code = WEXITSTATUS(status);
+  if (exited && WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
   return out;
 }
 

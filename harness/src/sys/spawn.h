@@ -13,7 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "core/record.h"
+
 namespace mh {
+
+class Containment;
 
 struct ChildSpec {
   std::string path;
@@ -21,9 +25,12 @@ struct ChildSpec {
   std::map<std::string, std::string> env;  // the complete environment
   std::vector<int> inherit_fds;            // stay open (same numbers) in the child
   int output_fd = -1;                      // stdout and stderr go here; -1 keeps ours
+  int error_fd = -1;                       // stderr apart from stdout; -1: as output_fd
   uint64_t rlimit_as = 0;                  // RLIMIT_AS of the child in bytes; 0 leaves it
   int stdin_fd = -1;                       // standard input; -1 keeps ours
   std::string cwd;                         // "" keeps ours
+  // Where the child starts, before its exec (containment.h); nullptr: none.
+  Containment* containment = nullptr;
 };
 
 class Child {
@@ -63,14 +70,18 @@ inline constexpr double kConfigureTimeoutS = 300;
 inline constexpr double kBuildTimeoutS = 1800;
 
 struct Captured {
-  int exit_code = -1;  // -1 when it did not exit normally
+  int exit_code = -1;  // -1 when it did not exit normally, or was killed
   std::string out, err;
-  bool timed_out = false;  // killed (its whole process group) after timeout_s
+  bool timed_out = false;  // killed (with all it started) after timeout_s
+  // What it left running when it exited: killed then.
+  std::vector<LeftoverProcess> leftovers;
 };
 // Runs argv to completion without an allocator preloaded, capturing its
-// output; a helper still running after timeout_s is killed with its group,
-// and so is one running when the harness is asked to stop. `cwd`: where it
-// runs ("" keeps ours).
+// output, in a containment of its own: when it exits, whatever it started and
+// left running is named and killed. The deadline is the process's, whatever
+// it does with its pipes: still running after timeout_s, it is killed with
+// all it started (within kContainmentKillWaitS), and so is one running when
+// the harness is asked to stop. `cwd`: where it runs ("" keeps ours).
 Captured run_capture(const std::vector<std::string>& argv, double timeout_s = 60, const std::string& cwd = "");
 
 }  // namespace mh

@@ -1,0 +1,132 @@
+// Containment and run_capture: whatever a child does with its pipes and its
+// children, the deadline holds and nothing it started outlives it. Each test's
+// processes carry a marker of their own (sleep 77.2NN), so that what is left
+// can be found and is killed after the test.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "sys/containment.h"
+#include "sys/procfs.h"
+#include "sys/spawn.h"
+
+namespace mh {
+namespace {
+
+// Running processes whose command line is `sleep MARKER`.
+std::vector<pid_t> alive_with(const std::string& marker) {
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    const std::string dir = std::string("/proc/") + e->d_name;
+    auto cmdline = procfs::read_text(dir + "/cmdline");
+    auto stat = procfs::read_text(dir + "/stat");
+    auto st = stat ? procfs::parse_stat(*stat) : std::nullopt;
+    if (cmdline && st && st->state != 'Z' && *cmdline == std::string("sleep\0", 6) + marker + '\0')
+      out.push_back(std::stoi(e->d_name));
+  }
+  if (d) closedir(d);
+  return out;
+}
+
+// Fails the test for each process left with the marker, and kills it.
+void expect_none_left(const std::string& marker) {
+  for (pid_t pid : alive_with(marker)) {
+    ADD_FAILURE() << "left behind: " << pid << " sleep " << marker;
+    kill(pid, SIGKILL);
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(RunCapture, TimesOutAtTheDeadlineWhenTheChildClosedItsPipes) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Captured c = run_capture({"/bin/sh", "-c", "exec >/dev/null 2>&1; sleep 77.201"}, 1.0);
+  EXPECT_TRUE(c.timed_out);
+  EXPECT_EQ(c.exit_code, -1);
+  EXPECT_LT(seconds_since(t0), 1.0 + kContainmentKillWaitS);
+  expect_none_left("77.201");
+}
+
+TEST(RunCapture, ABackgroundChildIsNamedAndKilled) {
+  Captured c = run_capture({"/bin/sh", "-c", "sleep 77.202 & echo started"}, 30);
+  EXPECT_FALSE(c.timed_out);
+  EXPECT_EQ(c.exit_code, 0);
+  EXPECT_EQ(c.out, "started\n");
+  ASSERT_EQ(c.leftovers.size(), 1u);
+  EXPECT_EQ(c.leftovers[0].comm, "sleep");
+  EXPECT_EQ(c.leftovers[0].cmdline, "sleep 77.202");
+  expect_none_left("77.202");
+}
+
+// Each way, where the machine allows it: a setsid daemon the child left is
+// a member once the child is reaped, and kill() ends it; release() leaves it.
+class EachWay : public testing::TestWithParam<ContainmentWay> {
+ protected:
+  // Runs `script` contained and reaps it; skips the test when this machine
+  // cannot contain that way.
+  void run_contained(Containment& box, const std::string& script) {
+    if (box.way() != GetParam()) GTEST_SKIP() << "this machine cannot make a group that way";
+    ChildSpec spec;
+    spec.path = "/bin/sh";
+    spec.argv = {"sh", "-c", script};
+    spec.env = clean_environment();
+    spec.containment = &box;
+    std::string error;
+    auto child = Child::start_paused(spec, error);
+    ASSERT_TRUE(child) << error;
+    ASSERT_TRUE(child->resume(error)) << error;
+    int status = 0;
+    rusage ru{};
+    ASSERT_TRUE(child->wait(status, ru));
+  }
+};
+
+TEST_P(EachWay, KillEndsWhatTheChildLeft) {
+  const std::string marker = "77.21" + std::to_string(int(GetParam()));
+  {
+    Containment box(containment::unique_name("test"), GetParam());
+    run_contained(box, "setsid sleep " + marker + " & sleep 0.1");
+    if (IsSkipped()) return;
+    auto members = box.members();
+    ASSERT_EQ(members.size(), 1u);
+    EXPECT_EQ(members[0].cmdline, "sleep " + marker);
+    box.kill();
+    EXPECT_TRUE(alive_with(marker).empty());
+    EXPECT_TRUE(box.members().empty());
+  }
+  expect_none_left(marker);
+}
+
+TEST_P(EachWay, ReleaseLeavesItRunning) {
+  const std::string marker = "77.22" + std::to_string(int(GetParam()));
+  {
+    Containment box(containment::unique_name("test"), GetParam());
+    run_contained(box, "setsid sleep " + marker + " & sleep 0.1");
+    if (IsSkipped()) return;
+    box.release();
+  }
+  EXPECT_EQ(alive_with(marker).size(), 1u);
+  for (pid_t pid : alive_with(marker)) kill(pid, SIGKILL);
+}
+
+std::string way_name(const testing::TestParamInfo<ContainmentWay>& info) {
+  static const char* const names[] = {"CgroupV2", "FreezerV1", "Subreaper"};
+  return names[int(info.param)];
+}
+
+INSTANTIATE_TEST_SUITE_P(Containment, EachWay,
+                         testing::Values(ContainmentWay::CgroupV2, ContainmentWay::FreezerV1,
+                                         ContainmentWay::Subreaper),
+                         way_name);
+
+}  // namespace
+}  // namespace mh
