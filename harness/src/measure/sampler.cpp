@@ -356,7 +356,7 @@ void Sampler::record_null_cells() {
   if (tree_)
     for (const auto& [column, why] : tree_->null_cells()) st.null_cells.emplace(column, why);
   for (auto it = st.null_cells.begin(); it != st.null_cells.end();) {
-    const auto& [column, why] = *it;
+    const std::string &column = it->first, &why = it->second;  // a lambda captures these, not a binding
     const auto lacks = [&](const Sample& s) { return cell_missing(s, column); };
     const bool everywhere = std::all_of(rec_.samples.begin(), rec_.samples.end(), lacks) &&
                             std::all_of(rec_.marks.begin(), rec_.marks.end(), [&](const Mark& m) { return lacks(m.sample); });

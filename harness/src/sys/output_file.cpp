@@ -35,27 +35,6 @@ fs::path folder_of(const std::string& path) {
   return p.has_parent_path() ? p.parent_path() : fs::path(".");
 }
 
-// The folder the target will be made in, or its nearest ancestor that exists
-// (the ones missing are made when writing): it must be a folder that takes
-// new files.
-std::string check_folder(const std::string& path) {
-  fs::path dir = folder_of(path);
-  struct stat st {};
-  while (::stat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT) return "cannot write " + path + ": " + dir.string() + ": " + errno_text(errno);
-    if (dir.has_parent_path() && dir.parent_path() == dir) return "cannot write " + path + ": no folder of it exists";
-    dir = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
-  }
-  if (!S_ISDIR(st.st_mode)) return "cannot write " + path + ": " + dir.string() + " is not a folder";
-  if (::access(dir.c_str(), W_OK | X_OK) == 0) return "";
-  // "No such file or directory" for a folder that exists (/proc) reads as a typo in the path.
-  const int err = errno;
-  const std::string why = err == EACCES || err == EPERM ? "no permission to create files there"
-                          : err == EROFS               ? "it is on a read-only file system"
-                                                       : "it takes no new files (" + errno_text(err) + ")";
-  return "cannot write " + path + " in the folder " + dir.string() + ": " + why;
-}
-
 // Six characters from the kernel's random pool: a name nobody can plant ahead.
 std::string random_part() {
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -78,13 +57,42 @@ int create_new(const fs::path& dir, const std::string& prefix, const std::string
     made = (dir / (prefix + random_part() + suffix)).string();
     const int fd = ::open(made.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) return fd;
-    if (errno != EEXIST) {
-      error = "cannot create a file in " + dir.string() + ": " + errno_text(errno);
+    if (const int err = errno; err != EEXIST) {
+      error = "cannot create a file in " + dir.string() + ": " + errno_text(err);
+      errno = err;  // for the caller's own words
       return -1;
     }
   }
   error = "cannot find a free name for " + prefix + "..." + suffix + " in " + dir.string();
   return -1;
+}
+
+// The folder the target will be made in, or its nearest ancestor that exists
+// (the ones missing are made when writing): it must be a folder that takes
+// new files.
+std::string check_folder(const std::string& path) {
+  fs::path dir = folder_of(path);
+  struct stat st {};
+  while (::stat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) return "cannot write " + path + ": " + dir.string() + ": " + errno_text(errno);
+    if (dir.has_parent_path() && dir.parent_path() == dir) return "cannot write " + path + ": no folder of it exists";
+    dir = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+  }
+  if (!S_ISDIR(st.st_mode)) return "cannot write " + path + ": " + dir.string() + " is not a folder";
+  // A file made and removed at once: access() says yes to root in /proc.
+  std::string probe, error;
+  const int fd = create_new(dir, ".memharness-probe.", "", probe, error);
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return "";
+  }
+  // "No such file or directory" for a folder that exists (/proc) reads as a typo in the path.
+  const int err = errno;
+  const std::string why = err == EACCES || err == EPERM ? "no permission to create files there"
+                          : err == EROFS               ? "it is on a read-only file system"
+                                                       : "it takes no new files (" + errno_text(err) + ")";
+  return "cannot write " + path + " in the folder " + dir.string() + ": " + why;
 }
 
 // All of `text` to fd, synced; closes fd. "" or the error.
