@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "report/report_json.h"
+#include "sys/output_file.h"
 #include "test_util.h"
 
 namespace mh {
@@ -32,7 +33,7 @@ std::string make_report_file(const std::string& name, const std::string& workloa
   r.status = Status::Ok;
   r.samples.push_back(Sample{});
   std::string path = test::scratch(name);
-  write_atomic(path, dump_canonical(make_report(Json{{"plan", plan}}, {r})));
+  output_file::write_atomic(path, dump_canonical(make_report(Json{{"plan", plan}}, {r})));
   return path;
 }
 

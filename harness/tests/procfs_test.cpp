@@ -106,6 +106,30 @@ TEST(Procfs, AFileThatCannotBeReadIsNamedNotZero) {
   EXPECT_NE(gone.error().find("statm"), std::string::npos) << gone.error();
 }
 
+TEST(Procfs, AColumnNotReadYetOrMissingFromStatusIsNullNotZero) {
+  namespace fs = std::filesystem;
+  fs::path root = test::scratch("fake-proc-no-shmem");
+  fs::create_directories(root / "4243");
+  for (const char* f : {"statm", "stat"}) fs::copy_file(fs::path(FIXTURE_DIR) / (std::string(f) + ".txt"), root / "4243" / f);
+  std::ofstream(root / "4243" / "smaps_rollup") << "Rss:                1000 kB\n";
+  std::string status;
+  for_each_line(fixture("status.txt"), [&](std::string_view line) {
+    if (!line.starts_with("RssShmem:")) status += std::string(line) + "\n";
+  });
+  std::ofstream(root / "4243" / "status") << status;
+  ProcReader r(4243, root.string());
+  Sample before;
+  ASSERT_TRUE(r.sample(before, false, /*with_status=*/false));
+  for (const char* column : {"shmem_kb", "file_kb", "anon_huge_kb"}) EXPECT_TRUE(cell_missing(before, column)) << column;
+  EXPECT_FALSE(cell_missing(before, "rss_kb"));
+  Sample at_mark;
+  ASSERT_TRUE(r.sample(at_mark, true, /*with_status=*/true));
+  EXPECT_TRUE(cell_missing(at_mark, "shmem_kb"));
+  EXPECT_FALSE(cell_missing(at_mark, "file_kb"));
+  EXPECT_TRUE(cell_missing(at_mark, "anon_huge_kb"));  // this smaps_rollup has no AnonHugePages
+  EXPECT_NE(r.null_cells().at("shmem_kb").find("no RssShmem"), std::string::npos) << r.null_cells().at("shmem_kb");
+}
+
 // A fake /proc of a tree 100 -> {101 -> 103, 102} beside an unrelated 200,
 // every process with the fixture's statm, stat (with its parent) and status;
 // with or without the per-thread children files.

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "report/report_json.h"
+#include "sys/output_file.h"
 #include "test_util.h"
 
 namespace mh {
@@ -88,17 +89,17 @@ TEST(Report, CanonicalTextIsStableAndParses) {
 
 TEST(Report, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
   std::string path = test::scratch("atomic.json");
-  ASSERT_EQ(write_atomic(path, "{\"a\": 1}\n"), "");
-  ASSERT_EQ(write_atomic(path, "{\"a\": 2}\n"), "");
+  ASSERT_EQ(output_file::write_atomic(path, "{\"a\": 1}\n"), "");
+  ASSERT_EQ(output_file::write_atomic(path, "{\"a\": 2}\n"), "");
   EXPECT_EQ(test::slurp(path), "{\"a\": 2}\n");
   for (const auto& e : std::filesystem::directory_iterator(SCRATCH_DIR))
     EXPECT_NE(e.path().string().rfind(path + ".tmp.", 0), 0u) << e.path();
 }
 
 TEST(Report, UnwritablePathIsReportedBeforeAnythingRuns) {
-  EXPECT_NE(check_writable("/proc/memharness/report.json"), "");
-  EXPECT_NE(check_writable(SCRATCH_DIR), "");  // a directory
-  EXPECT_EQ(check_writable(test::scratch("ok.json")), "");
+  EXPECT_NE(output_file::check_target("/proc/memharness/report.json"), "");
+  EXPECT_NE(output_file::check_target(SCRATCH_DIR), "");  // a directory
+  EXPECT_EQ(output_file::check_target(test::scratch("ok.json")), "");
 }
 
 TEST(Report, TheWriterGivesTheCanonicalTextRunByRun) {

@@ -17,6 +17,7 @@
 #include "compare/compare_report.h"
 #include "report/context.h"
 #include "report/report_json.h"
+#include "sys/output_file.h"
 
 namespace mh {
 
@@ -76,7 +77,7 @@ void save(const Bisect& b) {
   for (const auto& st : b.steps) steps.push_back(step_json(st));
   s["steps"] = steps;
   s["deciding"] = std::vector<std::string>(b.deciding.begin(), b.deciding.end());
-  if (auto e = write_atomic(b.state_path, dump_canonical(s)); !e.empty()) fmt::print(stderr, "{}: {}\n", kWho, e);
+  if (auto e = output_file::write_atomic(b.state_path, dump_canonical(s)); !e.empty()) fmt::print(stderr, "{}: {}\n", kWho, e);
 }
 
 // The candidate `commit` built, and good (once); nullopt with the step marked
@@ -144,7 +145,7 @@ std::optional<Step> run_step(const Options& o, Bisect& b, const std::string& com
   c.candidate = b.pin.name + "@" + short_sha(commit);
   step.comparison = (fs::path(b.dir) / (name + ".json")).string();
   Json cj = comparison_to_json(c, e.context);
-  if (auto err = write_atomic(step.comparison, dump_canonical(cj)); !err.empty()) fmt::print(stderr, "{}: {}\n", kWho, err);
+  if (auto err = output_file::write_atomic(step.comparison, dump_canonical(cj)); !err.empty()) fmt::print(stderr, "{}: {}\n", kWho, err);
   judge(b, c, step);
   return step;
 }
@@ -282,7 +283,7 @@ bool open_state(const Options& o, Bisect& b, std::string& error) {
                                   : fmt::format("results/bisect-{}-{}-{}/state.json", b.pin.name, short_sha(b.good),
                                                 short_sha(b.bad));
   b.dir = fs::path(b.state_path).has_parent_path() ? fs::path(b.state_path).parent_path().string() : ".";
-  if (auto e = check_writable(b.state_path); !e.empty()) {
+  if (auto e = output_file::check_file(b.state_path); !e.empty()) {
     error = "--state: " + e;
     return false;
   }

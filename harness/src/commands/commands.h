@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "core/escape.h"
 #include "options.h"
 
 namespace mh {
@@ -21,7 +22,8 @@ int sweep_command(const Options& o);
 // Input a command refuses: the message after the command's name ("harness
 // compare: ..."), and the exit code 2.
 inline int bad_input(const char* who, const std::string& message) {
-  fmt::print(stderr, "{}: {}\n", who, message);
+  // A message quotes names from the command line and from reports: shown, never obeyed.
+  fmt::print(stderr, "{}: {}\n", who, escape::terminal_lines(message));
   return 2;
 }
 

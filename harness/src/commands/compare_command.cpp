@@ -19,6 +19,7 @@
 #include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
+#include "sys/output_file.h"
 
 namespace mh {
 
@@ -44,7 +45,7 @@ std::optional<Outputs> outputs_asked(const Options& o, std::string& error) {
   if (outputs.out.empty() && !o.resume.empty() && o.resume.ends_with("-runs.json"))
     outputs.out = o.resume.substr(0, o.resume.size() - 10) + ".json";
   if (!outputs.out.empty())
-    if (auto e = check_writable(outputs.out); !e.empty()) {
+    if (auto e = output_file::check_target(outputs.out); !e.empty()) {
       error = "--out: " + e;
       return std::nullopt;
     }
@@ -53,14 +54,19 @@ std::optional<Outputs> outputs_asked(const Options& o, std::string& error) {
   return outputs;
 }
 
+// A comparison on standard output has its runs report under a new name too.
 bool reserve_outputs(Outputs& outputs, bool runs_here, std::string& error) {
-  if (!outputs.out.empty()) return true;
-  std::vector<std::string> suffixes = {".json"};
-  if (runs_here && outputs.runs_out.empty()) suffixes.push_back("-runs.json");
+  const bool name_out = outputs.out.empty();
+  const bool name_runs =
+      runs_here && outputs.runs_out.empty() && (name_out || outputs.out == output_file::kStdout);
+  if (!name_out && !name_runs) return true;
+  std::vector<std::string> suffixes;
+  if (name_out) suffixes.push_back(".json");
+  if (name_runs) suffixes.push_back("-runs.json");
   auto reserved = reserve_new_outputs("results/compare", suffixes, error);
   if (reserved.empty()) return false;
-  outputs.out = reserved[0];
-  if (reserved.size() > 1) outputs.runs_out = reserved[1];
+  if (name_out) outputs.out = reserved.front();
+  if (name_runs) outputs.runs_out = reserved.back();
   return true;
 }
 
@@ -230,7 +236,7 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, Outputs& out
   const uint64_t seed = shuffle_seed(o, earlier);
   e->plan = interleave(e->jobs.size(), e->arms.size(), o.runs, seed);
   e->out = runs_report_path(outputs);
-  if (auto err = check_writable(e->out); !err.empty()) {
+  if (auto err = output_file::check_target(e->out); !err.empty()) {
     error = "--report: " + err;
     return std::nullopt;
   }
@@ -286,11 +292,12 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
   g.context["thresholds"] = thresholds_path;
   Json comparison = comparison_to_json(c, g.context);
   comparison["complete"] = g.outcome.complete;
-  if (auto e = write_atomic(out, dump_canonical(comparison)); !e.empty()) {
+  if (auto e = output_file::write_atomic(out, dump_canonical(comparison)); !e.empty()) {
     fmt::print(stderr, "{}: {}\n", kWho, e);
     return 1;
   }
-  fmt::print("{}comparison: {}\n", comparison_table(c), out);
+  fmt::print(table_stream({out, o.export_markdown, o.export_csv}), "{}comparison: {}\n", comparison_table(c),
+             out == output_file::kStdout ? "standard output" : out);
   for (const auto& [path, text] : {std::pair{o.export_markdown, comparison_markdown(c)}, std::pair{o.export_csv, comparison_csv(c)}})
     if (auto err = write_export(path, text); !err.empty()) {
       fmt::print(stderr, "{}: {}\n", kWho, err);

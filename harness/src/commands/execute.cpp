@@ -2,8 +2,6 @@
 // execute.h).
 #include "commands/execute.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -13,18 +11,21 @@
 #include "report/progress.h"
 #include "report/report_json.h"
 #include "sys/interrupt.h"
+#include "sys/output_file.h"
 
 namespace mh {
 
 namespace {
 
-// Where the runs go when the report cannot be written any more: beside the
-// system's temporary files, named so it cannot collide.
-std::string rescue_path(const std::string& out) {
+// Where the runs go when the report cannot be written any more: a new file
+// among the system's temporary ones, under a name nobody could have planted
+// there ahead (a shared /tmp).
+std::string rescue(const std::string& out, const std::string& text) {
   const char* t = std::getenv("TMPDIR");
-  std::string dir = (t && *t) ? t : "/tmp";
-  return dir + "/memharness-rescued-" + std::to_string(getpid()) + "-" +
-         std::filesystem::path(out).filename().string();
+  const std::string dir = (t && *t) ? t : "/tmp";
+  const std::string stem = std::filesystem::path(out).stem().string();
+  std::string error;
+  return output_file::write_new(dir, "memharness-rescued-" + stem + "-", ".json", text, error);
 }
 
 // Rewrites the report over `runs`, adding the cost to the outcome; when it
@@ -33,13 +34,10 @@ bool write_report(const Execution& e, const ReportWriter& writer, const std::vec
                   ExecutionOutcome& outcome) {
   const auto t0 = std::chrono::steady_clock::now();
   std::string text = writer.text(runs, complete);
-  outcome.error = write_atomic(e.out, text);
+  outcome.error = output_file::write_atomic(e.out, text);
   outcome.write_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   outcome.report_bytes = text.size();
-  if (!outcome.error.empty()) {
-    const std::string rescue = rescue_path(e.out);
-    if (write_atomic(rescue, text).empty()) outcome.rescue = rescue;
-  }
+  if (!outcome.error.empty() && e.out != output_file::kStdout) outcome.rescue = rescue(e.out, text);
   return outcome.error.empty();
 }
 
@@ -72,6 +70,7 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
   Progress progress(e.progress, e.plan.size());
   const DeclaredMetrics declared = declared_by_jobs(e.jobs);
   ReportWriter writer(e.context, declared);
+  const bool to_stdout = e.out == output_file::kStdout;
   std::map<std::string, const RunRecord*> kept;
   for (const auto& r : e.kept) kept[run_key(r)] = &r;
 
@@ -92,12 +91,14 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
     writer.add(runs.back());
     // Only the run just made can have been interrupted: the loop stops after it.
     outcome.complete = runs.size() == e.plan.size() && runs.back().status != Status::Interrupted;
-    if (!write_report(e, writer, runs, outcome.complete, outcome)) break;
+    if (!to_stdout && !write_report(e, writer, runs, outcome.complete, outcome)) break;
   }
   outcome.stop_signal = interrupt::requested();
   if (!outcome.error.empty()) outcome.complete = false;
-  // Stopped before the first run: the report says so.
+  // Stopped before the first run: the report says so. Standard output takes
+  // the report once, at the end.
   if (runs.empty() && outcome.error.empty()) write_report(e, writer, runs, e.plan.empty(), outcome);
+  else if (to_stdout) write_report(e, writer, runs, outcome.complete, outcome);
   progress.clear();
   return outcome;
 }

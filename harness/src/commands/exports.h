@@ -3,7 +3,9 @@
 // standard output. Main thread only.
 #pragma once
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 namespace mh {
 
@@ -12,5 +14,9 @@ namespace mh {
 std::string check_export(const std::string& path, const std::string& option);
 // Writes an export ("-": stdout). Returns "" or the error.
 std::string write_export(const std::string& path, const std::string& text);
+// Where the terminal table and the lines that name the outputs go: standard
+// error when one of `outputs` is standard output ("-"), so that what is piped
+// into jq or a pager is that file alone; standard output otherwise.
+std::FILE* table_stream(const std::vector<std::string>& outputs);
 
 }  // namespace mh

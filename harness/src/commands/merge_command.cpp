@@ -10,6 +10,7 @@
 #include "commands/commands.h"
 #include "report/report_json.h"
 #include "commands/execute.h"
+#include "sys/output_file.h"
 
 namespace mh {
 
@@ -78,6 +79,7 @@ std::string find_clash(const std::vector<Input>& inputs) {
 }  // namespace
 
 int merge_command(const Options& o) {
+  if (auto e = output_file::check_target(o.out); !e.empty()) return bad_input(kWho, "-o: " + e);
   std::vector<Input> inputs;
   for (const auto& path : o.inputs) {
     std::string error;
@@ -94,11 +96,11 @@ int merge_command(const Options& o) {
   }
   Json context = contexts[0];
   context["merged_from"] = contexts;
-  if (auto e = write_atomic(o.out, dump_canonical(make_report(context, runs))); !e.empty()) {
+  if (auto e = output_file::write_atomic(o.out, dump_canonical(make_report(context, runs))); !e.empty()) {
     fmt::print(stderr, "{}: {}\n", kWho, e);
     return 2;
   }
-  fmt::print("merged {} runs from {} reports into {}\n", runs.size(), o.inputs.size(), o.out);
+  fmt::print(o.out == output_file::kStdout ? stderr : stdout, "merged {} runs from {} reports into {}\n", runs.size(), o.inputs.size(), o.out);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include "commands/commands.h"
 #include "commands/resolve.h"
+#include "sys/output_file.h"
 #include "sys/spawn.h"
 
 namespace mh {
@@ -28,6 +29,15 @@ int plot_help(const std::string& scripts, const std::string& python) {
     fmt::print("\n{}{}", c.out, c.exit_code == 0 ? "" : c.err);
   }
   return 0;
+}
+
+// The scripts' -o FILE, checked as every file the harness writes is: a device
+// or a link there is refused rather than replaced.
+std::string check_plot_output(const std::vector<std::string>& args) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "-o" || args[i] == "--output")
+      if (auto e = output_file::check_file(args[i + 1]); !e.empty()) return args[i] + ": " + e;
+  return "";
 }
 
 }  // namespace
@@ -54,6 +64,7 @@ int plot_command(const Options& o) {
   }
   std::string python = py.out.substr(0, py.out.find('\n'));
   if (help) return plot_help(scripts, python);
+  if (auto e = check_plot_output(args); !e.empty()) return bad_input("harness plot", e);
   // plot_compare.py runs `harness compare` on two reports: this harness, unless the user named one.
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -17,6 +17,7 @@
 #include "report/context.h"
 #include "report/output_names.h"
 #include "report/report_json.h"
+#include "sys/output_file.h"
 
 namespace mh {
 
@@ -34,7 +35,8 @@ int finish_execution(const Execution& e, const Options& o, const char* who) {
                outcome.write_ms, runs.size(), outcome.report_bytes);
   std::map<std::string, std::vector<Headline>> headlines;
   for (const auto& job : e.jobs) headlines[job.workload.name] = headline_metrics(job.workload);
-  fmt::print("{}", summary_table(runs, headlines));
+  std::FILE* table = table_stream({e.out, o.export_markdown, o.export_csv});
+  fmt::print(table, "{}", summary_table(runs, headlines));
   const DeclaredMetrics declared = declared_by_jobs(e.jobs);
   for (const auto& [path, text] : {std::pair{o.export_markdown, summary_markdown(runs, headlines)},
                                    std::pair{o.export_csv, summary_csv(runs, declared)}})
@@ -44,8 +46,9 @@ int finish_execution(const Execution& e, const Options& o, const char* who) {
     if (!outcome.rescue.empty()) fmt::print(stderr, "{}: the {} runs done are in {}\n", who, runs.size(), outcome.rescue);
     return 1;
   }
-  fmt::print("report: {}{}\n", e.out, outcome.complete ? "" : " (incomplete)");
-  if (outcome.runs_kept) fmt::print("{} runs kept from the report, {} run now\n", outcome.runs_kept, runs.size() - outcome.runs_kept);
+  fmt::print(table, "report: {}{}\n", e.out == output_file::kStdout ? "standard output" : e.out,
+             outcome.complete ? "" : " (incomplete)");
+  if (outcome.runs_kept) fmt::print(table, "{} runs kept from the report, {} run now\n", outcome.runs_kept, runs.size() - outcome.runs_kept);
   if (outcome.stop_signal) {
     fmt::print(stderr, "{}: stopped by {} after {} of {} runs; to finish, run the same command with --resume {}\n", who,
                sigabbrev_np(outcome.stop_signal) ? std::string("SIG") + sigabbrev_np(outcome.stop_signal) : "a signal",
@@ -106,7 +109,7 @@ int run_command(const Options& o) {
   if (auto err = check_exports(o); !err.empty()) return bad_input(kWho, err);
   if (!o.out.empty() || !o.resume.empty()) {
     e.out = !o.out.empty() ? o.out : o.resume;
-    if (auto err = check_writable(e.out); !err.empty()) return bad_input(kWho, "--out: " + err);
+    if (auto err = output_file::check_target(e.out); !err.empty()) return bad_input(kWho, "--out: " + err);
   } else {
     auto reserved = reserve_new_outputs("results/" + name, {".json"}, error);
     if (reserved.empty()) return bad_input(kWho, error);

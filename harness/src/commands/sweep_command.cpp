@@ -21,6 +21,7 @@
 #include "report/output_names.h"
 #include "report/report_json.h"
 #include "sys/spawn.h"
+#include "sys/output_file.h"
 
 namespace mh {
 
@@ -189,18 +190,24 @@ std::string check_plot(const std::string& plot) {
   if (plot.empty()) return "";
   const auto ext = std::filesystem::path(plot).extension().string();
   if (ext != ".png" && ext != ".svg") return "--plot " + plot + ": the plot must end in .png or .svg";
-  if (auto err = check_writable(plot); !err.empty()) return "--plot: " + err;
+  if (auto err = output_file::check_file(plot); !err.empty()) return "--plot: " + err;
   return "";
+}
+
+// The sweep's table beside the report of its runs.
+std::string sweep_path_of(const std::string& report) {
+  return report.substr(0, report.size() - (report.ends_with(".json") ? 5 : 0)) + "-sweep.json";
 }
 
 // The report of every run: --out, else a new name after the workload or suite
 // (reserved with the -sweep.json beside it).
 std::optional<std::string> report_path(const Options& o, std::string& error) {
   if (!o.out.empty()) {
-    if (auto err = check_writable(o.out); !err.empty()) {
-      error = "--out: " + err;
-      return std::nullopt;
-    }
+    for (const auto& path : {o.out, sweep_path_of(o.out)})
+      if (auto err = output_file::check_file(path); !err.empty()) {
+        error = "--out: " + err;
+        return std::nullopt;
+      }
     return o.out;
   }
   const std::string name = o.suite.empty() ? o.workload : "suite-" + o.suite;
@@ -265,7 +272,7 @@ std::string tabulate(const Execution& e, const std::vector<RunRecord>& runs, con
   fmt::print("* no other point is better on both; medians over the runs that are ok; {}\n", kUnitConvention);
   Json sweep = {{"schema", "memharness.sweep/1"}, {"report", e.out},   {"grids", grids},
                 {"x", axis_json(x)},              {"y", axis_json(y)}, {"workloads", workloads}};
-  return write_atomic(sweep_path, dump_canonical(sweep));
+  return output_file::write_atomic(sweep_path, dump_canonical(sweep));
 }
 
 // Draws the sweep's JSON to `plot` with scripts/plot_sweep.py; false (the
@@ -304,7 +311,7 @@ int sweep_command(const Options& o) {
   auto out = report_path(o, error);
   if (!out) return bad_input(kWho, error);
   e->out = *out;
-  const std::string sweep_path = e->out.substr(0, e->out.size() - (e->out.ends_with(".json") ? 5 : 0)) + "-sweep.json";
+  const std::string sweep_path = sweep_path_of(e->out);
   e->plan = interleave(e->jobs.size(), e->arms.size(), o.runs, std::nullopt);
   e->context = make_context(o.argv);
   e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs}, {"grids", *grids}, {"sample_ms", o.run.sample_ms}});

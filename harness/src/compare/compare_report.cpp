@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/escape.h"
 #include "core/metrics.h"
 #include "core/units.h"
 
@@ -64,10 +65,11 @@ const Column kColumns[] = {
     {"verdict", [](const MetricComparison& m) { return std::string(verdict_name(m.verdict)); }},
 };
 
-std::string headline(const Comparison& c) {
+// The verdict line, its names escaped by `escaped` for the destination.
+std::string headline(const Comparison& c, std::string (*escaped)(std::string_view)) {
   std::string verdict = c.regressed() ? "REGRESSION" : "no regression";
-  return fmt::format("{}: candidate {} against baseline {}, {}, alpha {}", verdict, c.candidate, c.baseline,
-                     sample_size(c), c.alpha);
+  return fmt::format("{}: candidate {} against baseline {}, {}, alpha {}", verdict, escaped(c.candidate),
+                     escaped(c.baseline), sample_size(c), c.alpha);
 }
 
 }  // namespace
@@ -122,13 +124,13 @@ std::string comparison_table(const Comparison& c) {
     for (const auto& m : w.metrics) {
       if (!shown(m)) continue;
       std::vector<std::string> r;
-      for (const auto& col : kColumns) r.push_back(col.cell(m));
+      for (const auto& col : kColumns) r.push_back(escape::terminal(col.cell(m)));
       rows.push_back(r);
     }
     std::vector<size_t> width(head.size(), 0);
     for (const auto& r : rows)
       for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    out += "\n" + w.workload + "\n";
+    out += fmt::format("\n{}\n", escape::terminal(w.workload));
     for (size_t ri = 0; ri < rows.size(); ++ri) {
       for (size_t i = 0; i < rows[ri].size(); ++i)
         out += (i == 0 || i + 1 == rows[ri].size() ? fmt::format("{:<{}}", rows[ri][i], width[i])
@@ -141,17 +143,17 @@ std::string comparison_table(const Comparison& c) {
       }
     }
   }
-  for (const auto& warn : c.warnings) out += "warning: " + warn + "\n";
+  for (const auto& warn : c.warnings) out += fmt::format("warning: {}\n", escape::terminal(warn));
   out += fmt::format("baseline and candidate: median (min-max) of the runs; {}\n", kUnitConvention);
-  out += headline(c) + "\n";
+  out += headline(c, escape::terminal) + "\n";
   return out;
 }
 
 std::string comparison_markdown(const Comparison& c) {
-  std::string out = fmt::format("### memharness: {}\n\n", headline(c));
-  for (const auto& warn : c.warnings) out += "> **Warning:** " + warn + "\n\n";
+  std::string out = fmt::format("### memharness: {}\n\n", headline(c, escape::markdown));
+  for (const auto& warn : c.warnings) out += fmt::format("> **Warning:** {}\n\n", escape::markdown(warn));
   for (const auto& w : c.workloads) {
-    out += "**" + w.workload + "**\n\n|";
+    out += fmt::format("**{}**\n\n|", escape::markdown(w.workload));
     for (const auto& col : kColumns) out += std::string(" ") + col.title + " |";
     out += "\n|";
     for (size_t i = 0; i < std::size(kColumns); ++i) out += i == 0 || i + 1 == std::size(kColumns) ? " --- |" : " ---: |";
@@ -160,9 +162,9 @@ std::string comparison_markdown(const Comparison& c) {
       if (!shown(m)) continue;
       out += "|";
       for (const auto& col : kColumns) {
-        std::string cell = col.cell(m);
+        std::string cell = escape::markdown(col.cell(m));
         if (std::string(col.title) == "verdict" && m.verdict == Verdict::Regression) cell = "**" + cell + "**";
-        out += " " + cell + " |";
+        out.append(" ").append(cell).append(" |");
       }
       out += "\n";
     }
@@ -183,7 +185,8 @@ std::string comparison_csv(const Comparison& c) {
       "candidate_max,change,noise_floor,threshold,resolution,p,p_adjusted,verdict\n";
   for (const auto& w : c.workloads)
     for (const auto& m : w.metrics)
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", w.workload, m.metric, m.unit,
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", escape::csv(w.workload),
+                         escape::csv(m.metric), escape::csv(m.unit),
                          direction_name(m.rule.direction), m.baseline.median, m.baseline.min, m.baseline.max,
                          m.candidate.median, m.candidate.min, m.candidate.max, num(m.change),
                          num(m.baseline_again ? std::optional<double>(m.noise_floor) : std::nullopt), m.rule.threshold,

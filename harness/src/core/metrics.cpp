@@ -112,6 +112,10 @@ std::vector<RunMetric> run_metrics(const RunRecord& r) {
   std::vector<RunMetric> out;
   for (const auto& spec : metric_registry()) {
     if (!spec.get) continue;
+    if (auto u = r.unmeasured.find(spec.name); u != r.unmeasured.end()) {
+      out.push_back({spec.name, MetricSource::Registry, spec.name, Maybe{std::nullopt, u->second}});
+      continue;
+    }
     const V v = spec.get(r);
     out.push_back({spec.name, MetricSource::Registry, spec.name, Maybe{v, v ? "" : registry_reason(r, spec)}});
   }

@@ -35,6 +35,13 @@ const std::vector<SampleColumn>& sample_columns() {
   return cols;
 }
 
+uint32_t column_bit(std::string_view column) {
+  const auto& cols = sample_columns();
+  for (size_t i = 0; i < cols.size(); ++i)
+    if (column == cols[i].name) return 1u << i;
+  return 0;
+}
+
 const char* status_name(Status s) {
   switch (s) {
     case Status::Ok: return "ok";

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mh {
@@ -20,6 +21,10 @@ struct Sample {
   int64_t minflt = 0, majflt = 0;
   double utime_ms = 0, stime_ms = 0;
   int64_t threads = 0;
+  // The columns this sample could not measure, a bit each (column_bit): null
+  // in the report, never the 0 or the stale value the field holds; the reason
+  // is in SamplerStats::null_cells.
+  uint32_t missing = 0;
 };
 
 // The sampled columns, declared once: the JSON writer, the schema test and the
@@ -33,6 +38,9 @@ struct SampleColumn {
   bool summed;  // a process tree's sample adds its descendants' (everything but the time)
 };
 const std::vector<SampleColumn>& sample_columns();
+// The bit of a column (by name) in Sample::missing.
+uint32_t column_bit(std::string_view column);
+inline bool cell_missing(const Sample& s, std::string_view column) { return (s.missing & column_bit(column)) != 0; }
 
 struct Mark {
   double t_ms = 0;
@@ -100,6 +108,9 @@ struct SamplerStats {
   // Sampled columns that could not be read at all, with the reason: written as
   // null, never 0.
   std::map<std::string, std::string> unreadable;
+  // Columns read in some samples and not in others (Sample::missing), with
+  // the reason: those cells are null.
+  std::map<std::string, std::string> null_cells;
   // Why VmHWM could not be reset at marks ("" when it could, or was not tried):
   // the phases' peaks are then the sampled maxima.
   std::string hwm_reset_error;
@@ -158,6 +169,10 @@ struct RunRecord {
   double utime_ms = 0, stime_ms = 0;
   double cpu_ms = 0;  // utime_ms + stime_ms
   int64_t vol_ctxsw = 0, invol_ctxsw = 0;
+  // Registry metrics (metrics.h) that were not measured although their field
+  // holds a number, by name, with the reason: null in the report (wait4's
+  // figures of a child that never reached its exec are the harness's own).
+  std::map<std::string, std::string> unmeasured;
   std::map<std::string, Maybe> perf;
   std::map<std::string, Maybe> workload_metrics;
   Json allocator_stats;  // null when the allocator exposes none

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/record.h"
+#include "sys/output_file.h"
 #include "sys/spawn.h"
 
 namespace mh {
@@ -330,7 +331,11 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
     return std::nullopt;
   }
   make_private(dir);
-  std::ofstream(dir / "built") << stamp_of(pin, *sha, sha256_of(lib)).dump() << "\n";
+  if (auto e = output_file::write_atomic((dir / "built").string(), stamp_of(pin, *sha, sha256_of(lib)).dump() + "\n");
+      !e.empty()) {
+    error = "pin '" + pin.name + "': " + e;
+    return std::nullopt;
+  }
   return out;
 }
 

@@ -25,6 +25,9 @@ int ProcTree::add_descendants(Sample& s, bool with_smaps, bool with_status, bool
     if (!reader->sample(m, with_smaps, with_status, with_stat)) continue;  // ended meanwhile
     for (const auto& c : sample_columns())
       if (c.summed) c.set(s, c.get(s) + c.get(m));
+    // A sum with a part not measured is not measured.
+    s.missing |= m.missing;
+    for (const auto& [column, why] : reader->null_cells()) null_cells_.emplace(column, why);
     ++counted;
   }
   return counted;

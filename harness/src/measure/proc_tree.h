@@ -34,6 +34,9 @@ class ProcTree {
   int add_descendants(Sample& s, bool with_smaps, bool with_status, bool with_stat);
   // Per-thread CPU and context switches of every descendant's threads.
   std::vector<ThreadStat> threads() const;
+  // The descendants' columns that some samples lacked, with the reason
+  // (ProcReader::null_cells), kept after they ended.
+  const std::map<std::string, std::string>& null_cells() const { return null_cells_; }
   // How descendants are found: "children files" or "scan of /proc".
   const char* how() const { return descendants_.how(); }
 
@@ -42,6 +45,7 @@ class ProcTree {
   std::string root_;
   Descendants descendants_;
   std::map<int, std::unique_ptr<ProcReader>> members_;
+  std::map<std::string, std::string> null_cells_;
 };
 
 }  // namespace mh::procfs

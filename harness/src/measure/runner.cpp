@@ -217,6 +217,16 @@ class Channels {
 
 double ms_of(const timeval& t) { return double(t.tv_sec) * 1e3 + double(t.tv_usec) / 1e3; }
 
+// The run metrics wait4 gives (read_rusage), with cpu_ms made of two of them.
+constexpr const char* kRusageMetrics[] = {"maxrss_kb", "minflt",   "majflt",    "utime_ms",
+                                          "stime_ms",  "cpu_ms",   "vol_ctxsw", "invol_ctxsw"};
+
+// A child that never reached its exec (or was never started): wait4's figures
+// would be those of the harness's own forked copy, so there are none.
+void rusage_not_measured(RunRecord& rec, const std::string& why) {
+  for (const char* m : kRusageMetrics) rec.unmeasured[m] = why;
+}
+
 // wait4's figures of the child (the hwm_kb and maxrss_kb it raises are
 // derive_run_metrics's).
 void read_rusage(RunRecord& rec, const rusage& ru) {
@@ -281,6 +291,7 @@ class OneRun {
   ProgramTrace trace_;  // a program's, from its entry to its exit stop
   int status_ = 0;  // wait4's
   rusage ru_{};
+  bool execed_ = false;  // the child reached its exec: wait4's figures are its own
 };
 
 OneRun::OneRun(const RunRequest& req) : req_(req), tmp_(req.tmp_parent) {
@@ -386,6 +397,7 @@ void OneRun::start_and_sample() {
   const bool traced = req_.program && trace_.attach(child->pid(), no_trace);
   const auto t0 = Clock::now();
   if (end_.error.empty() && child->resume(end_.error)) {
+    execed_ = true;
     if (req_.program) start_driver(child->pid(), t0, traced);
     sample(*child, t0);
   }
@@ -451,7 +463,8 @@ void OneRun::read_end() {
   end_.wait_status = status_;
   if (WIFEXITED(status_) && end_.error.empty()) rec_.exit.code = WEXITSTATUS(status_);
   if (WIFSIGNALED(status_)) rec_.exit.signal = WTERMSIG(status_);
-  read_rusage(rec_, ru_);
+  if (execed_) read_rusage(rec_, ru_);
+  else rusage_not_measured(rec_, "the process never ran (" + (end_.error.empty() ? "it was not started" : end_.error) + ")");
 }
 
 void OneRun::derive_metrics() {
@@ -520,6 +533,7 @@ RunRecord OneRun::judged(const std::string& complaint) {
 
 RunRecord OneRun::judged_early() {
   end_.fail_on_leftovers = req_.run.leftovers == Leftovers::Fail;
+  rusage_not_measured(rec_, "the process was not started" + (end_.error.empty() ? "" : " (" + end_.error + ")"));
   judge(rec_, end_);
   return std::move(rec_);
 }

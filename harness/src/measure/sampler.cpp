@@ -110,6 +110,8 @@ class Sampler {
   void check_sequence(const Json& m, uint32_t seq);
   // The sampler's own figures into rec.sampler, and the threads seen.
   void record_statistics();
+  // Why cells are null; a column null in every sample is unreadable as a whole.
+  void record_null_cells();
 
   const SamplerConfig& cfg_;
   const RunSettings& settings_;
@@ -361,10 +363,26 @@ void Sampler::record_statistics() {
   st.smaps_reads = static_cast<int64_t>(smaps_costs_us_.size());
   if (!smaps_costs_us_.empty()) st.smaps_cost_us_median = stats::median(smaps_costs_us_);
   st.hwm_reset_error = proc_.reset_error();
+  record_null_cells();
   if (tree_) {
     st.tree = true;
     st.tree_found_by = tree_->how();
     st.processes_max = processes_max_;
+  }
+}
+
+void Sampler::record_null_cells() {
+  auto& st = rec_.sampler;
+  st.null_cells = proc_.null_cells();
+  if (tree_)
+    for (const auto& [column, why] : tree_->null_cells()) st.null_cells.emplace(column, why);
+  for (auto it = st.null_cells.begin(); it != st.null_cells.end();) {
+    const std::string &column = it->first, &why = it->second;  // a lambda captures these, not a binding
+    const auto lacks = [&](const Sample& s) { return cell_missing(s, column); };
+    const bool everywhere = std::all_of(rec_.samples.begin(), rec_.samples.end(), lacks) &&
+                            std::all_of(rec_.marks.begin(), rec_.marks.end(), [&](const Mark& m) { return lacks(m.sample); });
+    if (everywhere && !rec_.samples.empty()) st.unreadable.emplace(column, why);
+    it = everywhere || st.unreadable.count(column) ? st.null_cells.erase(it) : std::next(it);
   }
 }
 

@@ -41,7 +41,7 @@ std::vector<std::string> reserve_new_outputs(const std::string& stem, const std:
     bool clash = false;
     for (const auto& suffix : suffixes) {
       std::string path = name + suffix;
-      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (fd < 0) {
         int err = errno;
         for (const auto& p : made) ::unlink(p.c_str());

@@ -1,13 +1,7 @@
 // JSON report writer (see report_json.h).
 #include "report/report_json.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 
 #include "core/metrics.h"
@@ -25,7 +19,8 @@ Json maybe_json(const Maybe& m) {
 
 Json sample_json(const Sample& s, const std::map<std::string, std::string>& unreadable) {
   Json j = Json::object();
-  for (const auto& c : sample_columns()) j[c.name] = unreadable.count(c.name) ? Json(nullptr) : Json(c.get(s));
+  for (const auto& c : sample_columns())
+    j[c.name] = unreadable.count(c.name) || cell_missing(s, c.name) ? Json(nullptr) : Json(c.get(s));
   return j;
 }
 
@@ -80,7 +75,8 @@ void dump_into(const Json& j, std::string& out, int indent) {
 namespace {
 
 // A column per sampled value; a column that could not be read is null (the
-// reason is in sampler.unreadable).
+// reason is in sampler.unreadable), and so is a cell a sample could not give
+// (sampler.null_cells).
 Json samples_json(const RunRecord& r) {
   Json samples = Json::object();
   for (const auto& c : sample_columns()) {
@@ -90,6 +86,10 @@ Json samples_json(const RunRecord& r) {
     }
     Json col = Json::array();
     for (const auto& s : r.samples) {
+      if (cell_missing(s, c.name)) {
+        col.push_back(nullptr);  // why: sampler.null_cells
+        continue;
+      }
       double v = c.get(s);
       // Times keep 0.01 ms; the rest are integers.
       if (std::string(c.name) == "t_ms") col.push_back(std::round(v * 100) / 100);
@@ -156,19 +156,22 @@ Json allocator_json(const AllocatorRecord& a) {
 }
 
 Json sampler_json(const SamplerStats& s) {
-  return Json{{"interval_ms", s.interval_ms},
-              {"achieved_ms", s.achieved_ms ? Json(std::round(*s.achieved_ms * 1000) / 1000) : Json()},
-              {"cost_us_median", std::round(s.cost_us_median * 10) / 10},
-              {"cost_us_max", std::round(s.cost_us_max * 10) / 10},
-              {"samples", s.count},
-              {"smaps_ms", s.smaps_ms},
-              {"smaps_reads", s.smaps_reads},
-              {"smaps_cost_us_median", std::round(s.smaps_cost_us_median * 10) / 10},
-              {"unreadable", s.unreadable},
-              {"hwm_reset_error", s.hwm_reset_error},
-              {"tree", s.tree},
-              {"tree_found_by", s.tree_found_by},
-              {"processes_max", s.processes_max ? Json(*s.processes_max) : Json()}};
+  Json j{{"interval_ms", s.interval_ms},
+         {"achieved_ms", s.achieved_ms ? Json(std::round(*s.achieved_ms * 1000) / 1000) : Json()},
+         {"cost_us_median", std::round(s.cost_us_median * 10) / 10},
+         {"cost_us_max", std::round(s.cost_us_max * 10) / 10},
+         {"samples", s.count},
+         {"smaps_ms", s.smaps_ms},
+         {"smaps_reads", s.smaps_reads},
+         {"smaps_cost_us_median", std::round(s.smaps_cost_us_median * 10) / 10},
+         {"unreadable", s.unreadable},
+         {"hwm_reset_error", s.hwm_reset_error},
+         {"tree", s.tree},
+         {"tree_found_by", s.tree_found_by},
+         {"processes_max", s.processes_max ? Json(*s.processes_max) : Json()}};
+  // Only where some cell is null, so that reports without any read the same as before it existed.
+  if (!s.null_cells.empty()) j["null_cells"] = s.null_cells;
+  return j;
 }
 
 Json leftovers_json(const std::vector<LeftoverProcess>& list) {
@@ -219,8 +222,11 @@ Maybe maybe_from(const Json& j) {
 
 Sample sample_from(const Json& s) {
   Sample out;
-  for (const auto& c : sample_columns())
-    c.set(out, s.contains(c.name) && s[c.name].is_number() ? s[c.name].get<double>() : 0.0);
+  for (const auto& c : sample_columns()) {
+    const bool measured = s.contains(c.name) && s[c.name].is_number();
+    c.set(out, measured ? s[c.name].get<double>() : 0.0);
+    if (s.contains(c.name) && s[c.name].is_null()) out.missing |= column_bit(c.name);
+  }
   return out;
 }
 
@@ -283,8 +289,13 @@ std::vector<Mark> marks_from(const Json& marks) {
 // The registry's run metrics into the record's fields, the curve's, perf's and
 // the workload's into theirs; the derived ones (cpu_ms) are not read.
 void read_metrics(const Json& m, RunRecord& r) {
-  for (const auto& spec : metric_registry())
+  for (const auto& spec : metric_registry()) {
     if (spec.set && m.contains(spec.name) && m[spec.name].is_number()) spec.set(r, m[spec.name].get<double>());
+    // Not measured when written: stays null with its reason.
+    const std::string reason = std::string(spec.name) + "_reason";
+    if (spec.get && m.contains(spec.name) && m[spec.name].is_null() && m.contains(reason) && m[reason].is_string())
+      r.unmeasured[spec.name] = m[reason].get<std::string>();
+  }
   derive_anon_peak_and_cpu(r);
   if (!r.hwm_kb.value) r.hwm_kb.reason = m.value("hwm_kb_reason", "");
   if (m.contains("curve") && m["curve"].is_object())
@@ -314,9 +325,10 @@ SamplerStats sampler_from(const Json& sp) {
   out.count = sp.value("samples", int64_t(0));
   out.smaps_reads = sp.value("smaps_reads", int64_t(0));
   out.smaps_cost_us_median = sp.value("smaps_cost_us_median", 0.0);
-  if (sp.contains("unreadable") && sp["unreadable"].is_object())
-    for (const auto& [k, v] : sp["unreadable"].items())
-      if (v.is_string()) out.unreadable[k] = v.get<std::string>();
+  for (auto [key, into] : {std::pair{"unreadable", &out.unreadable}, std::pair{"null_cells", &out.null_cells}})
+    if (sp.contains(key) && sp[key].is_object())
+      for (const auto& [k, v] : sp[key].items())
+        if (v.is_string()) (*into)[k] = v.get<std::string>();
   out.hwm_reset_error = sp.value("hwm_reset_error", "");
   out.tree = sp.value("tree", false);
   out.tree_found_by = sp.value("tree_found_by", "");
@@ -468,63 +480,6 @@ std::string dump_canonical(const Json& j) {
   std::string out;
   dump_into(j, out, 0);
   return out + "\n";
-}
-
-std::string write_atomic(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return "cannot write " + tmp + ": " + std::strerror(errno);
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string e = "cannot write " + tmp + ": " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return e;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::fsync(fd) < 0 || ::close(fd) < 0) {
-    ::unlink(tmp.c_str());
-    return "cannot write " + tmp + ": " + std::strerror(errno);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) < 0) {
-    std::string e = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return e;
-  }
-  return "";
-}
-
-std::string check_writable(const std::string& path) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  if (fs::is_directory(target)) return "output path " + path + " is a directory";
-  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return "cannot create the directory " + dir.string() + " for " + path + ": " + ec.message();
-  std::string probe = (dir / (".memharness-probe." + std::to_string(getpid()))).string();
-  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    // "No such file or directory" for a folder that exists (/proc) reads as a typo in the path.
-    const std::string why = errno == EACCES || errno == EPERM ? "no permission to create files there"
-                            : errno == EROFS                 ? "it is on a read-only file system"
-                                                             : std::string("it takes no new files (") +
-                                                                   std::strerror(errno) + ")";
-    return "cannot write " + path + " in the folder " + dir.string() + ": " + why;
-  }
-  ::close(fd);
-  ::unlink(probe.c_str());
-  return "";
 }
 
 }  // namespace mh

@@ -54,13 +54,4 @@ std::optional<ReportData> read_report(const std::string& path, std::string& erro
 // Deterministic text: objects indented, arrays of scalars on one line.
 std::string dump_canonical(const Json& j);
 
-// Writes to a temporary file beside `path`, then renames it over `path`, so a
-// reader sees the old report or the new one, never half of one. Returns "" or
-// the error.
-std::string write_atomic(const std::string& path, const std::string& text);
-
-// Checks that `path` can be created (its directory exists or can be made, and
-// is writable) without leaving anything behind. Returns "" or the error.
-std::string check_writable(const std::string& path);
-
 }  // namespace mh

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/escape.h"
 #include "core/summary.h"
 #include "core/units.h"
 
@@ -78,17 +79,19 @@ SummaryBlock block_of(const std::vector<SummaryRow>& rows, const std::vector<Col
 
 // One block as text: the header, a rule, and a line per row, columns aligned.
 std::string aligned(const SummaryBlock& b) {
-  std::vector<std::vector<std::string>> table = {b.header};
-  table.insert(table.end(), b.lines.begin(), b.lines.end());
+  std::vector<std::vector<std::string>> escaped = {b.header};
+  escaped.insert(escaped.end(), b.lines.begin(), b.lines.end());
+  for (auto& line : escaped)
+    for (auto& cell : line) cell = escape::terminal(cell);
   std::vector<size_t> width(b.header.size(), 0);
-  for (const auto& line : table)
+  for (const auto& line : escaped)
     for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
   std::string out;
-  for (size_t r = 0; r < table.size(); ++r) {
-    for (size_t i = 0; i < table[r].size(); ++i) {
+  for (size_t r = 0; r < escaped.size(); ++r) {
+    for (size_t i = 0; i < escaped[r].size(); ++i) {
       // Text columns left-aligned, numbers right-aligned.
-      out += i < 2 ? fmt::format("{:<{}}", table[r][i], width[i]) : fmt::format("{:>{}}", table[r][i], width[i]);
-      out += i + 1 < table[r].size() ? "  " : "\n";
+      out += i < 2 ? fmt::format("{:<{}}", escaped[r][i], width[i]) : fmt::format("{:>{}}", escaped[r][i], width[i]);
+      out += i + 1 < escaped[r].size() ? "  " : "\n";
     }
     if (r == 0) {
       size_t total = 0;
@@ -120,7 +123,8 @@ SummaryBlocks summary_blocks(const std::vector<RunRecord>& runs, const Headlines
   return out;
 }
 
-std::string summary_notes(const std::vector<RunRecord>& runs, bool ranked, const char* item) {
+std::string summary_notes(const std::vector<RunRecord>& runs, bool ranked, const char* item,
+                          std::string (*escaped)(std::string_view)) {
   std::string out = fmt::format("{}median (min-max) over the runs that are ok; {}\n", item, kUnitConvention);
   if (ranked)
     out += fmt::format("{}the columns before peak RSS are the workload's own result, best first; RSS at exit is read "
@@ -128,8 +132,8 @@ std::string summary_notes(const std::vector<RunRecord>& runs, bool ranked, const
                        item);
   for (const auto& r : runs)
     if (r.status != Status::Ok)
-      out += fmt::format("{}run {} under {} repetition {}: {}: {}\n", item, r.workload, r.allocator.name, r.repetition,
-                         status_name(r.status), r.exit.error);
+      out += fmt::format("{}run {} under {} repetition {}: {}: {}\n", item, escaped(r.workload),
+                         escaped(r.allocator.name), r.repetition, status_name(r.status), escaped(r.exit.error));
   return out;
 }
 
@@ -140,7 +144,7 @@ std::string summary_table(const std::vector<RunRecord>& runs, const HeadlinesByW
     if (!out.empty()) out += "\n";
     out += aligned(b);
   }
-  return out + summary_notes(runs, s.ranked, "");
+  return out + summary_notes(runs, s.ranked, "", escape::terminal);
 }
 
 }  // namespace mh

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/metrics.h"
@@ -19,7 +20,8 @@ namespace mh {
 // of the runs.
 using HeadlinesByWorkload = std::map<std::string, std::vector<Headline>>;
 
-// One workload's block: the header and a line per row, cells as shown.
+// One workload's block: the header and a line per row, cells as shown, names
+// as given (each destination escapes them: escape.h).
 struct SummaryBlock {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> lines;
@@ -31,8 +33,10 @@ struct SummaryBlocks {
 SummaryBlocks summary_blocks(const std::vector<RunRecord>& runs, const HeadlinesByWorkload& headlines);
 
 // What the table's cells are, then a note per failed run; each line opens
-// with `item` ("" for the terminal, "- " for a markdown list).
-std::string summary_notes(const std::vector<RunRecord>& runs, bool ranked, const char* item);
+// with `item` ("" for the terminal, "- " for a markdown list) and the names
+// and reasons in it pass through `escaped` (escape.h's for the destination).
+std::string summary_notes(const std::vector<RunRecord>& runs, bool ranked, const char* item,
+                          std::string (*escaped)(std::string_view));
 
 // The table as the terminal shows it, columns aligned.
 std::string summary_table(const std::vector<RunRecord>& runs, const HeadlinesByWorkload& headlines = {});

@@ -164,10 +164,8 @@ bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status, bool wit
   // A process whose memory is gone (exiting, zombie) reads as 0 resident pages.
   if (!pages || pages->first == 0) return false;
   out.rss_kb = pages->first * page_kb_;
-  // statm's shared is RssFile + RssShmem, from the same counters as status.
   out.anon_kb = (pages->first - pages->second) * page_kb_;
-  out.shmem_kb = shmem_kb_;
-  out.file_kb = pages->second * page_kb_ - shmem_kb_;
+  split_shared(out, pages->second * page_kb_);
 
   if (with_stat) {
     if (!pread_all(stat_fd_, buf_)) return false;
@@ -188,17 +186,67 @@ bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status, bool wit
 
   if (with_status) {
     if (!pread_all(status_fd_, buf_)) return false;
-    auto status = parse_kv(buf_);
-    out.anon_kb = status["RssAnon"];
-    out.file_kb = status["RssFile"];
-    out.shmem_kb = shmem_kb_ = status["RssShmem"];
+    const auto status = parse_kv(buf_);
+    read_status_split(out, status);
     if (auto it = status.find("VmHWM"); it != status.end()) last_hwm_kb_ = it->second;
     else last_hwm_kb_.reset();
   }
-
-  if (with_smaps && smaps_fd_ >= 0 && pread_all(smaps_fd_, buf_)) anon_huge_kb_ = parse_kv(buf_)["AnonHugePages"];
-  out.anon_huge_kb = anon_huge_kb_;
+  read_smaps(out, with_smaps);
   return true;
+}
+
+void ProcReader::note(Sample& out, const char* column, const std::string& why) {
+  if (why.empty()) {
+    out.missing &= ~column_bit(column);
+    return;
+  }
+  out.missing |= column_bit(column);
+  auto [it, fresh] = null_cells_.emplace(column, why);
+  if (!fresh && it->second.find(why) == std::string::npos) it->second += "; " + why;
+}
+
+// statm's shared is RssFile + RssShmem, from the same counters as status: the
+// shmem of the last status read splits it.
+void ProcReader::split_shared(Sample& out, int64_t shared_kb) {
+  const std::string why =
+      shmem_kb_ ? ""
+                : "not read yet: the split of shared memory into file and shmem comes from /proc/PID/status, read "
+                  "at marks";
+  out.shmem_kb = shmem_kb_.value_or(0);
+  out.file_kb = shared_kb - out.shmem_kb;
+  note(out, "shmem_kb", why);
+  note(out, "file_kb", why);
+}
+
+// status's own split; a key it lacks is not a 0 (statm's anonymous part stands
+// in for RssAnon).
+void ProcReader::read_status_split(Sample& out, const std::map<std::string, int64_t>& status) {
+  const auto key = [&](const char* name) -> std::optional<int64_t> {
+    const auto it = status.find(name);
+    return it == status.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
+  const std::string lacks = "/proc/PID/status has no ";
+  if (auto anon = key("RssAnon")) out.anon_kb = *anon;
+  shmem_kb_ = key("RssShmem");
+  out.shmem_kb = shmem_kb_.value_or(0);
+  note(out, "shmem_kb", shmem_kb_ ? "" : lacks + "RssShmem");
+  const auto file = key("RssFile");
+  out.file_kb = file.value_or(0);
+  note(out, "file_kb", file ? "" : lacks + "RssFile");
+}
+
+void ProcReader::read_smaps(Sample& out, bool with_smaps) {
+  if (with_smaps && smaps_fd_ >= 0 && pread_all(smaps_fd_, buf_)) {
+    const auto kv = parse_kv(buf_);
+    const auto it = kv.find("AnonHugePages");
+    anon_huge_kb_ = it == kv.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    if (!anon_huge_kb_) null_cells_.emplace("anon_huge_kb", "/proc/PID/smaps_rollup has no AnonHugePages");
+  }
+  out.anon_huge_kb = anon_huge_kb_.value_or(0);
+  note(out, "anon_huge_kb",
+       anon_huge_kb_ ? ""
+                     : "not read yet: /proc/PID/smaps_rollup is read at marks and every --smaps-ms (0, the default: at "
+                       "marks only)");
 }
 
 bool ProcReader::reset_hwm() {

@@ -64,6 +64,8 @@ class ProcReader {
   // statm gives RSS and its anonymous part (resident - shared); status, for the
   // split of the shared part into file and shmem,
   // is read only when `with_status` (the split is carried forward otherwise).
+  // A column with nothing to carry forward yet, or whose key the kernel's
+  // file lacks, is marked missing in `out` (null_cells() says why).
   // stat (faults, CPU time, threads) sums over every thread and takes each
   // thread's run-queue lock for its runtime, which a busy workload feels: it
   // is read only when `with_stat`, carried forward otherwise.
@@ -80,14 +82,21 @@ class ProcReader {
   const std::string& error() const { return error_; }
   // Columns that cannot be sampled at all, with the reason (see Sample).
   const std::map<std::string, std::string>& unreadable() const { return unreadable_; }
+  // Columns some samples could not give, with the reason (see Sample::missing).
+  const std::map<std::string, std::string>& null_cells() const { return null_cells_; }
 
  private:
   bool pread_all(int fd, std::string& buf);
+  void split_shared(Sample& out, int64_t shared_kb);
+  void read_status_split(Sample& out, const std::map<std::string, int64_t>& status);
+  void read_smaps(Sample& out, bool with_smaps);
+  // Marks `column` missing in `out` (present when why is ""), keeping why.
+  void note(Sample& out, const char* column, const std::string& why);
   int pid_;
   std::string root_;
   bool with_waited_children_;
   std::string error_;
-  std::map<std::string, std::string> unreadable_;
+  std::map<std::string, std::string> unreadable_, null_cells_;
   int statm_fd_ = -1, stat_fd_ = -1, status_fd_ = -1, smaps_fd_ = -1;
   int clear_refs_fd_ = -1;  // opened at the first reset; -2 when it cannot be
   std::string reset_error_;
@@ -95,8 +104,9 @@ class ProcReader {
   long page_kb_;
   double tick_ms_;
   std::string buf_;
-  int64_t anon_huge_kb_ = 0;
-  int64_t shmem_kb_ = 0;
+  // Carried forward between the reads of smaps_rollup and status; none
+  // before the first (or when the key was missing).
+  std::optional<int64_t> anon_huge_kb_, shmem_kb_;
   Sample last_stat_;  // minflt, majflt, utime_ms, stime_ms, threads of the last stat read
 };
 

@@ -1,0 +1,85 @@
+// Escaping for the terminal, markdown and CSV (see escape.h).
+#include "core/escape.h"
+
+#include <fmt/format.h>
+
+namespace mh::escape {
+
+namespace {
+
+// The length of the UTF-8 sequence at s[i], 0 when the bytes there are not
+// one (a stray continuation byte, a truncated or overlong sequence).
+size_t utf8_length(std::string_view s, size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  const size_t n = b >= 0xf0 && b <= 0xf4 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 && b < 0xe0 ? 2 : 0;
+  if (b >= 0xf5 || n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  const auto c1 = static_cast<unsigned char>(s[i + 1]);
+  if ((b == 0xe0 && c1 < 0xa0) || (b == 0xf0 && c1 < 0x90) || (b == 0xf4 && c1 >= 0x90)) return 0;
+  return n;
+}
+
+std::string escaped(std::string_view s, bool keep_newlines) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b >= 0x80) {
+      const size_t n = utf8_length(s, i);
+      // U+0080..U+009F are the C1 controls (CSI among them) in two bytes.
+      if (n == 2 && b == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0)
+        out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
+      else if (n == 0)
+        out += fmt::format("\\x{:02x}", b);
+      else
+        out.append(s.substr(i, n));
+      i += n == 0 ? 1 : n;
+      continue;
+    }
+    switch (b) {
+      case '\\': out += "\\\\"; break;
+      case '\n': out += keep_newlines ? "\n" : "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case 0x1b: out += "\\e"; break;
+      default:
+        if (b < 0x20 || b == 0x7f) out += fmt::format("\\x{:02x}", b);
+        else out += static_cast<char>(b);
+    }
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string terminal(std::string_view s) { return escaped(s, false); }
+
+std::string terminal_lines(std::string_view s) { return escaped(s, true); }
+
+std::string markdown(std::string_view s) {
+  std::string out;
+  for (char c : terminal(s)) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '`': out += "\\`"; break;
+      case '[': out += "\\["; break;
+      case ']': out += "\\]"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string csv(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace mh::escape
