@@ -20,6 +20,10 @@ struct Sample {
   int64_t minflt = 0, majflt = 0;
   double utime_ms = 0, stime_ms = 0;
   int64_t threads = 0;
+  // Bit i set: column i of sample_columns() has no value in this sample (a
+  // null cell of a report read back), written back as null, never as 0.
+  uint32_t null_columns = 0;
+  bool is_null(size_t column) const { return (null_columns >> column) & 1u; }
 };
 
 // The sampled columns, declared once: the JSON writer, the schema test and the
