@@ -1,4 +1,4 @@
-// JSON report writer (see report_json.h).
+// The JSON report: writing it, and reading it back through the checking reader (see report_json.h).
 #include "report/report_json.h"
 
 #include <fmt/format.h>
