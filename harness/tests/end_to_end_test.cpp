@@ -352,7 +352,7 @@ TEST(CompareCli, BadInputIsExitTwo) {
   EXPECT_EQ(one.exit_code, 2);
   auto not_report = test::run_harness({"compare", "/etc/hostname", "/etc/hostname"});
   EXPECT_EQ(not_report.exit_code, 2);
-  EXPECT_NE(not_report.err.find("/etc/hostname is not JSON"), std::string::npos) << not_report.err;
+  EXPECT_NE(not_report.err.find("/etc/hostname: not JSON"), std::string::npos) << not_report.err;
   auto rev = test::run_harness({"compare", "--baseline", "scav@no-such-rev", "--candidate", "glibc", "--workload", "burst-writefile"});
   EXPECT_EQ(rev.exit_code, 2);
   EXPECT_NE(rev.err.find("'no-such-rev'"), std::string::npos) << rev.err;

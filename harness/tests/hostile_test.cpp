@@ -6,6 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <chrono>
+#include <sstream>
+#include <filesystem>
 #include <string>
 
 #include "test_util.h"
@@ -40,6 +44,74 @@ TEST(Hostile, AClosedStandardOutputEndsQuietly) {
   ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(test::slurp(err_path), "");
+}
+
+// A program that breaks the mark protocol, run once under the harness with
+// its own TMPDIR; `marker` is a word of its command line that nothing else has.
+struct HostileRun {
+  Captured harness;
+  Json report;
+  double seconds = 0;
+  bool left_running = false, tmp_left = false;
+};
+
+HostileRun run_hostile(const std::string& name, const std::string& script, const std::string& marker) {
+  namespace fs = std::filesystem;
+  const std::string out = test::scratch(name + ".json"), tmp = test::scratch(name + "-tmp");
+  fs::create_directories(tmp);
+  HostileRun h;
+  const auto t0 = std::chrono::steady_clock::now();
+  h.harness = run_capture({"/usr/bin/env", "TMPDIR=" + tmp, HARNESS_BIN, "-a", "glibc", "-n", "1", "--timeout", "40", "--out", out,
+                           "--", "bash", "-c", script},
+                          60);
+  h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const Captured left = run_capture({"pgrep", "-f", marker});
+  h.left_running = left.exit_code == 0;
+  std::istringstream pids(left.out);
+  for (pid_t pid; pids >> pid;) kill(pid, SIGKILL);  // a failing test leaves nothing either
+  h.tmp_left = !fs::is_empty(tmp);
+  if (fs::exists(out)) h.report = test::load_json(out);
+  return h;
+}
+
+// The run failed naming the broken rule, nothing of it is left, the report is written.
+void expect_run_failed(const HostileRun& h, const std::string& because) {
+  EXPECT_EQ(h.harness.exit_code, 1) << h.harness.err;
+  EXPECT_LT(h.seconds, 30) << "the program was not stopped";
+  EXPECT_FALSE(h.left_running) << "a process of the run was left running";
+  EXPECT_FALSE(h.tmp_left) << "the run's temporary directory was left";
+  ASSERT_TRUE(h.report.is_object()) << "no report: " << h.harness.err;
+  const Json& run = h.report["runs"][0];
+  EXPECT_EQ(run["status"], "failed") << run["output_tail"];
+  EXPECT_NE(run["exit"]["error"].get<std::string>().find("mark protocol: "), std::string::npos) << run["exit"] << run["output_tail"];
+  EXPECT_NE(run["exit"]["error"].get<std::string>().find(because), std::string::npos) << run["exit"];
+  ASSERT_EQ(run["protocol_errors"].size(), 1u) << run["protocol_errors"];
+  EXPECT_NE(run["protocol_errors"][0].get<std::string>().find(because), std::string::npos);
+}
+
+TEST(Hostile, AMessageOfTheWrongTypeFailsTheRunNotTheHarness) {
+  auto h = run_hostile("wrong-type", R"(echo '{"metric":"x","reason":5}' >&$MEMHARNESS_MARK_FD; sleep 55.125)",
+                       "sleep 55.125");
+  expect_run_failed(h, "reason: expected a string, found 5");
+}
+
+TEST(Hostile, ADeeplyNestedMessageFailsTheRunNotTheHarness) {
+  auto h = run_hostile("deep-message",
+                       R"(python3 -c 'import os, time
+os.write(int(os.environ["MEMHARNESS_MARK_FD"]), b"{\"allocator_stats\":" + b"[" * 200000 + b"]" * 200000 + b"}\n")
+time.sleep(55.25)')",
+                       "time.sleep.55.25");
+  expect_run_failed(h, "allocator_stats[0][0]");
+  EXPECT_NE(h.report["runs"][0]["exit"]["error"].get<std::string>().find("nested deeper than 32 levels"),
+            std::string::npos);
+}
+
+TEST(Hostile, ASyncMarkAfterClosingTheAckPipeFailsTheRun) {
+  auto h = run_hostile("closed-ack",
+                       R"(eval "exec $MEMHARNESS_ACK_FD<&-"
+echo '{"mark":"a","sync":true,"seq":1}' >&$MEMHARNESS_MARK_FD; sleep 55.375)",
+                       "sleep 55.375");
+  expect_run_failed(h, "the acknowledgement of message 1 could not be written: Broken pipe");
 }
 
 }  // namespace

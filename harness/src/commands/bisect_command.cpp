@@ -17,6 +17,7 @@
 #include "compare/compare_report.h"
 #include "report/context.h"
 #include "report/report_json.h"
+#include "sys/json_read.h"
 #include "sys/output_file.h"
 
 namespace mh {
@@ -41,14 +42,14 @@ Json step_json(const Step& s) {
               {"comparison", s.comparison}, {"table", s.table},     {"note", s.note}};
 }
 
-Step step_from(const Json& j) {
+Step step_from(const JsonIn& j) {
   Step s;
-  s.commit = j.value("commit", "");
-  s.outcome = j.value("outcome", "");
-  for (const auto& r : j.value("regressed", Json::array())) s.regressed.push_back(r.get<std::string>());
-  s.comparison = j.value("comparison", "");
-  s.table = j.value("table", "");
-  s.note = j.value("note", "");
+  s.commit = j.string_or("commit", "");
+  s.outcome = j.string_or("outcome", "");
+  if (auto r = j.find("regressed")) r->each_element([&](const JsonIn& e) { s.regressed.push_back(e.string()); });
+  s.comparison = j.string_or("comparison", "");
+  s.table = j.string_or("table", "");
+  s.note = j.string_or("note", "");
   return s;
 }
 
@@ -255,26 +256,34 @@ bool prepare_comparisons(const Options& o, Bisect& b, std::string& error) {
 
 // The steps of an earlier bisect of the same question, from its state file;
 // false when the file is of another bisect.
-bool resume_state(const Options& o, Bisect& b, const Json& question, const Json& old, std::string& error) {
-  if (old.is_discarded() || old.value("schema", "") != kStateSchema) {
-    error = b.state_path + " is not a bisect state file; give another --state";
+bool resume_state(const Options& o, Bisect& b, const Json& question, std::string& error) {
+  auto old = read_json_file(b.state_path, kFileLimits, error);
+  if (!old || !old->is_object() || old->value("schema", Json()) != kStateSchema) {
+    error = b.state_path + " is not a bisect state file" + (old ? "" : " (" + error + ")") + "; give another --state";
     return false;
   }
-  if (old.value("question", Json()) != question) {
-    error = b.state_path + " is the state of another bisect (" + old.value("question", Json()).dump() +
+  if (old->value("question", Json()) != question) {
+    error = b.state_path + " is the state of another bisect (" + old->value("question", Json()).dump() +
             "); give another --state, or remove it";
     return false;
   }
-  if (o.seed && old.value("seed", uint64_t(0)) != *o.seed) {
-    error = fmt::format("{} was made with --seed {}", b.state_path, old.value("seed", uint64_t(0)));
-    return false;
-  }
-  b.seed = old.value("seed", b.seed);
-  for (const auto& s : old.value("steps", Json::array())) b.steps.push_back(step_from(s));
-  for (const auto& d : old.value("deciding", Json::array())) b.deciding.insert(d.get<std::string>());
-  fmt::print(stderr, "{}: resuming {}: {} step{} kept\n", kWho, b.state_path, b.steps.size(),
-             b.steps.size() == 1 ? "" : "s");
-  return true;
+  return read_checked<bool>(
+             [&] {
+               const JsonIn state(*old, b.state_path);
+               auto seed = state.find("seed");
+               if (seed && !seed->json().is_number_unsigned()) seed->fail("an unsigned integer");
+               const uint64_t stored = seed ? seed->json().get<uint64_t>() : b.seed;
+               if (o.seed && stored != *o.seed)
+                 throw JsonError(fmt::format("{} was made with --seed {}", b.state_path, stored));
+               b.seed = stored;
+               if (auto steps = state.find("steps")) steps->each_element([&](const JsonIn& st) { b.steps.push_back(step_from(st)); });
+               if (auto d = state.find("deciding")) d->each_element([&](const JsonIn& c) { b.deciding.insert(c.string()); });
+               fmt::print(stderr, "{}: resuming {}: {} step{} kept\n", kWho, b.state_path, b.steps.size(),
+                          b.steps.size() == 1 ? "" : "s");
+               return true;
+             },
+             error)
+      .has_value();
 }
 
 // The state: a bisect of the same question resumes; another one is refused.
@@ -294,7 +303,7 @@ bool open_state(const Options& o, Bisect& b, std::string& error) {
                          {"first_parent", !o.all_parents}};
   b.seed = o.seed.value_or(std::random_device{}());
   if (std::ifstream in(b.state_path); in)
-    if (!resume_state(o, b, question, Json::parse(in, nullptr, false), error)) return false;
+    if (!resume_state(o, b, question, error)) return false;
   b.state = Json{{"schema", kStateSchema}, {"question", question}, {"seed", b.seed}, {"commits", b.commits}};
   fmt::print(stderr, "{}: {} commits from {} (good) to {} (bad) in {}; state: {}\n", kWho, b.commits.size(),
              short_sha(b.good), short_sha(b.bad), b.repo, b.state_path);

@@ -8,10 +8,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <limits>
 #include <map>
 
 #include "core/summary.h"
+#include "sys/json_read.h"
 
 namespace mh {
 
@@ -29,26 +30,24 @@ MetricRule Thresholds::rule_for(const std::string& metric, const std::string& de
 
 namespace {
 
-bool read_rule(const Json& j, MetricRule& r, std::string& error, const std::string& where) {
-  if (!j.is_object()) {
-    error = where + ": expected an object";
-    return false;
+MetricRule read_rule(const JsonIn& j, MetricRule r) {
+  j.object();
+  if (auto b = j.find("better")) {
+    const std::string better = b->string();
+    if (better != "lower" && better != "higher" && better != "none") b->fail("one of lower, higher, none");
+    r.direction = direction_from(better);
   }
-  if (j.contains("better")) {
-    std::string b = j["better"].get<std::string>();
-    if (b != "lower" && b != "higher" && b != "none") {
-      error = where + ": bad \"better\" '" + b + "'; valid: lower, higher, none";
-      return false;
-    }
-    r.direction = direction_from(b);
-  }
-  r.threshold = j.value("threshold", r.threshold);
-  r.min_delta = j.value("min_delta", r.min_delta);
-  if (!(r.threshold >= 0) || !(r.min_delta >= 0)) {
-    error = where + ": threshold and min_delta must be >= 0";
-    return false;
-  }
-  return true;
+  r.threshold = j.number_or("threshold", r.threshold, 0, std::numeric_limits<double>::max());
+  r.min_delta = j.number_or("min_delta", r.min_delta, 0, std::numeric_limits<double>::max());
+  return r;
+}
+
+Thresholds thresholds_from(const JsonIn& j) {
+  Thresholds t;
+  if (auto d = j.find("default")) t.fallback = read_rule(*d, t.fallback);
+  if (auto metrics = j.find("metrics"))
+    metrics->each_member([&](const std::string& k, const JsonIn& v) { t.rules.push_back({k, read_rule(v, t.fallback)}); });
+  return t;
 }
 
 std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const std::string& metric) {
@@ -89,25 +88,12 @@ void set_resolution(MetricComparison& m, bool can_pass, int base_runs, int cand_
 }  // namespace
 
 std::optional<Thresholds> load_thresholds(const std::string& path, std::string& error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = "cannot read the thresholds file " + path;
+  auto j = read_json_file(path, kFileLimits, error);
+  if (!j) {
+    error = "the thresholds file " + error;
     return std::nullopt;
   }
-  Json j = Json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    error = "the thresholds file " + path + " is not JSON";
-    return std::nullopt;
-  }
-  Thresholds t;
-  if (j.contains("default") && !read_rule(j["default"], t.fallback, error, path + ": default")) return std::nullopt;
-  const Json metrics = j.value("metrics", Json::object());  // items() must not outlive it
-  for (const auto& [k, v] : metrics.items()) {
-    MetricRule r = t.fallback;
-    if (!read_rule(v, r, error, path + ": " + k)) return std::nullopt;
-    t.rules.push_back({k, r});
-  }
-  return t;
+  return read_checked<Thresholds>([&] { return thresholds_from(JsonIn(*j, path)); }, error);
 }
 
 bool Comparison::regressed() const {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/record.h"
+#include "sys/json_read.h"
 #include "sys/output_file.h"
 #include "sys/spawn.h"
 
@@ -102,14 +103,17 @@ std::optional<RepoPin> read_repo_pin(const std::string& name, const Json& j, con
 
 std::optional<PinsFile> load_pins(const std::string& path, std::string& error) {
   PinsFile out;
-  std::ifstream in(path);
-  if (!in) return out;  // no pins file: no names
-  Json j = Json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    error = "the pins file " + path + " is not JSON";
+  if (std::ifstream in(path); !in) return out;  // no pins file: no names
+  auto j = read_json_file(path, kFileLimits, error);
+  if (!j || !j->is_object()) {
+    error = "the pins file " + (j ? path + " is not a JSON object" : error);
     return std::nullopt;
   }
-  const Json pins = j.value("pins", Json::object());
+  const Json pins = j->value("pins", Json::object());
+  if (!pins.is_object()) {
+    error = path + ": pins: expected an object, found " + json_found(pins);
+    return std::nullopt;
+  }
   for (const auto& [name, v] : pins.items()) {
     if (v.is_string()) {
       out.specs[name] = v.get<std::string>();
@@ -216,8 +220,8 @@ std::string untrusted_entry(const fs::path& dir, const RepoPin& pin, const std::
   std::error_code ec;
   if (const fs::path target = fs::canonical(lib, ec); ec) return lib.string() + " cannot be resolved";
   else if (auto why = not_ours(target); !why.empty()) return why;
-  std::ifstream in(dir / "built");
-  const Json stamp = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::string unreadable;
+  const Json stamp = read_json_file((dir / "built").string(), kFileLimits, unreadable).value_or(Json());
   const Json want = stamp_of(pin, commit, sha256_of(lib));
   if (!stamp.is_object()) return "its stamp is not a build record";
   for (const auto& [key, value] : want.items())

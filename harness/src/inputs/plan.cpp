@@ -6,6 +6,8 @@
 #include <fstream>
 #include <random>
 
+#include "sys/json_read.h"
+
 namespace mh {
 
 DeclaredMetrics declared_by_jobs(const std::vector<Job>& jobs) {
@@ -51,37 +53,46 @@ std::vector<PlannedRun> interleave(size_t jobs, size_t arms, int rounds, std::op
   return out;
 }
 
-std::optional<std::vector<SuiteEntry>> load_suite(const std::string& path, const std::string& name, std::string& error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = "cannot read the suites file " + path;
-    return std::nullopt;
-  }
-  Json j = Json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("suites") || !j["suites"].is_object()) {
-    error = "the suites file " + path + " is not valid (expected {\"suites\": {...}})";
-    return std::nullopt;
-  }
-  if (!j["suites"].contains(name)) {
-    std::string names;
-    for (const auto& [k, v] : j["suites"].items()) names += (names.empty() ? "" : ", ") + k;
-    error = "unknown suite '" + name + "'; valid: " + names;
-    return std::nullopt;
-  }
+namespace {
+
+std::vector<SuiteEntry> suite_from(const JsonIn& suite) {
   std::vector<SuiteEntry> out;
-  for (const auto& e : j["suites"][name].value("runs", Json::array())) {
-    SuiteEntry s;
-    if (e.contains("command")) {
-      s.command = e;
+  if (auto runs = suite.find("runs"))
+    runs->each_element([&](const JsonIn& e) {
+      SuiteEntry s;
+      // A command entry is checked key by key where it is read (program.h).
+      if (e.has("command")) {
+        s.command = e.json();
+        out.push_back(std::move(s));
+        return;
+      }
+      s.workload = e.string_or("workload", "");
+      s.name = e.string_or("name", "");
+      if (auto args = e.find("args")) args->each_element([&](const JsonIn& a) { s.args.push_back(a.string()); });
       out.push_back(std::move(s));
-      continue;
-    }
-    s.workload = e.value("workload", "");
-    s.name = e.value("name", "");
-    for (const auto& a : e.value("args", Json::array())) s.args.push_back(a.get<std::string>());
-    out.push_back(std::move(s));
+    });
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<SuiteEntry>> load_suite(const std::string& path, const std::string& name, std::string& error) {
+  auto j = read_json_file(path, kFileLimits, error);
+  if (!j) {
+    error = "the suites file " + error;
+    return std::nullopt;
   }
-  if (out.empty()) {
+  auto out = read_checked<std::vector<SuiteEntry>>(
+      [&]() -> std::vector<SuiteEntry> {
+        const JsonIn file(*j, path);
+        const JsonIn suites = file.at("suites");
+        if (auto suite = suites.find(name)) return suite_from(*suite);
+        std::string names;
+        suites.each_member([&](const std::string& k, const JsonIn&) { names += (names.empty() ? "" : ", ") + k; });
+        throw JsonError("unknown suite '" + name + "'; valid: " + names);
+      },
+      error);
+  if (out && out->empty()) {
     error = "suite '" + name + "' in " + path + " has no runs";
     return std::nullopt;
   }

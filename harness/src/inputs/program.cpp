@@ -1,6 +1,7 @@
 // Programs as workloads: resolution and checks (see program.h).
 #include "inputs/program.h"
 
+#include "sys/json_read.h"
 #include "sys/pattern.h"
 #include "inputs/allocators.h"
 
@@ -47,6 +48,17 @@ bool string_list(const Json& j, const char* key, std::vector<std::string>& out, 
     }
     out.push_back(e.get<std::string>());
   }
+  return true;
+}
+
+// A string, when `key` is there (out keeps its default otherwise).
+bool text(const Json& j, const char* key, std::string& out, std::string& error) {
+  if (!j.contains(key)) return true;
+  if (!j[key].is_string()) {
+    error = std::string(key) + " must be a string, not " + json_found(j[key]);
+    return false;
+  }
+  out = j[key].get<std::string>();
   return true;
 }
 
@@ -106,7 +118,8 @@ bool resolve(const std::string& name, const char* what, std::string& path, std::
 // words): its argv and where its program is, when `key` is there.
 bool command_words(const Json& j, const char* key, const char* what, std::vector<std::string>& argv,
                    std::string& path, std::string& error) {
-  const std::string text = j.value(key, "");
+  std::string text;
+  if (!mh::text(j, key, text, error)) return false;
   if (text.empty()) return true;
   auto words = split_words(text);
   if (!words || words->empty()) {
@@ -235,7 +248,8 @@ bool read_command(const Json& j, Program& p, std::string& error) {
     return false;
   }
   if (!resolve(p.argv[0], "program", p.path, error)) return false;
-  p.name = j.value("name", std::filesystem::path(p.argv[0]).filename().string());
+  p.name = std::filesystem::path(p.argv[0]).filename().string();
+  if (!text(j, "name", p.name, error)) return false;
   if (!is_mark_name(p.name)) {
     error = "--name '" + p.name + "' is not a name: use letters, digits, '-', '_' and '.'";
     return false;
@@ -265,13 +279,13 @@ bool read_env(const Json& j, Program& p, std::string& error) {
 
 // Where it runs: its folder, its environment, its standard input, the exit it should end with.
 bool read_surroundings(const Json& j, Program& p, std::string& error) {
-  p.cwd = j.value("cwd", "");
+  if (!text(j, "cwd", p.cwd, error)) return false;
   if (!p.cwd.empty() && !std::filesystem::is_directory(p.cwd)) {
     error = "--cwd '" + p.cwd + "' is not a folder";
     return false;
   }
   if (!read_env(j, p, error)) return false;
-  p.stdin_path = j.value("stdin", "");
+  if (!text(j, "stdin", p.stdin_path, error)) return false;
   if (!p.stdin_path.empty() && access(p.stdin_path.c_str(), R_OK) != 0) {
     error = "--stdin '" + p.stdin_path + "' cannot be read: " + std::strerror(errno);
     return false;
@@ -327,7 +341,7 @@ bool read_not_under(const Json& j, Program& p, std::string& error) {
 // A server's life: when it is ready, how long it idles after the load, how
 // long it has to stop.
 bool read_server_life(const Json& j, Program& p, std::string& error) {
-  p.ready_regex = j.value("ready", "");
+  if (!text(j, "ready", p.ready_regex, error)) return false;
   if (!p.ready_regex.empty() && !compiles(p.ready_regex, "--ready", error)) return false;
   if (!whole_number(j, "ready_port", 1, 65535, p.ready_port, error)) return false;
   if (!number(j, "ready_timeout", 0.1, 86400, p.ready_timeout_s, error)) return false;

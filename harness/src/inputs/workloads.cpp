@@ -7,18 +7,45 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "sys/json_read.h"
 #include "sys/spawn.h"
 
 namespace mh {
 
 namespace {
 
+void strings_of(const JsonIn& entry, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) entry.string_or(k, "");
+}
+
+// Every field the harness reads of a description, checked once here so that
+// the readers below can take them as they are.
+std::string checked_name(const JsonIn& d) {
+  strings_of(d, {"summary", "after_mark"});
+  if (auto params = d.find("params"))
+    params->each_element([](const JsonIn& p) {
+      strings_of(p, {"name", "help", "default", "smoke"});
+      if (auto choices = p.find("choices")) choices->each_element([](const JsonIn& c) { c.string(); });
+    });
+  if (auto metrics = d.find("metrics"))
+    metrics->each_element([](const JsonIn& m) { strings_of(m, {"name", "unit", "better", "help", "column"}); });
+  if (auto curve = d.find("curve_columns"))
+    curve->each_element([](const JsonIn& c) { strings_of(c, {"metric", "column"}); });
+  return d.at("name").string();
+}
+
+// A program that answers --describe with a description; anything else in
+// the folder is not a workload.
 std::optional<WorkloadInfo> describe(const std::filesystem::path& binary) {
   auto c = run_capture({binary.string(), "--describe"}, kDescribeTimeoutS);
   if (c.exit_code != 0) return std::nullopt;
-  Json d = Json::parse(c.out, nullptr, false);
-  if (d.is_discarded() || !d.contains("name")) return std::nullopt;
-  return WorkloadInfo{d["name"].get<std::string>(), binary.string(), d};
+  std::string error;
+  const std::string what = binary.string() + " --describe";
+  auto d = parse_json(c.out, what, kFileLimits, error);
+  if (!d) return std::nullopt;
+  auto name = read_checked<std::string>([&] { return checked_name(JsonIn(*d, what)); }, error);
+  if (!name) return std::nullopt;
+  return WorkloadInfo{*name, binary.string(), std::move(*d)};
 }
 
 }  // namespace
@@ -53,11 +80,7 @@ std::optional<Json> check_params(const WorkloadInfo& w, const std::vector<std::s
     while (!error.empty() && error.back() == '\n') error.pop_back();
     return std::nullopt;
   }
-  Json j = Json::parse(c.out, nullptr, false);
-  if (j.is_discarded()) {
-    error = "workload " + w.name + " answered --check with something that is not JSON";
-    return std::nullopt;
-  }
+  auto j = parse_json(c.out, "workload " + w.name + " --check", kFileLimits, error);
   return j;
 }
 

@@ -106,7 +106,7 @@ void judge(RunRecord& rec, const RunEnd& end, const std::vector<std::string>& de
                      (rec.sampler.unreadable.count("rss_kb") ? ": " + rec.sampler.unreadable.at("rss_kb") : "");
   } else if (!rec.protocol_errors.empty()) {
     rec.status = Status::Failed;
-    rec.exit.error = "marks out of step: " + rec.protocol_errors.front();
+    rec.exit.error = "mark protocol: " + rec.protocol_errors.front();
   } else if (!a.verified) {
     rec.status = Status::Failed;
     rec.exit.error = !a.why_unverified.empty() ? "allocator not verified: " + a.why_unverified

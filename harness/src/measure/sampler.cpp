@@ -7,11 +7,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "measure/proc_tree.h"
 #include "sys/child_signal.h"
+#include "sys/json_read.h"
 #include "sys/procfs.h"
 #include "core/stats.h"
 
@@ -49,30 +53,60 @@ bool write_ack(int fd, uint32_t seq) {
   return w == sizeof seq;
 }
 
-Json apply_message(const std::string& line, RunRecord& rec) {
-  Json m = Json::parse(line, nullptr, false);
-  if (m.is_discarded() || !m.is_object()) return Json(Json::value_t::discarded);
-  if (m.contains("metric") && m["metric"].is_string()) {
-    Maybe v;
-    if (m.contains("value") && m["value"].is_number()) v.value = m["value"].get<double>();
-    else v.reason = m.value("reason", std::string("the workload reported no value"));
-    rec.workload_metrics[m["metric"].get<std::string>()] = v;
-  } else if (m.contains("allocator") && m["allocator"].is_object()) {
-    const auto& a = m["allocator"];
-    rec.allocator.version = a.value("version", "");
-    rec.allocator.served_by = a.value("library", "");
-    rec.allocator.identified = a.value("name", "");
-  } else if (m.contains("allocator_stats")) {
-    rec.allocator_stats = m["allocator_stats"];
-  } else if (m.contains("data") && m["data"].is_object() && m["data"].contains("key") && m["data"]["key"].is_string()) {
-    rec.data[m["data"]["key"].get<std::string>()] = m["data"].value("value", Json());
-  } else if (m.contains("error") && m["error"].is_string()) {
-    rec.protocol_errors.push_back(m["error"].get<std::string>());
-  } else if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) {
-    double kb = m["hwm_kb"].get<double>();
-    if (kb >= 0) rec.hwm_kb.value = kb;
+namespace {
+
+Maybe metric_from(const JsonIn& m) {
+  Maybe v;
+  v.value = m.number_or_null("value", -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
+  if (!v.value) v.reason = m.string_or("reason", "the workload reported no value");
+  return v;
+}
+
+// One message into the record, by the key that says what it is. Every field
+// is checked before anything is stored: a bad message changes nothing.
+void apply_checked(const JsonIn& m, RunRecord& rec) {
+  if (auto mark = m.find("mark")) mark->string();
+  m.integer_or("seq", 0, 0, std::numeric_limits<uint32_t>::max());
+  m.boolean_or("sync", false);
+  if (auto metric = m.find("metric")) {
+    const std::string name = metric->string();
+    rec.workload_metrics[name] = metric_from(m);
+  } else if (auto a = m.find("allocator")) {
+    AllocatorRecord seen;
+    seen.version = a->string_or("version", "");
+    seen.served_by = a->string_or("library", "");
+    seen.identified = a->string_or("name", "");
+    rec.allocator.version = seen.version;
+    rec.allocator.served_by = seen.served_by;
+    rec.allocator.identified = seen.identified;
+  } else if (auto stats = m.find("allocator_stats")) {
+    rec.allocator_stats = stats->json();
+  } else if (auto data = m.find("data")) {
+    const std::string key = data->at("key").string();
+    rec.data[key] = data->find("value") ? data->at("value").json() : Json();
+  } else if (auto error = m.find("error")) {
+    rec.protocol_errors.push_back(error->string());
+  } else if (auto hwm = m.find("hwm_kb")) {
+    // Negative: the workload could not read its VmHWM.
+    const int64_t kb = hwm->integer(-kMaxKb, kMaxKb);
+    if (kb >= 0) rec.hwm_kb.value = static_cast<double>(kb);
     else rec.hwm_kb.reason = "the workload could not read its VmHWM";
   }
+}
+
+}  // namespace
+
+std::optional<Json> apply_message(const std::string& line, RunRecord& rec, std::string& error) {
+  static const std::string kWhat = "message";
+  auto m = parse_json(line, kWhat, kLineLimits, error);
+  if (!m) return std::nullopt;
+  const auto applied = read_checked<bool>(
+      [&] {
+        apply_checked(JsonIn(*m, kWhat), rec);
+        return true;
+      },
+      error);
+  if (!applied) return std::nullopt;
   return m;
 }
 
@@ -103,11 +137,16 @@ class Sampler {
   // The driver's marks after a wake-up (and once after the child exited).
   void drive(bool alive);
   void take_exit_reading();
-  void read_marks();
+  // Takes in what the workload wrote; true when it stopped at the line limit
+  // with more perhaps waiting.
+  bool read_marks();
   // Applies each whole line the workload sent: its mark, its sequence
   // number, its acknowledgement.
   void handle_lines(bool process_alive);
   void check_sequence(const Json& m, uint32_t seq);
+  // A message that is not valid, or an acknowledgement that cannot be
+  // written: the run's protocol error, and the end of its sampling.
+  void protocol_failure(const std::string& why);
   // The sampler's own figures into rec.sampler, and the threads seen.
   void record_statistics();
   // Why cells are null; a column null in every sample is unreadable as a whole.
@@ -133,6 +172,7 @@ class Sampler {
   Sample last_{};
   bool have_last_ = false;
   std::string pending_;  // received, not yet a whole line
+  std::string fatal_;    // the protocol failure that ends the run ("" while there is none)
   bool mark_open_;
   bool exited_ = false;
 };
@@ -158,7 +198,7 @@ Sampler::Sampler(const SamplerConfig& cfg, const RunSettings& settings, RunRecor
 SamplerEnd Sampler::run(std::string& error) {
   const SamplerEnd end = loop(error);
   // What the workload wrote just before it exited.
-  if (mark_open_) read_marks();
+  while (mark_open_ && read_marks() && fatal_.empty()) handle_lines(false);
   handle_lines(false);
   if (cfg_.driver && end == SamplerEnd::Exited) drive(false);
   record_statistics();
@@ -230,6 +270,10 @@ std::optional<SamplerEnd> Sampler::wait_for_events(std::string& error) {
   if (r > 0 && (fds[1].revents & (POLLIN | POLLHUP))) {
     read_marks();
     handle_lines(true);
+    if (!fatal_.empty()) {
+      error = "mark protocol: " + fatal_;
+      return SamplerEnd::Error;
+    }
   }
   if (r > 0 && (fds[3].revents & POLLIN) && cfg_.trace->service()) take_exit_reading();
   if (r > 0 && (fds[0].revents & POLLIN)) exited_ = true;
@@ -309,9 +353,12 @@ void Sampler::drive(bool alive) {
   for (const auto& name : cfg_.driver->step(now, alive)) add_mark(name, now, alive);
 }
 
-void Sampler::read_marks() {
+bool Sampler::read_marks() {
   char buf[4096];
   for (;;) {
+    // A program that writes without a newline fills pending_ only up to the
+    // line limit: handle_lines takes the whole lines and refuses a longer one.
+    if (pending_.size() > kLineLimits.max_bytes) return true;
     const ssize_t n = read(cfg_.mark_fd, buf, sizeof buf);
     if (n > 0) {
       pending_.append(buf, static_cast<size_t>(n));
@@ -319,23 +366,36 @@ void Sampler::read_marks() {
     }
     if (n == 0) mark_open_ = false;
     else if (errno == EINTR) continue;
-    break;  // EAGAIN: nothing more for now
+    return false;  // EAGAIN: nothing more for now
   }
 }
 
 void Sampler::handle_lines(bool process_alive) {
   size_t eol;
-  while ((eol = pending_.find('\n')) != std::string::npos) {
+  while (fatal_.empty() && (eol = pending_.find('\n')) != std::string::npos) {
     const std::string line = pending_.substr(0, eol);
     pending_.erase(0, eol + 1);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto received = Clock::now();
-    const Json m = apply_message(line, rec_);
-    if (m.is_discarded()) continue;
-    const uint32_t seq = m.contains("seq") && m["seq"].is_number_unsigned() ? m["seq"].get<uint32_t>() : 0;
-    check_sequence(m, seq);
-    if (m.contains("mark") && m["mark"].is_string()) add_mark(m["mark"].get<std::string>(), received, process_alive);
-    if (m.value("sync", false) && cfg_.ack_fd >= 0) write_ack(cfg_.ack_fd, seq);
+    std::string error;
+    const auto m = apply_message(line, rec_, error);
+    if (!m) return protocol_failure(error);
+    const uint32_t seq = m->contains("seq") ? (*m)["seq"].get<uint32_t>() : 0;
+    check_sequence(*m, seq);
+    if (m->contains("mark")) add_mark((*m)["mark"].get<std::string>(), received, process_alive);
+    if (m->value("sync", false) && cfg_.ack_fd >= 0 && !write_ack(cfg_.ack_fd, seq))
+      return protocol_failure(fmt::format("the acknowledgement of message {} could not be written: {}",
+                                          seq, std::strerror(errno)));
   }
+  if (pending_.size() > kLineLimits.max_bytes)
+    protocol_failure(fmt::format("a line longer than {} bytes", kLineLimits.max_bytes));
+}
+
+void Sampler::protocol_failure(const std::string& why) {
+  rec_.protocol_errors.push_back(why);
+  fatal_ = why;
+  mark_open_ = false;  // nothing more is read from a program that broke the protocol
+  pending_.clear();
 }
 
 // Synchronous messages count 1, 2, 3...: a gap or a repeat means the workload

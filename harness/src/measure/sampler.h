@@ -75,8 +75,11 @@ SamplerEnd sample_until_exit(const SamplerConfig& cfg, const RunSettings& settin
 // answers (0 for a message without one), 4 bytes in host order, one write.
 bool write_ack(int fd, uint32_t seq);
 
-// Applies one JSON line of the mark protocol to `rec` (exposed for tests).
-// Returns the message, or a discarded value when the line is not JSON.
-Json apply_message(const std::string& line, RunRecord& rec);
+// Applies one JSON line of the mark protocol to `rec` (exposed for tests and
+// the fuzzer). Returns the message; nullopt, with the error naming the field
+// and what was expected, when the line is not a valid message (not JSON,
+// nested past kLineLimits, a field of the wrong type or out of range): it
+// then changes nothing, and the sampler makes it the run's protocol error.
+std::optional<Json> apply_message(const std::string& line, RunRecord& rec, std::string& error);
 
 }  // namespace mh

@@ -1,12 +1,21 @@
-// JSON report writer (see report_json.h).
+// The JSON report: writing it, and reading it back through the checking reader (see report_json.h).
 #include "report/report_json.h"
 
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <limits>
 
 #include "core/metrics.h"
 #include "core/derived_metrics.h"
 #include "core/summary.h"
+#include "sys/json_read.h"
 
 namespace mh {
 
@@ -79,7 +88,9 @@ namespace {
 // (sampler.null_cells).
 Json samples_json(const RunRecord& r) {
   Json samples = Json::object();
-  for (const auto& c : sample_columns()) {
+  const auto& cols = sample_columns();
+  for (size_t i = 0; i < cols.size(); ++i) {
+    const SampleColumn& c = cols[i];
     if (r.sampler.unreadable.count(c.name)) {
       samples[c.name] = nullptr;
       continue;
@@ -213,205 +224,260 @@ Json run_to_json(const RunRecord& r) {
 
 namespace {
 
-Maybe maybe_from(const Json& j) {
+// Bounds of the figures a report holds, checked before any conversion: a time
+// up to about 30 years in ms, memory up to kMaxKb, counts up to kMaxCount,
+// anything else finite.
+constexpr double kMaxMs = 1e12;
+constexpr double kMaxFinite = std::numeric_limits<double>::max();
+// A repetition is a round of the plan, counted from 1.
+constexpr int64_t kMaxRepetition = 1000000;
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+
+// A figure in its unit as the registry and the sampled columns name it.
+double figure(const JsonIn& v, const std::string& unit) {
+  if (unit == "KiB") return static_cast<double>(v.integer(0, kMaxKb));
+  if (unit == "ms") return v.number(0, kMaxMs);
+  if (unit == "faults" || unit == "switches" || unit == "count") return static_cast<double>(v.integer(0, kMaxCount));
+  return v.number(-kMaxFinite, kMaxFinite);
+}
+
+Maybe maybe_from(const JsonIn& j) {
   Maybe m;
-  if (j.is_object() && j.contains("value") && j["value"].is_number()) m.value = j["value"].get<double>();
-  else if (j.is_object()) m.reason = j.value("reason", "");
+  m.value = j.number_or_null("value", -kMaxFinite, kMaxFinite);
+  if (!m.value) m.reason = j.string_or("reason", "");
   return m;
 }
 
-Sample sample_from(const Json& s) {
+// One cell of a sampled column; an absent or null one stays null.
+void set_cell(Sample& s, size_t column, const std::optional<JsonIn>& cell) {
+  const SampleColumn& c = sample_columns()[column];
+  if (!cell || cell->is_null()) s.missing |= 1u << column;
+  else c.set(s, figure(*cell, c.unit));
+}
+
+Sample sample_from(const JsonIn& s) {
   Sample out;
-  for (const auto& c : sample_columns()) {
-    const bool measured = s.contains(c.name) && s[c.name].is_number();
-    c.set(out, measured ? s[c.name].get<double>() : 0.0);
-    if (s.contains(c.name) && s[c.name].is_null()) out.missing |= column_bit(c.name);
-  }
+  s.object();
+  for (size_t i = 0; i < sample_columns().size(); ++i) set_cell(out, i, s.find(sample_columns()[i].name));
   return out;
 }
 
-Status status_from(const std::string& s) {
-  for (Status st : kAllStatuses)
+Status status_from(const JsonIn& j) {
+  const std::string s = j.string();
+  std::string names;
+  for (Status st : kAllStatuses) {
     if (s == status_name(st)) return st;
-  return Status::Failed;
+    names += (names.empty() ? "" : ", ") + std::string(status_name(st));
+  }
+  j.fail("one of " + names);
 }
 
-AllocatorRecord allocator_from(const Json& a) {
+AllocatorRecord allocator_from(const JsonIn& a) {
   AllocatorRecord out;
-  out.name = a.value("name", "");
-  out.family = a.value("family", "");
-  out.version = a.value("version", "");
-  out.library = a.value("library", "");
-  const Json env = a.value("env", Json::object());  // items() must not outlive it
-  for (const auto& [k, v] : env.items()) out.env[k] = v.get<std::string>();
-  out.verified = a.value("verified", false);
-  out.identified = a.value("identified", "");
-  out.served_by = a.value("served_by", "");
-  out.verified_by = a.value("verified_by", "probe");
+  out.name = a.string_or("name", "");
+  out.family = a.string_or("family", "");
+  out.version = a.string_or("version", "");
+  out.library = a.string_or("library", "");
+  if (auto env = a.find("env")) env->each_member([&](const std::string& k, const JsonIn& v) { out.env[k] = v.string(); });
+  out.verified = a.boolean_or("verified", false);
+  out.identified = a.string_or("identified", "");
+  out.served_by = a.string_or("served_by", "");
+  out.verified_by = a.string_or("verified_by", "probe");
   return out;
 }
 
-ExitInfo exit_from(const Json& ex) {
+ExitInfo exit_from(const JsonIn& ex) {
   ExitInfo out;
-  if (ex.contains("code") && ex["code"].is_number()) out.code = ex["code"].get<int>();
-  if (ex.contains("signal") && ex["signal"].is_number()) out.signal = ex["signal"].get<int>();
-  out.error = ex.value("error", "");
+  if (auto code = ex.integer_or_null("code", -kMaxInt, kMaxInt)) out.code = static_cast<int>(*code);
+  if (auto sig = ex.integer_or_null("signal", 1, kMaxInt)) out.signal = static_cast<int>(*sig);
+  out.error = ex.string_or("error", "");
   return out;
 }
 
-// The columns back into a sample per row, as many as there are times.
-std::vector<Sample> samples_from(const Json& s) {
-  std::vector<Sample> out;
-  size_t n = s.contains("t_ms") ? s["t_ms"].size() : 0;
-  for (size_t i = 0; i < n; ++i) {
-    Json row = Json::object();
-    for (const auto& c : sample_columns())
-      if (s.contains(c.name) && i < s[c.name].size()) row[c.name] = s[c.name][i];
-    out.push_back(sample_from(row));
+// The columns back into a sample per row, as many as there are times. A
+// column that is null as a whole could not be read: unreadable says why.
+std::vector<Sample> samples_from(const JsonIn& s, SamplerStats& sampler) {
+  const size_t n = s.at("t_ms").size();
+  std::vector<Sample> out(n);
+  for (size_t i = 0; i < sample_columns().size(); ++i) {
+    const char* name = sample_columns()[i].name;
+    auto col = s.find(name);
+    if (col && col->is_null()) {
+      sampler.unreadable.emplace(name, "null in the report read back");
+      continue;
+    }
+    if (col && col->size() != n) col->fail(fmt::format("an array of {} values (as many as t_ms)", n));
+    for (size_t row = 0; row < n; ++row)
+      set_cell(out[row], i, col ? std::optional<JsonIn>((*col)[row]) : std::nullopt);
   }
   return out;
 }
 
-std::vector<Mark> marks_from(const Json& marks) {
+std::vector<Mark> marks_from(const JsonIn& marks) {
   std::vector<Mark> out;
-  for (const auto& m : marks) {
+  marks.each_element([&](const JsonIn& m) {
     Mark mk;
-    mk.t_ms = m.value("t_ms", 0.0);
-    mk.name = m.value("name", "");
-    mk.sample = sample_from(m.value("sample", Json::object()));
-    if (m.contains("hwm_kb") && m["hwm_kb"].is_number()) mk.hwm_kb = m["hwm_kb"].get<int64_t>();
-    mk.hwm_reset = m.value("hwm_reset", false);
+    mk.t_ms = m.number_or("t_ms", 0, 0, kMaxMs);
+    mk.name = m.string_or("name", "");
+    if (auto s = m.find("sample")) mk.sample = sample_from(*s);
+    mk.hwm_kb = m.integer_or_null("hwm_kb", 0, kMaxKb);
+    mk.hwm_reset = m.boolean_or("hwm_reset", false);
     out.push_back(std::move(mk));
-  }
+  });
   return out;
+}
+
+void maybes_from(const JsonIn& m, const char* key, const std::function<void(const std::string&, Maybe)>& put) {
+  if (auto o = m.find(key)) o->each_member([&](const std::string& k, const JsonIn& v) { put(k, maybe_from(v)); });
 }
 
 // The registry's run metrics into the record's fields, the curve's, perf's and
-// the workload's into theirs; the derived ones (cpu_ms) are not read.
-void read_metrics(const Json& m, RunRecord& r) {
+// the workload's into theirs; the derived ones (cpu_ms) are not read. A null
+// stays unset, with the reason it was written with.
+void read_metrics(const JsonIn& m, RunRecord& r) {
   for (const auto& spec : metric_registry()) {
-    if (spec.set && m.contains(spec.name) && m[spec.name].is_number()) spec.set(r, m[spec.name].get<double>());
-    // Not measured when written: stays null with its reason.
+    if (auto v = spec.set ? m.find(spec.name) : std::nullopt; v && !v->is_null()) spec.set(r, figure(*v, spec.unit));
     const std::string reason = std::string(spec.name) + "_reason";
-    if (spec.get && m.contains(spec.name) && m[spec.name].is_null() && m.contains(reason) && m[reason].is_string())
-      r.unmeasured[spec.name] = m[reason].get<std::string>();
+    if (auto v = spec.get ? m.find(spec.name) : std::nullopt; v && v->is_null() && m.has(reason))
+      r.unmeasured[spec.name] = m.string_or(reason, "");
   }
   derive_anon_peak_and_cpu(r);
-  if (!r.hwm_kb.value) r.hwm_kb.reason = m.value("hwm_kb_reason", "");
-  if (m.contains("curve") && m["curve"].is_object())
-    for (const auto& [k, v] : m["curve"].items()) r.curve.push_back({k, maybe_from(v)});
-  const Json perf = m.value("perf", Json::object()), wl = m.value("workload", Json::object());
-  for (const auto& [k, v] : perf.items()) r.perf[k] = maybe_from(v);
-  for (const auto& [k, v] : wl.items()) r.workload_metrics[k] = maybe_from(v);
-  r.allocator_stats = m.value("allocator", Json());
+  if (!r.hwm_kb.value) r.hwm_kb.reason = m.string_or("hwm_kb_reason", "");
+  maybes_from(m, "curve", [&](const std::string& k, Maybe v) { r.curve.emplace_back(k, std::move(v)); });
+  maybes_from(m, "perf", [&](const std::string& k, Maybe v) { r.perf[k] = std::move(v); });
+  maybes_from(m, "workload", [&](const std::string& k, Maybe v) { r.workload_metrics[k] = std::move(v); });
+  if (auto a = m.find("allocator")) r.allocator_stats = a->json();
 }
 
-std::vector<ThreadStat> threads_from(const Json& threads) {
+std::vector<ThreadStat> threads_from(const JsonIn& threads) {
   std::vector<ThreadStat> out;
-  for (const auto& t : threads)
-    out.push_back(ThreadStat{t.value("tid", 0), t.value("name", ""), t.value("cpu_ns", uint64_t(0)),
-                             t.value("wait_ns", uint64_t(0)), t.value("vol_ctxsw", uint64_t(0)),
-                             t.value("invol_ctxsw", uint64_t(0))});
+  threads.each_element([&](const JsonIn& t) {
+    auto count = [&](const char* key) { return static_cast<uint64_t>(t.integer_or(key, 0, 0, kMaxCount)); };
+    out.push_back(ThreadStat{static_cast<int>(t.integer_or("tid", 0, 0, kMaxInt)), t.string_or("name", ""),
+                             count("cpu_ns"), count("wait_ns"), count("vol_ctxsw"), count("invol_ctxsw")});
+  });
   return out;
 }
 
-SamplerStats sampler_from(const Json& sp) {
+SamplerStats sampler_from(const JsonIn& sp) {
   SamplerStats out;
-  out.interval_ms = sp.value("interval_ms", 0.0);
-  if (sp.contains("achieved_ms") && sp["achieved_ms"].is_number()) out.achieved_ms = sp["achieved_ms"].get<double>();
-  out.smaps_ms = sp.value("smaps_ms", 0.0);
-  out.cost_us_median = sp.value("cost_us_median", 0.0);
-  out.cost_us_max = sp.value("cost_us_max", 0.0);
-  out.count = sp.value("samples", int64_t(0));
-  out.smaps_reads = sp.value("smaps_reads", int64_t(0));
-  out.smaps_cost_us_median = sp.value("smaps_cost_us_median", 0.0);
+  out.interval_ms = sp.number_or("interval_ms", 0, 0, kMaxMs);
+  out.achieved_ms = sp.number_or_null("achieved_ms", 0, kMaxMs);
+  out.smaps_ms = sp.number_or("smaps_ms", 0, 0, kMaxMs);
+  out.cost_us_median = sp.number_or("cost_us_median", 0, 0, kMaxFinite);
+  out.cost_us_max = sp.number_or("cost_us_max", 0, 0, kMaxFinite);
+  out.count = sp.integer_or("samples", 0, 0, kMaxCount);
+  out.smaps_reads = sp.integer_or("smaps_reads", 0, 0, kMaxCount);
+  out.smaps_cost_us_median = sp.number_or("smaps_cost_us_median", 0, 0, kMaxFinite);
   for (auto [key, into] : {std::pair{"unreadable", &out.unreadable}, std::pair{"null_cells", &out.null_cells}})
-    if (sp.contains(key) && sp[key].is_object())
-      for (const auto& [k, v] : sp[key].items())
-        if (v.is_string()) (*into)[k] = v.get<std::string>();
-  out.hwm_reset_error = sp.value("hwm_reset_error", "");
-  out.tree = sp.value("tree", false);
-  out.tree_found_by = sp.value("tree_found_by", "");
-  if (sp.contains("processes_max") && sp["processes_max"].is_number_integer())
-    out.processes_max = sp["processes_max"].get<int64_t>();
+    if (auto u = sp.find(key))
+      u->each_member([into = into](const std::string& k, const JsonIn& v) { (*into)[k] = v.string(); });
+  out.hwm_reset_error = sp.string_or("hwm_reset_error", "");
+  out.tree = sp.boolean_or("tree", false);
+  out.tree_found_by = sp.string_or("tree_found_by", "");
+  out.processes_max = sp.integer_or_null("processes_max", 0, kMaxCount);
   return out;
 }
 
-std::vector<LeftoverProcess> leftovers_from(const Json& list) {
+std::vector<LeftoverProcess> leftovers_from(const JsonIn& list) {
   std::vector<LeftoverProcess> out;
-  if (!list.is_array()) return out;
-  for (const auto& p : list) {
-    if (!p.is_object() || !p.contains("pid") || !p["pid"].is_number_integer()) continue;
+  list.each_element([&](const JsonIn& p) {
     LeftoverProcess l;
-    l.pid = p["pid"].get<int>();
-    auto text = [&](const char* key) { return p.contains(key) && p[key].is_string() ? p[key].get<std::string>() : ""; };
-    l.comm = text("comm");
-    l.cmdline = text("cmdline");
-    l.from = text("from");
+    l.pid = static_cast<int>(p.at("pid").integer(1, kMaxInt));
+    l.comm = p.string_or("comm", "");
+    l.cmdline = p.string_or("cmdline", "");
+    l.from = p.string_or("from", "");
     out.push_back(std::move(l));
-  }
+  });
   return out;
+}
+
+// A member that is a JSON value of its own (kept whole): present, it must be an object.
+Json object_or(const JsonIn& j, const char* key, Json def) {
+  auto m = j.find(key);
+  return m ? m->object() : def;
 }
 
 }  // namespace
 
-RunRecord run_from_json(const Json& j) {
+RunRecord run_from_json(const JsonIn& j) {
   RunRecord r;
-  r.workload = j.value("workload", "");
-  r.params = j.value("params", Json::object());
-  r.allocator = allocator_from(j.value("allocator", Json::object()));
-  r.role = j.value("role", "");
-  r.repetition = j.value("repetition", 0);
-  r.status = status_from(j.value("status", ""));
-  r.exit = exit_from(j.value("exit", Json::object()));
-  r.wall_ms = j.value("wall_ms", 0.0);
-  r.samples = samples_from(j.value("samples", Json::object()));
-  r.marks = marks_from(j.value("marks", Json::array()));
-  read_metrics(j.value("metrics", Json::object()), r);
-  r.curve_info = j.value("curve_info", Json::object());
-  r.peak_from = j.value("peak_from", "");
-  if (j.contains("harness_rss_at_fork_kb") && j["harness_rss_at_fork_kb"].is_number_integer())
-    r.harness_rss_at_fork_kb = j["harness_rss_at_fork_kb"].get<int64_t>();
-  r.threads = threads_from(j.value("threads", Json::array()));
-  r.data = j.value("data", Json::object());
-  r.sampler = sampler_from(j.value("sampler", Json::object()));
-  r.output_tail = j.value("output_tail", "");
-  r.memory_limit = j.value("memory_limit", Json());
-  for (const auto& e : j.value("protocol_errors", Json::array()))
-    if (e.is_string()) r.protocol_errors.push_back(e.get<std::string>());
-  r.leftover_processes = leftovers_from(j.value("leftover_processes", Json::array()));
+  r.workload = j.string_or("workload", "");
+  r.params = object_or(j, "params", Json::object());
+  if (auto a = j.find("allocator")) r.allocator = allocator_from(*a);
+  r.role = j.string_or("role", "");
+  r.repetition = static_cast<int>(j.integer_or("repetition", 1, 1, kMaxRepetition));
+  if (auto s = j.find("status")) r.status = status_from(*s);
+  if (auto e = j.find("exit")) r.exit = exit_from(*e);
+  r.wall_ms = j.number_or("wall_ms", 0, 0, kMaxMs);
+  if (auto sp = j.find("sampler")) r.sampler = sampler_from(*sp);
+  if (auto s = j.find("samples")) r.samples = samples_from(*s, r.sampler);
+  if (auto m = j.find("marks")) r.marks = marks_from(*m);
+  if (auto m = j.find("metrics")) read_metrics(*m, r);
+  r.curve_info = object_or(j, "curve_info", Json::object());
+  r.peak_from = j.string_or("peak_from", "");
+  r.harness_rss_at_fork_kb = j.integer_or_null("harness_rss_at_fork_kb", 0, kMaxKb);
+  if (auto t = j.find("threads")) r.threads = threads_from(*t);
+  r.data = object_or(j, "data", Json::object());
+  r.output_tail = j.string_or("output_tail", "");
+  if (auto m = j.find("memory_limit")) r.memory_limit = m->json();
+  if (auto p = j.find("protocol_errors")) p->each_element([&](const JsonIn& e) { r.protocol_errors.push_back(e.string()); });
+  if (auto l = j.find("leftover_processes")) r.leftover_processes = leftovers_from(*l);
   return r;
 }
 
-std::optional<ReportData> read_report(const std::string& path, std::string& error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = "cannot read " + path;
-    return std::nullopt;
-  }
-  Json j = Json::parse(in, nullptr, false);
-  if (j.is_discarded()) {
-    error = path + " is not JSON (truncated, or not a report)";
-    return std::nullopt;
-  }
-  if (!j.is_object() || !j.contains("schema")) {
-    error = path + " is not a memharness report (it has no \"schema\")";
-    return std::nullopt;
-  }
-  if (j["schema"] != kReportSchema) {
-    error = path + " is a report of schema " + j["schema"].dump() + "; this harness reads " + kReportSchema;
-    return std::nullopt;
-  }
-  if (!j.contains("runs") || !j["runs"].is_array()) {
-    error = path + " has no runs";
-    return std::nullopt;
-  }
+namespace {
+
+// The manifest's entries that a reader of the report uses (declared_from_manifest).
+void check_manifest(const JsonIn& manifest) {
+  manifest.each_member([](const std::string&, const JsonIn& entry) {
+    for (const char* key : {"unit", "about", "title", "scope"}) entry.string_or(key, "");
+    if (auto b = entry.find("better"); b && b->string() != "lower" && b->string() != "higher" && b->string() != "none")
+      b->fail("one of lower, higher, none");
+  });
+}
+
+// The parts of the context's plan that merge, compare and --resume read.
+void check_context(const JsonIn& context) {
+  auto plan = context.find("plan");
+  if (!plan || plan->is_null()) return;
+  plan->string_or("suite", "");
+  if (auto seed = plan->find("shuffle_seed"); seed && !seed->json().is_number_unsigned()) seed->fail("an unsigned integer");
+}
+
+ReportData report_from(const JsonIn& j) {
+  if (!j.has("schema")) j.fail_because("not a memharness report (it has no \"schema\")");
+  const std::string schema = j.at("schema").string();
+  if (schema != kReportSchema)
+    j.fail_because("a report of schema " + Json(schema).dump() + "; this harness reads " + kReportSchema);
   ReportData d;
-  d.context = j.value("context", Json::object());
-  d.manifest = j.value("metrics", Json());
-  d.complete = j.value("complete", true);
-  for (const auto& r : j["runs"]) d.runs.push_back(run_from_json(r));
+  d.context = object_or(j, "context", Json::object());
+  if (auto c = j.find("context")) check_context(*c);
+  if (auto m = j.find("metrics"); m && !m->is_null()) {
+    check_manifest(*m);
+    d.manifest = m->json();
+  }
+  d.complete = j.boolean_or("complete", true);
+  const JsonIn runs = j.at("runs");
+  runs.each_element([&](const JsonIn& r) {
+    r.object();
+    d.runs.push_back(run_from_json(r));
+  });
   return d;
+}
+
+}  // namespace
+
+std::optional<ReportData> report_from_text(std::string_view text, const std::string& name, std::string& error) {
+  auto j = parse_json(text, name, kFileLimits, error);
+  if (!j) return std::nullopt;
+  return read_checked<ReportData>([&] { return report_from(JsonIn(*j, name)); }, error);
+}
+
+std::optional<ReportData> read_report(const std::string& path, std::string& error) {
+  auto j = read_json_file(path, kFileLimits, error);
+  if (!j) return std::nullopt;
+  return read_checked<ReportData>([&] { return report_from(JsonIn(*j, path)); }, error);
 }
 
 namespace {

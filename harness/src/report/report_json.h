@@ -8,14 +8,16 @@
 
 #include "core/metrics.h"
 #include "core/record.h"
+#include "sys/json_read.h"
 
 namespace mh {
 
 inline constexpr const char* kReportSchema = "memharness.report/1";
 
 Json run_to_json(const RunRecord& r);
-// The inverse of run_to_json, for reports read back (compare, merge).
-RunRecord run_from_json(const Json& j);
+// The inverse of run_to_json, for reports read back (compare, merge): every
+// field checked (json_read.h); throws JsonError naming the first bad one.
+RunRecord run_from_json(const JsonIn& j);
 // complete: false while runs of the plan are still to come (or never came:
 // the harness was interrupted).
 // Its "metrics" manifest (metrics.h) names every metric's unit and direction,
@@ -47,9 +49,12 @@ struct ReportData {
   bool complete = true;  // reports from before "complete" existed were complete
   std::vector<RunRecord> runs;
 };
-// Reads a memharness.report/1 file; nullopt with a message naming the file and
-// what is wrong with it otherwise.
+// Reads a memharness.report/1 file; nullopt with a message naming the file,
+// the JSON path and what is wrong there otherwise ("r.json: runs[3].status:
+// expected a string, found 3").
 std::optional<ReportData> read_report(const std::string& path, std::string& error);
+// The same for a report's text, named `name` in errors.
+std::optional<ReportData> report_from_text(std::string_view text, const std::string& name, std::string& error);
 
 // Deterministic text: objects indented, arrays of scalars on one line.
 std::string dump_canonical(const Json& j);
