@@ -55,6 +55,8 @@ Json apply_message(const std::string& line, RunRecord& rec) {
     Maybe v;
     if (m.contains("value") && m["value"].is_number()) v.value = m["value"].get<double>();
     else v.reason = m.value("reason", std::string("the workload reported no value"));
+    // "above": the figure is more than this (a time that never came within the run).
+    if (!v.value && m.contains("above") && m["above"].is_number()) v.above = m["above"].get<double>();
     rec.workload_metrics[m["metric"].get<std::string>()] = v;
   } else if (m.contains("allocator") && m["allocator"].is_object()) {
     const auto& a = m["allocator"];

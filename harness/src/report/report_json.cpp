@@ -20,7 +20,9 @@ namespace {
 
 Json maybe_json(const Maybe& m) {
   if (m.value) return Json{{"value", *m.value}};
-  return Json{{"value", nullptr}, {"reason", m.reason}};
+  Json j{{"value", nullptr}, {"reason", m.reason}};
+  if (m.above) j["above"] = *m.above;
+  return j;
 }
 
 Json sample_json(const Sample& s, const std::map<std::string, std::string>& unreadable) {
@@ -202,6 +204,7 @@ Maybe maybe_from(const Json& j) {
   Maybe m;
   if (j.is_object() && j.contains("value") && j["value"].is_number()) m.value = j["value"].get<double>();
   else if (j.is_object()) m.reason = j.value("reason", "");
+  if (!m.value && j.is_object() && j.contains("above") && j["above"].is_number()) m.above = j["above"].get<double>();
   return m;
 }
 
