@@ -46,6 +46,19 @@ CLI::Validator one_of(const char* const (&names)[N]) {
       fmt::format("{}", fmt::join(list, "|")));
 }
 
+// A comparison's rounds: a whole number, or "auto" (the sequential rule).
+CLI::Validator rounds_or_auto() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "auto") return "";
+        char* end = nullptr;
+        const long v = std::strtol(text.c_str(), &end, 10);
+        if (!text.empty() && *end == '\0' && v >= 1 && v <= 10000) return "";
+        return fmt::format("'{}' is neither a whole number of rounds from 1 to 10000 nor auto", text);
+      },
+      "1 to 10000 or auto");
+}
+
 // The usage lines CLI11 cannot derive: what follows the options.
 class Usage : public CLI::Formatter {
  public:
@@ -156,9 +169,16 @@ void add_what_to_run(CLI::App& app, Options& o) {
 }
 
 // A comparison's rounds and rule, as compare and bisect both take them.
-void add_rule_options(CLI::App& app, Options& o, int& runs, const std::string& runs_help,
+void add_rule_options(CLI::App& app, Options& o, std::string& runs, const std::string& runs_help,
                       const std::string& seed_help) {
-  app.add_option("-n,--runs", runs, runs_help)->check(in_range(1, 10000, true))->capture_default_str();
+  app.add_option("-n,--runs", runs,
+                 runs_help + "; auto: start with 5 and add rounds at looks 8, 12, 20, ... up to --max-runs until "
+                             "every gating metric is a regression, an improvement or the same")
+      ->check(rounds_or_auto())
+      ->capture_default_str();
+  app.add_option("--max-runs", o.max_runs, "with --runs auto: the most rounds")
+      ->check(in_range(kMinRounds, 10000, true))
+      ->capture_default_str();
   app.add_option("--seed", o.seed, seed_help);
   app.add_option("--alpha", o.alpha, "significance level of the Mann-Whitney test")
       ->check(in_range(0.0001, 0.5))
@@ -202,6 +222,8 @@ class CommandLine {
   ParseOutcome run_chosen();
   ParseOutcome compare_chosen();
   ParseOutcome workloads_chosen(CLI::App& sub, Command command, int runs);
+  // compare and bisect: --runs N, or auto (the first look's rounds, and runs_auto).
+  void take_rounds(const std::string& runs);
   // The extras CLI11 left, the workload's parameters, with --smoke first when given.
   void take_workload_args(std::vector<std::string> extras);
 
@@ -210,7 +232,8 @@ class CommandLine {
   bool list_ = false;
   // A comparison's rounds (compare, and each step of bisect) and a sweep's
   // repetitions (as many as a run's): Options holds the chosen verb's.
-  int compare_runs_ = kMinRounds, bisect_runs_ = kMinRounds, sweep_runs_;
+  std::string compare_runs_ = std::to_string(kMinRounds), bisect_runs_ = std::to_string(kMinRounds);
+  int sweep_runs_;
   std::string both_allocator_;  // compare --allocator: the allocator of both reports
   CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
 };
@@ -389,7 +412,10 @@ ParseOutcome CommandLine::chosen() {
     o_.inputs = plot_->remaining();
     return {o_, 0};
   }
-  if (app_.got_subcommand(bisect_)) return workloads_chosen(*bisect_, Command::Bisect, bisect_runs_);
+  if (app_.got_subcommand(bisect_)) {
+    take_rounds(bisect_runs_);
+    return workloads_chosen(*bisect_, Command::Bisect, o_.runs);
+  }
   if (app_.got_subcommand(sweep_)) return workloads_chosen(*sweep_, Command::Sweep, sweep_runs_);
   if (app_.got_subcommand(merge_)) {
     o_.command = Command::Merge;
@@ -416,9 +442,14 @@ ParseOutcome CommandLine::workloads_chosen(CLI::App& sub, Command command, int r
   return {o_, 0};
 }
 
+void CommandLine::take_rounds(const std::string& runs) {
+  o_.runs_auto = runs == "auto";
+  o_.runs = o_.runs_auto ? kMinRounds : std::stoi(runs);  // checked by rounds_or_auto
+}
+
 ParseOutcome CommandLine::compare_chosen() {
   o_.command = Command::Compare;
-  o_.runs = compare_runs_;
+  take_rounds(compare_runs_);
   if (!both_allocator_.empty()) {
     if (!o_.baseline_allocator.empty() || !o_.candidate_allocator.empty()) {
       std::cerr << "harness compare: give --allocator (both reports) or --baseline-allocator and "

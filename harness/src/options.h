@@ -34,6 +34,10 @@ struct Options {
   bool smoke = false;                      // passed on to the workload, declared here for --help
   std::vector<std::string> allocators;     // run: specs as given; empty = every available built-in
   int runs = 3;                            // --runs; compare and bisect default to kMinRounds (compare.h)
+  // compare and bisect --runs auto: rounds added at looks up to max_runs
+  // (sequential.h); runs is then the first look's.
+  bool runs_auto = false;
+  int max_runs = 20;
   // --timeout, --sample-ms, --smaps-ms, --after. Its memory_limit stays 0
   // here: apply_run_options (session.h) parses the text below into the
   // execution's.

@@ -285,6 +285,67 @@ TEST(CompareStats, DecideInfiniteChangeIsJudgedLikeAnyOther) {
   EXPECT_EQ(decide(kInf, 0.05, kInf, 0.01, 0.05, Direction::Lower), Verdict::Noisy);  // infinite noise floor
 }
 
+// ---- censored times: side_stats and Gehan's test ----
+
+TEST(CompareStats, AMedianOnACensoredRunIsMoreThanTheBoundsMedian) {
+  // 124 and 130 observed, three runs that never came within 3011, 3005, 3020 ms.
+  auto s = censored_side_stats(std::vector<Observation>{{124, false}, {3011, true}, {130, false}, {3005, true}, {3020, true}});
+  EXPECT_TRUE(s.median_above);
+  EXPECT_DOUBLE_EQ(s.median, 3005);  // bounds 124 130 3005 3011 3020: at least this
+  EXPECT_EQ(s.above, (std::vector<double>{3011, 3005, 3020}));
+  EXPECT_EQ(s.n, 5u);
+}
+
+TEST(CompareStats, ACensoredRunBelowTheMiddleMovesTheMedianUp) {
+  // Counted as longer than every observed time, the run at > 50 sits on top: 100 200 (>50) -> 200.
+  auto s = censored_side_stats(std::vector<Observation>{{100, false}, {50, true}, {200, false}});
+  EXPECT_FALSE(s.median_above);
+  EXPECT_DOUBLE_EQ(s.median, 200);
+  EXPECT_DOUBLE_EQ(s.min, 50);  // the bounds are the values the scatter is taken over
+}
+
+TEST(CompareStats, GehanByHand) {
+  // a = {10, >20}, b = {5, 15}. Each value's score, surely smaller others
+  // minus surely larger ones: 10: -1, >20: +3, 5: -3, 15: +1. W = -1 + 3 = 2.
+  // The 6 ways to give two scores to a: 2, -4, 0, 0, 4, -2; |W'| >= 2 in 4.
+  EXPECT_NEAR(gehan_p({{10, false}, {20, true}}, {{5, false}, {15, false}}), 4.0 / 6, 1e-12);
+}
+
+TEST(CompareStats, GehanWithoutCensoringIsTheExactMannWhitney) {
+  const std::vector<double> a = {1.5, 3.2, 4.4, 7.0, 9.1, 2.2}, b = {2.9, 5.5, 6.1, 8.3, 10.4};
+  std::vector<Observation> oa, ob;
+  for (double x : a) oa.push_back({x, false});
+  for (double x : b) ob.push_back({x, false});
+  EXPECT_NEAR(gehan_p(oa, ob), mann_whitney_p(a, b), 1e-12);
+}
+
+TEST(CompareStats, GehanRanksNeverAboveEveryTimeBelowItsBound) {
+  // Ten baseline runs that never came within ~3 s, five candidate runs back in
+  // ~124 ms: every candidate is surely the shorter. Scores: each never +5, the
+  // times -14 -12 -10 -8 -6, W = 50. Of the 3003 ways to choose 10 of 15, only
+  // this one reaches |W| >= 50 (the mirror would need five scores summing to
+  // 50; the largest five sum to 25): p = 1 / 3003.
+  std::vector<Observation> never, back;
+  for (int i = 0; i < 10; ++i) never.push_back({3000.0 + i, true});
+  for (int i = 0; i < 5; ++i) back.push_back({120.0 + i, false});
+  EXPECT_NEAR(gehan_p(never, back), 1.0 / 3003, 1e-12);
+  EXPECT_NEAR(gehan_p(back, never), 1.0 / 3003, 1e-12);
+}
+
+TEST(CompareStats, GehanCannotTellTwoCensoredSidesApart) {
+  EXPECT_DOUBLE_EQ(gehan_p({{3000, true}, {3010, true}}, {{2990, true}, {3020, true}}), 1);
+  EXPECT_DOUBLE_EQ(gehan_p({}, {{1, false}}), 1);
+}
+
+TEST(CompareStats, GehanOfLargeSamplesUsesThePermutationVariance) {
+  // 20 against 20, no censoring, every a below every b: scores of a are
+  // -39, -37, ..., -1 (W = -400), of b 1, ..., 39; sum of squares 2 * 10660 = 21320.
+  // Var = 20 * 20 / (40 * 39) * 21320 = 5466.67; z = 400 / 73.94 = 5.41.
+  std::vector<Observation> a, b;
+  for (int i = 0; i < 20; ++i) a.push_back({double(i), false}), b.push_back({100.0 + i, false});
+  EXPECT_NEAR(gehan_p(a, b), std::erfc(400 / std::sqrt(20.0 * 20 / (40 * 39) * 21320) / std::sqrt(2.0)), 1e-15);
+}
+
 }  // namespace
 }  // namespace mh::compare
 

@@ -264,6 +264,60 @@ TEST(Compare, AMetricOnlyOneSideHasIsNamedInAWarning) {
   EXPECT_TRUE(said) << (c.warnings.empty() ? "no warnings" : c.warnings.front());
 }
 
+// Runs of idle-return's shape: the baseline never back within the ~3 s the
+// run had after its mark, the candidate back in about 124 ms.
+std::vector<RunRecord> never_against_back(bool never_is_baseline, double never_bound = 3011) {
+  auto runs = rounds(500000, 500000, 10, 10);
+  int i = 0;
+  for (auto& r : runs) {
+    const bool never = (r.role == kRoleCandidate) != never_is_baseline;
+    Maybe m{std::nullopt, "RSS never came down to 7.0 MB"};
+    if (never) m.above = never_bound + (i % 3);
+    else m = Maybe{124.0 + (i % 5), ""};
+    r.curve.push_back({"after.ms_to_90pct", m});
+    ++i;
+  }
+  return runs;
+}
+
+// A time that never came within the run is more than the run had left, not a
+// missing figure: compared, and ranked above every time below its bound.
+TEST(Compare, NeverBackAgainstBackIsAnImprovement) {
+  Comparison c = analyze(never_against_back(true), rules(), {});
+  const MetricComparison* m = find(c, "after.ms_to_90pct");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(m->censored);
+  EXPECT_TRUE(m->baseline.median_above);
+  EXPECT_EQ(m->verdict, compare::Verdict::Improvement);
+  EXPECT_NEAR(m->p, 1.0 / 3003, 1e-12);  // ten never against five back: the one extreme split
+  const std::string table = comparison_table(c);
+  EXPECT_NE(table.find("> 3012 ms (never)"), std::string::npos) << table;
+  EXPECT_NE(table.find("never -> 126 ms"), std::string::npos) << table;
+  const Json j = comparison_to_json(c, Json::object());
+  EXPECT_EQ(j["workloads"][0]["metrics"].back()["test"], "gehan");
+  EXPECT_EQ(j["workloads"][0]["metrics"].back()["baseline"]["median_above"], true);
+}
+
+TEST(Compare, BackAgainstNeverBackIsARegression) {
+  Comparison c = analyze(never_against_back(false), rules(), {});
+  const MetricComparison* m = find(c, "after.ms_to_90pct");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->verdict, compare::Verdict::Regression);
+  EXPECT_TRUE(c.regressed());
+  EXPECT_NE(comparison_table(c).find("126 ms -> never"), std::string::npos) << comparison_table(c);
+}
+
+// Runs that ended 60 ms after the mark cannot say whether 124 ms would have come.
+TEST(Compare, RunsThatEndedTooSoonToTellAreNotCompared) {
+  Comparison c = analyze(never_against_back(true, 60), rules(), {});
+  EXPECT_EQ(find(c, "after.ms_to_90pct"), nullptr);
+  bool said = false;
+  for (const auto& w : c.warnings)
+    said = said || w.find("w: the baseline's after.ms_to_90pct is more than 61 ms (its runs ended before it came), "
+                          "not beyond the candidate's median 126 ms: too soon to tell, not compared") == 0;
+  EXPECT_TRUE(said) << (c.warnings.empty() ? "no warnings" : c.warnings.front());
+}
+
 // The resolution is the smallest change that could have been called a
 // regression: the largest of threshold, noise floor and absolute floor.
 TEST(Compare, ResolutionIsTheLargestOfThresholdNoiseFloorAndAbsoluteFloor) {

@@ -205,6 +205,34 @@ TEST(CompareReports, JemallocKeepsMoreAtTheEndThanGlibc) {
   EXPECT_EQ(j["sample_size"], "6 runs a side");
 }
 
+// --runs auto: five rounds, then more at the look of 8 only while a metric is
+// unknown; every metric that can regress says what was decided and when.
+TEST(CompareAuto, DecidesEveryMetricAndSaysWithHowManyRounds) {
+  const std::string out = test::scratch("auto.json");
+  auto c = test::run_harness({"compare", "--baseline", "glibc", "--candidate", "jemalloc", "-w", "burst-writefile",
+                              "--smoke", "--runs", "auto", "--max-runs", "8", "-q", "-o", out});
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;  // jemalloc keeps its dirty pages at the end
+  Json j = test::load_json(out);
+  EXPECT_EQ(j["sequential"]["looks"], Json::parse("[5, 8]"));
+  EXPECT_DOUBLE_EQ(j["sequential"]["alpha_per_look"].get<double>(), 0.025);
+  int most = 0;
+  for (const auto& m : j["workloads"][0]["metrics"]) {
+    if (m["direction"] == "none") continue;
+    const std::string d = m["decision"].get<std::string>();
+    EXPECT_TRUE(d == "regression" || d == "improvement" || d == "same" || d == "unknown") << m["metric"] << d;
+    const int rounds = m["rounds_needed"].get<int>();
+    EXPECT_TRUE(rounds == 5 || rounds == 8) << m["metric"] << rounds;
+    most = std::max(most, rounds);
+    if (m["metric"] == "final_rss_kb") {
+      EXPECT_EQ(d, "regression");
+    }
+  }
+  // The comparison ran as many rounds as its slowest metric needed.
+  EXPECT_EQ(j["rounds"], most);
+  EXPECT_NE(c.out.find("decision"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("--runs auto: looks at 5, 8 rounds"), std::string::npos) << c.out;
+}
+
 TEST(Merge, JoinsRunsAndSummarisesAgain) {
   TwoReports r;
   std::string out = test::scratch("merged.json");

@@ -12,6 +12,10 @@
                                             the ack descriptor; wait for them
                                             (the harness gives up after 2 s)
      {"metric": "NAME", "value": 42.5}      a figure of the run (workload.NAME)
+     {"metric": "NAME", "value": null,      a time that never came within the
+      "above": 3000}                        run: more than 3000 (what the run
+                                            had left); compared as longer than
+                                            every time below 3000, not dropped
    Marks from one thread at a time: an answer is not addressed to a thread.
    Async-signal-safe apart from getenv: no allocation, no locks. */
 #ifndef MEMHARNESS_MARK_H
@@ -85,16 +89,32 @@ static inline int memharness_mark(const char* name) {
   }
 }
 
-/* A figure of the run, in the report as workload.NAME. */
-static inline int memharness_metric(const char* name, double value) {
+/* {"metric": "NAME", FIELDS}: FIELDS the rest of the message, under 64 bytes. */
+static inline int memharness_send_metric_(const char* name, const char* fields) {
   char line[512];
   size_t len = 0;
   int mark_fd = memharness_fd_("MEMHARNESS_MARK_FD");
   if (mark_fd < 0) return -1;
   len = (size_t)snprintf(line, sizeof line, "{\"metric\": \"");
-  len = memharness_put_name_(line, len, sizeof line - 48, name);
-  len += (size_t)snprintf(line + len, sizeof line - len, "\", \"value\": %.17g}\n", value);
+  len = memharness_put_name_(line, len, sizeof line - 72, name);
+  len += (size_t)snprintf(line + len, sizeof line - len, "\", %s}\n", fields);
   return memharness_write_(mark_fd, line, len);
+}
+
+/* A figure of the run, in the report as workload.NAME. */
+static inline int memharness_metric(const char* name, double value) {
+  char fields[64];
+  snprintf(fields, sizeof fields, "\"value\": %.17g", value);
+  return memharness_send_metric_(name, fields);
+}
+
+/* A figure that never came within the run (memory never back by the time the
+   program stopped waiting): more than `bound`, in the report as workload.NAME
+   null with "above": bound. */
+static inline int memharness_metric_above(const char* name, double bound) {
+  char fields[64];
+  snprintf(fields, sizeof fields, "\"value\": null, \"above\": %.17g", bound);
+  return memharness_send_metric_(name, fields);
 }
 
 #endif /* MEMHARNESS_MARK_H */

@@ -3,6 +3,7 @@
     import memharness_mark
     memharness_mark.mark("loaded")          # the harness samples the process here
     memharness_mark.metric("rows", 125000)  # workload.rows in the report
+    memharness_mark.metric_above("ms_idle", 3000)  # never came: more than 3000
 
 Without the harness (MEMHARNESS_MARK_FD absent) every call does nothing and
 returns False. The protocol is in harness/include/memharness/mark.h and
@@ -13,7 +14,7 @@ import json
 import os
 import select
 
-__all__ = ["mark", "metric"]
+__all__ = ["mark", "metric", "metric_above"]
 
 _ACK_TIMEOUT_S = 2.0
 
@@ -53,3 +54,9 @@ def mark(name):
 def metric(name, value):
     """A figure of the run, in the report as workload.NAME."""
     return _send({"metric": str(name), "value": float(value)})
+
+
+def metric_above(name, bound):
+    """A figure that never came within the run: more than bound (workload.NAME
+    null with "above"), compared as longer than every figure below bound."""
+    return _send({"metric": str(name), "value": None, "above": float(bound)})

@@ -3,6 +3,7 @@
 // `harness compare` does (rounds of good, the commit, good again, shuffled);
 // every step goes to a state file, so an interrupted bisect resumes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,9 +13,11 @@
 #include "commands/commands.h"
 #include "commands/execute.h"
 #include "commands/from_options.h"
+#include "commands/looks.h"
 #include "commands/resolve.h"
 #include "compare/compare.h"
 #include "compare/compare_report.h"
+#include "compare/sequential.h"
 #include "report/context.h"
 #include "report/report_json.h"
 #include "sys/json_read.h"
@@ -113,6 +116,15 @@ void judge(const Bisect& b, const Comparison& c, Step& step) {
   for (const auto& r : step.regressed) bad = bad || b.deciding.empty() || b.deciding.count(r);
   step.outcome = bad ? "bad" : "good";
   if (c.failed_runs > 0) step.note = fmt::format("{} runs failed and were left out", c.failed_runs);
+  // --runs auto: a deciding metric still unknown at the last look is not a regression; say so.
+  std::vector<std::string> unknown;
+  for (const auto& w : c.workloads)
+    for (const auto& m : w.metrics)
+      if (m.decision == "unknown" && (b.deciding.empty() || b.deciding.count(w.workload + ": " + m.metric)))
+        unknown.push_back(fmt::format("{}: {} ({} rounds)", w.workload, m.metric, m.rounds_needed));
+  if (!unknown.empty())
+    step.note += fmt::format("{}unknown after the last look, taken as no regression: {}", step.note.empty() ? "" : "; ",
+                             fmt::join(unknown, ", "));
 }
 
 // Builds `commit` and compares it against good. nullopt when the harness was
@@ -129,12 +141,16 @@ std::optional<Step> run_step(const Options& o, Bisect& b, const std::string& com
   e.jobs = b.jobs;
   e.arms = {{*b.good_spec, kRoleBaseline}, {*cand, kRoleCandidate}, {*b.good_spec, kRoleBaselineAgain}};
   if (!apply_run_options(o, e, error)) return std::nullopt;
-  e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, b.seed);
+  // --runs auto: a midpoint gets rounds until its deciding metrics are known (looks.h).
+  const std::vector<PlannedRun> full =
+      interleave(e.jobs.size(), e.arms.size(), o.runs_auto ? o.max_runs : o.runs, b.seed);
+  e.plan = o.runs_auto ? rounds_up_to(full, o.runs) : full;
   e.out = (fs::path(b.dir) / (name + "-runs.json")).string();
   e.context = make_context(o.argv);
   e.context["bisect"] = Json{{"pin", b.pin.name}, {"good", b.good}, {"commit", commit}};
   std::vector<RunRecord> runs;
   auto outcome = execute(e, runs);
+  if (o.runs_auto) run_looks({o.max_runs, o.alpha, o.quiet}, b.thresholds, b.declared, e, full, runs, outcome);
   if (outcome.stop_signal) {
     stop_signal = outcome.stop_signal;
     return std::nullopt;
@@ -144,6 +160,7 @@ std::optional<Step> run_step(const Options& o, Bisect& b, const std::string& com
   Comparison c = analyze(runs, b.thresholds, settings, b.declared);
   c.baseline = b.pin.name + "@" + short_sha(b.good);
   c.candidate = b.pin.name + "@" + short_sha(commit);
+  if (o.runs_auto) compare::apply_sequential(c, runs, compare::looks_up_to(o.max_runs), o.alpha);
   step.comparison = (fs::path(b.dir) / (name + ".json")).string();
   Json cj = comparison_to_json(c, e.context);
   if (auto err = output_file::write_atomic(step.comparison, dump_canonical(cj)); !err.empty()) fmt::print(stderr, "{}: {}\n", kWho, err);
@@ -299,7 +316,7 @@ bool open_state(const Options& o, Bisect& b, std::string& error) {
   Json args = Json::array();
   for (const auto& job : b.jobs) args.push_back(Json{{"workload", job.workload.name}, {"args", job.args}});
   const Json question = {{"pin", b.pin.name}, {"good", b.good},         {"bad", b.bad},
-                         {"jobs", args},      {"metrics", o.metrics},   {"runs", o.runs},
+                         {"jobs", args},      {"metrics", o.metrics},   {"runs", o.runs_auto ? Json("auto") : Json(o.runs)},
                          {"first_parent", !o.all_parents}};
   b.seed = o.seed.value_or(std::random_device{}());
   if (std::ifstream in(b.state_path); in)

@@ -3,6 +3,7 @@
 // report of a comparison; then analyse, print the table, write the comparison
 // JSON (and markdown), and exit 1 on a regression.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -13,8 +14,10 @@
 #include "commands/execute.h"
 #include "commands/exports.h"
 #include "commands/from_options.h"
+#include "commands/looks.h"
 #include "commands/resolve.h"
 #include "compare/compare_report.h"
+#include "compare/sequential.h"
 #include "core/curve.h"
 #include "report/context.h"
 #include "report/output_names.h"
@@ -224,7 +227,8 @@ std::string runs_report_path(const Outputs& outputs) {
 
 // Runs the two pins now, the runs report rewritten after every run (or
 // finishes the one --resume names).
-std::optional<Gathered> run_pins(const Options& o, const Layout& l, Outputs& outputs, std::string& error) {
+std::optional<Gathered> run_pins(const Options& o, const Layout& l, const Thresholds& t, Outputs& outputs,
+                                 std::string& error) {
   auto e = pins_execution(o, l, error);
   if (!e) return std::nullopt;
   if (!reserve_outputs(outputs, true, error)) return std::nullopt;
@@ -234,14 +238,18 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, Outputs& out
     if (!earlier) return std::nullopt;
   }
   const uint64_t seed = shuffle_seed(o, earlier);
-  e->plan = interleave(e->jobs.size(), e->arms.size(), o.runs, seed);
+  const std::vector<PlannedRun> full =
+      interleave(e->jobs.size(), e->arms.size(), o.runs_auto ? o.max_runs : o.runs, seed);
+  e->plan = o.runs_auto ? rounds_up_to(full, o.runs) : full;
   e->out = runs_report_path(outputs);
   if (auto err = output_file::check_target(e->out); !err.empty()) {
     error = "--report: " + err;
     return std::nullopt;
   }
   e->context = make_context(o.argv);
-  e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs}, {"shuffle_seed", seed}, {"suite", o.suite},
+  e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs_auto ? Json("auto") : Json(o.runs)},
+                                          {"max_runs", o.runs_auto ? Json(o.max_runs) : Json(nullptr)},
+                                          {"shuffle_seed", seed}, {"suite", o.suite},
                                           {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
                                           {"sample_ms", o.run.sample_ms}, {"memory_limit", e->run.memory_limit}});
   if (!o.resume.empty()) {
@@ -253,6 +261,7 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, Outputs& out
   g.outcome = execute(*e, g.runs);
   // The jobs run here declare their metrics under their names (a suite entry may rename its workload).
   g.declared = declared_by_jobs(e->jobs);
+  if (o.runs_auto) run_looks({o.max_runs, o.alpha, o.quiet}, t, g.declared, *e, full, g.runs, g.outcome);
   g.context = e->context;
   g.context["runs_report"] = e->out;
   g.planned = e->plan.size();
@@ -289,6 +298,7 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
   Comparison c = analyze(g.runs, thresholds, settings, declared_by_workloads(l, g.runs, g.declared));
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;
+  if (o.runs_auto) compare::apply_sequential(c, g.runs, compare::looks_up_to(o.max_runs), o.alpha);
   g.context["thresholds"] = thresholds_path;
   Json comparison = comparison_to_json(c, g.context);
   comparison["complete"] = g.outcome.complete;
@@ -324,7 +334,7 @@ int compare_command(const Options& o) {
   auto outputs = outputs_asked(o, error);
   if (!outputs) return bad_input(kWho, error);
   const bool runs_here = !o.workload.empty() || !o.suite.empty() || !o.program.empty();
-  auto gathered = runs_here               ? run_pins(o, l, *outputs, error)
+  auto gathered = runs_here               ? run_pins(o, l, *thresholds, *outputs, error)
                   : o.inputs.size() == 1 ? read_runs_report(o, error)
                                          : read_two_reports(o, error);
   if (!gathered) return bad_input(kWho, error);

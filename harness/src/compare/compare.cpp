@@ -50,11 +50,18 @@ Thresholds thresholds_from(const JsonIn& j) {
   return t;
 }
 
-std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const std::string& metric) {
-  std::vector<double> out;
-  for (const RunRecord* r : runs)
-    if (auto v = metric_value(*r, metric); v && std::isfinite(*v)) out.push_back(*v);
+// Every ok run's figure, a time that never came as more than its bound.
+std::vector<Observation> observations_of(const std::vector<const RunRecord*>& runs, const std::string& metric) {
+  std::vector<Observation> out;
+  for (const RunRecord* r : runs) {
+    if (auto v = metric_value(*r, metric); v && std::isfinite(*v)) out.push_back({*v, false});
+    else if (auto above = metric_above(*r, metric)) out.push_back({*above, true});
+  }
   return out;
+}
+
+bool any_above(const std::vector<Observation>& v) {
+  return std::any_of(v.begin(), v.end(), [](const Observation& o) { return o.above; });
 }
 
 // The smallest relative change the comparison could have called a regression:
@@ -186,29 +193,57 @@ std::string one_sided_warning(const WorkloadRuns& w, const std::string& name, si
                      base_lacks ? "candidate" : "baseline", base_lacks ? cand_values : base_values);
 }
 
-// One metric's statistics, baseline (A and A') against candidate; the verdict comes later.
+// The figures of one side: observed values, and the bounds of those that never came.
+std::vector<double> bounds_of(const std::vector<Observation>& v) {
+  std::vector<double> out;
+  for (const auto& o : v) out.push_back(o.value);
+  return out;
+}
+
+// One metric's statistics, baseline (A and A') against candidate; the verdict
+// comes later. A run whose figure never came counts at its bound for the
+// scatter and the interval, and as longer than every observed figure for the
+// medians and the test (Gehan's); with none, that is Mann-Whitney.
 MetricComparison compare_metric(const WorkloadRuns& w, const std::string& name, const MetricRule& rule,
-                                const std::vector<double>& bv, const std::vector<double>& cv,
+                                const std::vector<Observation>& bo, const std::vector<Observation>& co,
                                 const CompareSettings& s, const DeclaredMetrics& declared) {
   MetricComparison m;
   m.metric = name;
   m.unit = metric_info(name, w.workload, declared).unit;
   m.rule = rule;
-  m.baseline = side_stats(bv);
-  m.candidate = side_stats(cv);
-  auto av = values_of(w.again, name), b1 = values_of(w.baseline, name);
-  if (!av.empty()) {
-    m.baseline_again = side_stats(av);
-    m.noise_floor = noise_floor(b1, av);
+  m.censored = any_above(bo) || any_above(co);
+  const std::vector<double> bv = bounds_of(bo), cv = bounds_of(co);
+  m.baseline = censored_side_stats(bo);
+  m.candidate = censored_side_stats(co);
+  const auto ao = observations_of(w.again, name);
+  if (!ao.empty()) {
+    m.baseline_again = censored_side_stats(ao);
+    m.noise_floor = std::fabs(relative_change(censored_side_stats(observations_of(w.baseline, name)).median,
+                                              m.baseline_again->median));
   }
   // Two medians of five runs can agree by chance while single runs scatter
   // widely (a timing on a busy machine): the scatter of the baseline's runs
   // is a floor too, so a change must stand out from both.
   m.noise_floor = std::max(m.noise_floor, relative_spread(bv));
-  m.change = relative_change(m.baseline.median, m.candidate.median);
+  // Both medians more than the run had left: neither came back, no change seen.
+  const bool both_never = m.baseline.median_above && m.candidate.median_above;
+  m.change = both_never ? 0 : relative_change(m.baseline.median, m.candidate.median);
   m.ci = bootstrap_change_ci(bv, cv, 1 - s.alpha, s.resamples, s.seed);
-  m.p = mann_whitney_p(bv, cv);
+  m.p = m.censored ? gehan_p(bo, co) : mann_whitney_p(bv, cv);
   return m;
+}
+
+// A side whose median never came, at a bound no later than the other side's
+// median: its runs ended too soon to tell which is longer. Why, or "".
+std::string too_soon_to_tell(const std::string& name, const std::string& unit, const SideStats& base,
+                             const SideStats& cand) {
+  for (auto [side, other, said, other_said] :
+       {std::tuple{&base, &cand, "baseline", "candidate"}, std::tuple{&cand, &base, "candidate", "baseline"}})
+    if (side->median_above && !other->median_above && side->median <= other->median)
+      return fmt::format("the {0}'s {1} is more than {2:.0f} {4} (its runs ended before it came), not beyond the "
+                         "{3}'s median {5:.0f} {4}: too soon to tell, not compared",
+                         said, name, side->median, other_said, unit, other->median);
+  return "";
 }
 
 // Every metric both sides have; a warning into c for one that a side lacks.
@@ -220,13 +255,18 @@ WorkloadComparison compare_workload(const WorkloadRuns& w, const std::vector<std
   wc.params = w.params;
   const auto base = w.baseline_all();
   for (const auto& name : metrics) {
-    auto bv = values_of(base, name), cv = values_of(w.candidate, name);
+    auto bo = observations_of(base, name), co = observations_of(w.candidate, name);
     const DeclaredMetric* d = find_declared(declared, w.workload, name);
     const MetricRule rule = t.rule_for(name, d ? d->better : "");
-    if (bv.empty() != cv.empty() && rule.direction != Direction::None)
-      c.warnings.push_back(one_sided_warning(w, name, bv.size(), cv.size()));
-    if (bv.empty() || cv.empty()) continue;
-    wc.metrics.push_back(compare_metric(w, name, rule, bv, cv, s, declared));
+    if (bo.empty() != co.empty() && rule.direction != Direction::None)
+      c.warnings.push_back(one_sided_warning(w, name, bo.size(), co.size()));
+    if (bo.empty() || co.empty()) continue;
+    const std::string unit = metric_info(name, w.workload, declared).unit;
+    if (auto why = too_soon_to_tell(name, unit, censored_side_stats(bo), censored_side_stats(co)); !why.empty()) {
+      if (rule.direction != Direction::None) c.warnings.push_back(w.workload + ": " + why);
+      continue;
+    }
+    wc.metrics.push_back(compare_metric(w, name, rule, bo, co, s, declared));
   }
   return wc;
 }

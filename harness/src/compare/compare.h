@@ -42,7 +42,11 @@ struct MetricComparison {
   std::optional<compare::SideStats> baseline_again;
   double change = 0;  // relative change of the medians, candidate against baseline
   compare::Interval ci;
-  double p = 1;           // two-sided Mann-Whitney U
+  // Whether either side has runs whose figure never came (right-censored):
+  // then p is Gehan's test and the medians, change and floor are of the
+  // bounds (compare_stats.h).
+  bool censored = false;
+  double p = 1;           // two-sided Mann-Whitney U (Gehan's test when censored)
   double p_adjusted = 1;  // Holm-adjusted over the workload's metrics that have a direction
   double noise_floor = 0;  // max(|A against A'|, relative spread of the baseline's runs)
   compare::Verdict verdict = compare::Verdict::NoChange;
@@ -51,6 +55,10 @@ struct MetricComparison {
   // can reach alpha at all with these runs); null with the reason otherwise.
   std::optional<double> resolution;
   std::string resolution_reason;
+  // --runs auto (sequential.h): regression, improvement, same or unknown, and
+  // the rounds that decided it; "" and 0 for a fixed number of rounds.
+  std::string decision;
+  int rounds_needed = 0;
 };
 
 struct WorkloadComparison {
@@ -71,6 +79,9 @@ struct Comparison {
   std::vector<std::string> warnings;
   std::vector<WorkloadComparison> workloads;
   int failed_runs = 0;
+  // --runs auto: the rounds the rule looks at, and the alpha each look spends.
+  std::vector<int> looks;
+  double alpha_look = 0;
   bool regressed() const;
 };
 

@@ -2,6 +2,7 @@
 #include "compare/compare_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -20,7 +21,12 @@ const char* direction_name(Direction d) {
 }
 
 Json side_json(const SideStats& s) {
-  return Json{{"median", s.median}, {"min", s.min}, {"max", s.max}, {"mad", s.mad}, {"n", s.n}, {"values", s.values}};
+  Json j{{"median", s.median}, {"min", s.min}, {"max", s.max}, {"mad", s.mad}, {"n", s.n}, {"values", s.values}};
+  if (!s.above.empty()) {  // only then: comparisons without censored runs read as before
+    j["above"] = s.above;
+    j["median_above"] = s.median_above;
+  }
+  return j;
 }
 
 Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -39,6 +45,22 @@ std::string pct(double v) {
   return fmt::format("{:+.1f}%", v * 100);
 }
 
+// A side's median (min-max) of the runs; a median that never came as "> 3011 ms
+// (never)", the unit said since the bound is no figure of the column.
+std::string side_cell(const MetricComparison& m, const SideStats& s) {
+  if (s.median_above) return fmt::format("> {} {} (never)", show(m, s.median), display_unit(m.unit).unit);
+  return fmt::format("{} ({}-{}{})", show(m, s.median), show(m, s.min), show(m, s.max),
+                     s.above.empty() ? "" : fmt::format(", {} never", s.above.size()));
+}
+
+// "never -> 124 ms" when a median never came; the relative change otherwise.
+std::string change_cell(const MetricComparison& m) {
+  if (!m.baseline.median_above && !m.candidate.median_above) return pct(m.change);
+  const std::string unit = display_unit(m.unit).unit;
+  auto said = [&](const SideStats& s) { return s.median_above ? std::string("never") : show(m, s.median) + " " + unit; };
+  return said(m.baseline) + " -> " + said(m.candidate);
+}
+
 // The tables show the metrics that can regress; the JSON has every metric.
 bool shown(const MetricComparison& m) { return m.rule.direction != Direction::None; }
 
@@ -49,13 +71,9 @@ struct Column {
 
 const Column kColumns[] = {
     {"metric", metric_title},
-    {"baseline", [](const MetricComparison& m) {
-       return fmt::format("{} ({}-{})", show(m, m.baseline.median), show(m, m.baseline.min), show(m, m.baseline.max));
-     }},
-    {"candidate", [](const MetricComparison& m) {
-       return fmt::format("{} ({}-{})", show(m, m.candidate.median), show(m, m.candidate.min), show(m, m.candidate.max));
-     }},
-    {"change", [](const MetricComparison& m) { return pct(m.change); }},
+    {"baseline", [](const MetricComparison& m) { return side_cell(m, m.baseline); }},
+    {"candidate", [](const MetricComparison& m) { return side_cell(m, m.candidate); }},
+    {"change", change_cell},
     {"noise floor", [](const MetricComparison& m) { return m.baseline_again ? pct(m.noise_floor).substr(1) : std::string("-"); }},
     {"threshold", [](const MetricComparison& m) { return fmt::format("{:.0f}%", m.rule.threshold * 100); }},
     {"resolution", [](const MetricComparison& m) {
@@ -65,11 +83,38 @@ const Column kColumns[] = {
     {"verdict", [](const MetricComparison& m) { return std::string(verdict_name(m.verdict)); }},
 };
 
+bool any_censored(const Comparison& c) {
+  for (const auto& w : c.workloads)
+    for (const auto& m : w.metrics)
+      if (m.censored && shown(m)) return true;
+  return false;
+}
+
+constexpr const char* kNeverNote =
+    "never: the time did not come within the run; it is more than the time the run had left (\"> T\"), ranked above "
+    "every time below T (p: Gehan's test); its change and noise floor are of the bounds";
+
+// --runs auto adds what the rule decided and the rounds it took.
+const Column kSequentialColumns[] = {
+    {"decision", [](const MetricComparison& m) { return m.decision; }},
+    {"rounds", [](const MetricComparison& m) { return fmt::format("{}", m.rounds_needed); }},
+};
+
+std::vector<Column> columns(const Comparison& c) {
+  std::vector<Column> out(std::begin(kColumns), std::end(kColumns));
+  if (!c.looks.empty()) out.insert(out.end(), std::begin(kSequentialColumns), std::end(kSequentialColumns));
+  return out;
+}
+
 // The verdict line, its names escaped by `escaped` for the destination.
 std::string headline(const Comparison& c, std::string (*escaped)(std::string_view)) {
   std::string verdict = c.regressed() ? "REGRESSION" : "no regression";
-  return fmt::format("{}: candidate {} against baseline {}, {}, alpha {}", verdict, escaped(c.candidate),
-                     escaped(c.baseline), sample_size(c), c.alpha);
+  const std::string rule =
+      c.looks.empty() ? ""
+                      : fmt::format(" (--runs auto: looks at {} rounds, alpha {:.3g} each)", fmt::join(c.looks, ", "),
+                                    c.alpha_look);
+  return fmt::format("{}: candidate {} against baseline {}, {}{}, alpha {}", verdict, escaped(c.candidate),
+                     escaped(c.baseline), sample_size(c), rule, c.alpha);
 }
 
 }  // namespace
@@ -97,9 +142,16 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
                              {"resolution", m.resolution ? Json(*m.resolution) : Json(nullptr)},
                              {"resolution_reason", m.resolution_reason},
                              {"verdict", verdict_name(m.verdict)}});
+    for (size_t i = 0; i < w.metrics.size(); ++i) {
+      if (w.metrics[i].censored) metrics[i]["test"] = "gehan";  // p of the censored ranks, not Mann-Whitney
+      if (!w.metrics[i].decision.empty()) {
+        metrics[i]["decision"] = w.metrics[i].decision;
+        metrics[i]["rounds_needed"] = w.metrics[i].rounds_needed;
+      }
+    }
     workloads.push_back(Json{{"workload", w.workload}, {"params", w.params}, {"metrics", metrics}});
   }
-  return Json{{"schema", kComparisonSchema},
+  Json out{{"schema", kComparisonSchema},
               {"context", context},
               {"baseline", {{"name", c.baseline}}},
               {"candidate", {{"name", c.candidate}}},
@@ -112,19 +164,22 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
               {"failed_runs", c.failed_runs},
               {"warnings", c.warnings},
               {"workloads", workloads}};
+  if (!c.looks.empty()) out["sequential"] = Json{{"looks", c.looks}, {"alpha_per_look", c.alpha_look}};
+  return out;
 }
 
 std::string comparison_table(const Comparison& c) {
   std::string out;
   for (const auto& w : c.workloads) {
     std::vector<std::vector<std::string>> rows;
+    const std::vector<Column> cols = columns(c);
     std::vector<std::string> head;
-    for (const auto& col : kColumns) head.push_back(col.title);
+    for (const auto& col : cols) head.push_back(col.title);
     rows.push_back(head);
     for (const auto& m : w.metrics) {
       if (!shown(m)) continue;
       std::vector<std::string> r;
-      for (const auto& col : kColumns) r.push_back(escape::terminal(col.cell(m)));
+      for (const auto& col : cols) r.push_back(escape::terminal(col.cell(m)));
       rows.push_back(r);
     }
     std::vector<size_t> width(head.size(), 0);
@@ -145,6 +200,7 @@ std::string comparison_table(const Comparison& c) {
   }
   for (const auto& warn : c.warnings) out += fmt::format("warning: {}\n", escape::terminal(warn));
   out += fmt::format("baseline and candidate: median (min-max) of the runs; {}\n", kUnitConvention);
+  if (any_censored(c)) out += std::string(kNeverNote) + "\n";
   out += headline(c, escape::terminal) + "\n";
   return out;
 }
@@ -152,16 +208,17 @@ std::string comparison_table(const Comparison& c) {
 std::string comparison_markdown(const Comparison& c) {
   std::string out = fmt::format("### memharness: {}\n\n", headline(c, escape::markdown));
   for (const auto& warn : c.warnings) out += fmt::format("> **Warning:** {}\n\n", escape::markdown(warn));
+  const std::vector<Column> cols = columns(c);
   for (const auto& w : c.workloads) {
     out += fmt::format("**{}**\n\n|", escape::markdown(w.workload));
-    for (const auto& col : kColumns) out += std::string(" ") + col.title + " |";
+    for (const auto& col : cols) out += std::string(" ") + col.title + " |";
     out += "\n|";
-    for (size_t i = 0; i < std::size(kColumns); ++i) out += i == 0 || i + 1 == std::size(kColumns) ? " --- |" : " ---: |";
+    for (size_t i = 0; i < cols.size(); ++i) out += i == 0 || i + 1 == cols.size() ? " --- |" : " ---: |";
     out += "\n";
     for (const auto& m : w.metrics) {
       if (!shown(m)) continue;
       out += "|";
-      for (const auto& col : kColumns) {
+      for (const auto& col : cols) {
         std::string cell = escape::markdown(col.cell(m));
         if (std::string(col.title) == "verdict" && m.verdict == Verdict::Regression) cell = "**" + cell + "**";
         out.append(" ").append(cell).append(" |");
@@ -175,6 +232,7 @@ std::string comparison_markdown(const Comparison& c) {
          "the smallest change this comparison could have called a regression (the largest of threshold, noise floor and "
          "absolute floor, when the test can reach alpha with these runs); p: two-sided Mann-Whitney U, Holm-adjusted over "
          "the workload's metrics; " + std::string(kUnitConvention) + ".\n";
+  if (any_censored(c)) out += "\n" + std::string(kNeverNote) + "\n";
   return out;
 }
 

@@ -15,8 +15,22 @@ struct SideStats {
   double mad = 0;  // median absolute deviation from the median (not scaled)
   size_t n = 0;
   std::vector<double> values;
+  // Runs whose figure never came (right-censored): their bounds, which are in
+  // `values` too (so the figures above are of the bounds, lower bounds of what
+  // those runs stand for). The median is censored, "more than `median`", when
+  // it falls on a censored run, each counted as longer than every observed value.
+  std::vector<double> above;
+  bool median_above = false;
 };
 SideStats side_stats(const std::vector<double>& values);
+
+// One run's figure, or (above) more than it: a time that never came within
+// the run, whose value is the time the run had left.
+struct Observation {
+  double value = 0;
+  bool above = false;
+};
+SideStats censored_side_stats(const std::vector<Observation>& values);
 
 // (candidate - baseline) / |baseline|; 0 when both are 0; +-inf when only the baseline is 0.
 double relative_change(double baseline, double candidate);
@@ -33,6 +47,17 @@ Interval bootstrap_change_ci(const std::vector<double>& base, const std::vector<
 // (n1 + n2 <= 20) and without ties, else the normal approximation with tie and
 // continuity correction. 1 when either side is empty.
 double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b);
+
+// Two-sided Gehan test (Gehan 1965), the Mann-Whitney test for right-censored
+// values: each pair scores +1 when its first value is surely the larger (a
+// time more than 3000 against 124), -1 when surely the smaller, 0 when it
+// cannot be told (ties, two censored values, a time observed above a censored
+// one's bound). W, the sum over a's pairs with b, is tested against its
+// permutation distribution (Mantel's scores: each value's count of surely
+// smaller minus surely larger values): exact for n1 + n2 <= 30, else the
+// normal approximation with variance n1 n2 / (n (n-1)) * sum of the squared
+// scores. Without censored values W = 2U - n1 n2. 1 when either side is empty.
+double gehan_p(const std::vector<Observation>& a, const std::vector<Observation>& b);
 
 // The smallest p-value mann_whitney_p can give for samples of n1 and n2 values
 // (every value of one above every value of the other): with 5 and 5 it is

@@ -213,14 +213,17 @@ void put_give_back_times(RunRecord& rec, const Curve& rss, const Reference& ref)
       continue;
     }
     const double target = level - fraction * above;
-    if (auto t = rss.first_at_or_below(ref.t_ms, target))
+    if (auto t = rss.first_at_or_below(ref.t_ms, target)) {
       put(rec, name, value(round_ms(*t - ref.t_ms)));
-    else
-      put(rec, name,
-          none(fmt::format("RSS never came down to {} ({} of the {} above the start, {} from {}) in the {:.0f} ms "
-                           "after the mark '{}'; it was {} at the last sample",
-                           mb(target), said, mb(above), mb(ref.start_kb), ref.start_from, rss.last_t() - ref.t_ms,
-                           ref.mark->name, mb(rss.last_value()))));
+      continue;
+    }
+    // Not missing: longer than the run had left after the mark (right-censored).
+    Maybe never = none(fmt::format("RSS never came down to {} ({} of the {} above the start, {} from {}) in the {:.0f} "
+                                   "ms after the mark '{}'; it was {} at the last sample",
+                                   mb(target), said, mb(above), mb(ref.start_kb), ref.start_from,
+                                   rss.last_t() - ref.t_ms, ref.mark->name, mb(rss.last_value())));
+    never.above = round_ms(rss.last_t() - ref.t_ms);
+    put(rec, name, std::move(never));
   }
 }
 

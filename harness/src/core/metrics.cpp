@@ -132,6 +132,12 @@ std::optional<double> metric_value(const RunRecord& r, const std::string& metric
   return std::nullopt;
 }
 
+std::optional<double> metric_above(const RunRecord& r, const std::string& metric) {
+  for (const auto& m : run_metrics(r))
+    if (m.name == metric) return m.value.value ? std::nullopt : m.value.above;
+  return std::nullopt;
+}
+
 std::string metric_reason(const RunRecord& r, const std::string& metric) {
   for (const auto& m : run_metrics(r))
     if (m.name == metric) return m.value.reason;

@@ -76,6 +76,9 @@ std::vector<RunMetric> run_metrics(const RunRecord& r);
 std::optional<double> metric_value(const RunRecord& r, const std::string& metric);
 // Why a run has no value of `metric` ("" when it has one or no reason is known).
 std::string metric_reason(const RunRecord& r, const std::string& metric);
+// The bound of a time that never came within the run (Maybe::above): the
+// figure is more than it. nullopt when the run has a value, or no bound.
+std::optional<double> metric_above(const RunRecord& r, const std::string& metric);
 
 // A metric a workload declares (its --describe "metrics").
 struct DeclaredMetric {

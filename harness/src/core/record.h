@@ -60,10 +60,14 @@ struct ThreadStat {
   uint64_t cpu_ns = 0, wait_ns = 0, vol_ctxsw = 0, invol_ctxsw = 0;
 };
 
-// A measurement that may be missing: value, or null with the reason.
+// A measurement that may be missing: value, or null with the reason. A time
+// that never came within the run (memory never given back) is null with
+// `above` set: it is more than `above`, the time the run had left
+// (right-censored), and a comparison ranks it above every time below that.
 struct Maybe {
   std::optional<double> value;
   std::string reason;
+  std::optional<double> above = std::nullopt;
 };
 
 struct AllocatorRecord {

@@ -59,6 +59,8 @@ Maybe metric_from(const JsonIn& m) {
   Maybe v;
   v.value = m.number_or_null("value", -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
   if (!v.value) v.reason = m.string_or("reason", "the workload reported no value");
+  // "above": the figure is more than this (a time that never came within the run).
+  if (!v.value) v.above = m.number_or_null("above", 0, std::numeric_limits<double>::max());
   return v;
 }
 

@@ -23,7 +23,9 @@ namespace {
 
 Json maybe_json(const Maybe& m) {
   if (m.value) return Json{{"value", *m.value}};
-  return Json{{"value", nullptr}, {"reason", m.reason}};
+  Json j{{"value", nullptr}, {"reason", m.reason}};
+  if (m.above) j["above"] = *m.above;
+  return j;
 }
 
 Json sample_json(const Sample& s, const std::map<std::string, std::string>& unreadable) {
@@ -245,6 +247,8 @@ Maybe maybe_from(const JsonIn& j) {
   Maybe m;
   m.value = j.number_or_null("value", -kMaxFinite, kMaxFinite);
   if (!m.value) m.reason = j.string_or("reason", "");
+  // "above": more than this (a time that never came within the run).
+  if (!m.value) m.above = j.number_or_null("above", 0, kMaxMs);
   return m;
 }
 

@@ -142,6 +142,10 @@ void Reporter::metric_null(std::string_view name, std::string_view reason) {
   send({{"metric", name}, {"value", nullptr}, {"reason", reason}});
 }
 
+void Reporter::metric_above(std::string_view name, double bound, std::string_view reason) {
+  send({{"metric", name}, {"value", nullptr}, {"above", bound}, {"reason", reason}});
+}
+
 void Reporter::data(std::string_view key, const nlohmann::ordered_json& value) {
   send({{"data", {{"key", key}, {"value", value}}}});
 }

@@ -25,6 +25,10 @@ class Reporter {
   void mark_noalloc(const char* name);
   void metric(std::string_view name, double value);
   void metric_null(std::string_view name, std::string_view reason);
+  // A figure that never came within the run: more than `bound` (a time the
+  // run had left), null with the reason; a comparison ranks it above every
+  // figure below the bound.
+  void metric_above(std::string_view name, double bound, std::string_view reason);
   // Structured results that are not one number (e.g. Google Benchmark's JSON):
   // stored in the run's "data" object under `key`.
   void data(std::string_view key, const nlohmann::ordered_json& value);
