@@ -57,7 +57,9 @@ TEST(RunCapture, TimesOutAtTheDeadlineWhenTheChildClosedItsPipes) {
 }
 
 TEST(RunCapture, ABackgroundChildIsNamedAndKilled) {
-  Captured c = run_capture({"/bin/sh", "-c", "sleep 77.202 & echo started"}, 30);
+  // The pause lets the background child reach its exec, so that it is named
+  // as sleep, not as the shell it was forked from.
+  Captured c = run_capture({"/bin/sh", "-c", "sleep 77.202 & sleep 0.3; echo started"}, 30);
   EXPECT_FALSE(c.timed_out);
   EXPECT_EQ(c.exit_code, 0);
   EXPECT_EQ(c.out, "started\n");

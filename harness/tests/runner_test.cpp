@@ -107,7 +107,7 @@ TEST(Judge, AMarkOutOfStepFailsTheRun) {
   r.protocol_errors.push_back("message x has sequence number 7, expected 1");
   judge(r, ended(kExit0));
   EXPECT_EQ(r.status, Status::Failed);
-  EXPECT_NE(r.exit.error.find("out of step"), std::string::npos) << r.exit.error;
+  EXPECT_NE(r.exit.error.find("mark protocol: message x has sequence number 7"), std::string::npos) << r.exit.error;
 }
 
 RunRequest misbehave(const std::string& mode, double timeout_s = 10) {
