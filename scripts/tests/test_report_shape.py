@@ -45,8 +45,9 @@ def json_type(value):
 
 
 def is_maybe(value):
-    """A figure that may be unmeasured: {"value": x} or {"value": null, "reason": why}."""
-    return (isinstance(value, dict) and "value" in value and set(value) <= {"value", "reason"}
+    """A figure that may be unmeasured: {"value": x} or {"value": null, "reason": why},
+    with "above": T when the figure is more than T (censored)."""
+    return (isinstance(value, dict) and "value" in value and set(value) <= {"value", "reason", "above"}
             and (value["value"] is None or json_type(value["value"]) == "number"))
 
 
