@@ -1,6 +1,7 @@
-# Sourced by scripts/harness and scripts/test: installs the Debian packages the
-# project needs (as root; otherwise prints the apt-get line and exits 2), then
-# configures and builds the Release build in build/ when it is missing or stale.
+# Sourced by scripts/harness, scripts/test and ci/action.sh: installs the Debian
+# packages the project needs (as root, or with sudo when asked; otherwise prints
+# the apt-get line and exits 2), then configures and builds the Release build in
+# build/ when it is missing or stale.
 
 MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -19,31 +20,57 @@ MEMHARNESS_PACKAGES=(
   time
 )
 
+# Ubuntu renamed libraries for its 64-bit time_t transition by adding "t64"
+# (libtcmalloc-minimal4 is libtcmalloc-minimal4t64 there): a package counts as
+# installed under either name, and the t64 name is asked of apt only when apt
+# does not know the Debian one.
+memharness_installed() {
+  local name
+  for name in "$1" "${1}t64"; do
+    [ "$(dpkg-query -W -f='${Status}' "$name" 2>/dev/null)" = "install ok installed" ] && return 0
+  done
+  return 1
+}
+
 memharness_missing_packages() {
   local p missing=()
   for p in "${MEMHARNESS_PACKAGES[@]}"; do
-    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
-      missing+=("$p")
-    fi
+    memharness_installed "$p" || missing+=("$p")
   done
   echo "${missing[@]}"
 }
 
+memharness_apt_name() {
+  if ! apt-cache show "$1" >/dev/null 2>&1 && apt-cache show "${1}t64" >/dev/null 2>&1; then
+    echo "${1}t64"
+  else
+    echo "$1"
+  fi
+}
+
+# --sudo: when not root, install with sudo (a CI runner's user) instead of
+# printing the command.
 memharness_install() {
-  local missing
+  local missing p names=() as_root=()
   missing=$(memharness_missing_packages)
   [ -z "$missing" ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
-    echo "memharness needs these Debian packages: $missing" >&2
-    echo "install them as root with:" >&2
-    echo "  apt-get update && apt-get install -y $missing" >&2
-    exit 2
+    if [ "${1:-}" = --sudo ] && command -v sudo >/dev/null; then
+      as_root=(sudo -n)
+    else
+      echo "memharness needs these Debian packages: $missing" >&2
+      echo "install them as root with:" >&2
+      echo "  apt-get update && apt-get install -y $missing" >&2
+      exit 2
+    fi
   fi
   echo "installing: $missing" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >&2 || { echo "apt-get update failed" >&2; exit 2; }
-  # shellcheck disable=SC2086
-  apt-get install -y -q $missing >&2 || { echo "apt-get install failed: $missing" >&2; exit 2; }
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2 || { echo "apt-get update failed" >&2; exit 2; }
+  for p in $missing; do
+    names+=("$(memharness_apt_name "$p")")
+  done
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${names[@]}" >&2 ||
+    { echo "apt-get install failed: ${names[*]}" >&2; exit 2; }
 }
 
 # Quiet unless it fails: nothing is printed when the build is up to date or

@@ -8,8 +8,8 @@ Command blocks:
     continues it; `#` starts a comment);
   - any other fenced block: its lines that start with `$ ` are commands; the rest is
     the output shown, which is not compared (the figures are one machine's).
-A fenced block with no command must say what it is instead: `json` or `text` (data
-or output shown). Any other block (no language and no `$ ` line, or a language such
+A fenced block with no command must say what it is instead: `json`, `yaml` or `text`
+(data, a workflow, or output shown). Any other block (no language and no `$ ` line, or a language such
 as `bash` without `$ ` lines) is one this test does not know how to run, and fails it.
 A command not to run is marked on its page by an HTML comment before its block,
 `<!-- README test skips COMMAND: why -->`; the block's lines that start with COMMAND
@@ -48,7 +48,7 @@ WORKLOAD_FLAGS = ("--workload", "-w")
 RUNS_FLAGS = ("--runs", "-n")
 LEAST_ROUNDS = "2"
 TIMEOUT_S = 900
-QUIET_LANGS = ("json", "text")  # blocks that hold no command by what they are
+QUIET_LANGS = ("json", "yaml", "text")  # blocks that hold no command by what they are
 
 
 @dataclass

@@ -79,3 +79,25 @@ def test_harness_help_prints_only_the_help():
     direct = subprocess.run([str(ROOT / "build" / "bin" / "harness"), "--help"], capture_output=True, text=True,
                             timeout=60)
     assert result.stdout == direct.stdout
+
+
+def test_install_on_a_runner_uses_sudo_and_ubuntus_t64_names(tmp_path):
+    # A runner's user (not root) with sudo, on Ubuntu: libtcmalloc-minimal4 is unknown
+    # to apt, libtcmalloc-minimal4t64 is what it installs; nothing else is missing.
+    fake = {"id": 'echo 1001',
+            "dpkg-query": 'case "$3" in libtcmalloc-minimal4*) exit 1;; *) echo "install ok installed";; esac',
+            "apt-cache": '[ "$2" = libtcmalloc-minimal4t64 ]',
+            "sudo": f'echo "sudo $*" >> {tmp_path}/log; [ "$1" = -n ] && shift; "$@"',
+            "apt-get": f'echo "apt-get $*" >> {tmp_path}/log'}
+    for name, body in fake.items():
+        (tmp_path / name).write_text(f"#!/bin/bash\n{body}\n")
+        (tmp_path / name).chmod(0o755)
+    script = f'PATH="{tmp_path}:$PATH"; source "{SETUP}" && memharness_install --sudo'
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    log = (tmp_path / "log").read_text().splitlines()
+    assert log[-1] == "apt-get install -y -q libtcmalloc-minimal4t64"
+    assert log[-2].startswith("sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install")
+    without = subprocess.run(["bash", "-c", script.replace(" --sudo", "")], capture_output=True, text=True,
+                             timeout=60)
+    assert without.returncode == 2 and "apt-get install -y libtcmalloc-minimal4" in without.stderr
