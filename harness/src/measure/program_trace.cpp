@@ -11,6 +11,7 @@
 #include <poll.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 
@@ -184,10 +185,21 @@ bool ProgramTrace::service() {
     } else {
       // A signal on its way to the program (delivered now), or another event.
       ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(intptr_t(event_of(status) ? 0 : sig)));
+      if (event_of(status) == 0) count_signal();
     }
   }
   if (r < 0) following_ = attached_ = false;  // gone without an exit stop (SIGKILL)
   return false;
+}
+
+void ProgramTrace::count_signal() {
+  const double now_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (window_start_ms_ < 0 || now_ms - window_start_ms_ > 1000) {
+    window_start_ms_ = now_ms;
+    window_signals_ = 0;
+  }
+  if (++window_signals_ > kSignalHeavy) signal_heavy_ = true;
 }
 
 void ProgramTrace::let_exit() {

@@ -43,6 +43,11 @@ class ProgramTrace {
   bool service();
   // Lets a program held at its exit stop die, untraced.
   void let_exit();
+  // True once the program has taken more than kSignalHeavy signals within a
+  // second: each is a round trip through the harness (about 0.2 ms on a VM),
+  // so the trace is given up for such a program rather than slow it down.
+  bool signal_heavy() const { return signal_heavy_; }
+  static constexpr int kSignalHeavy = 50;
   // Lets a traced program go on untraced, so that the harness can signal it
   // and wait for it like any child: interrupts it (at most `limit_ms` for the
   // stop), delivering a signal it was stopped with. Nothing when not traced.
@@ -54,6 +59,10 @@ class ProgramTrace {
   bool following_ = false;  // traced beyond the entry, to the exit stop
   bool held_ = false;       // held at the entry, not yet released
   bool at_exit_ = false;
+  bool signal_heavy_ = false;
+  int window_signals_ = 0;  // signals passed on since window_start_ms_
+  double window_start_ms_ = -1;
+  void count_signal();
 };
 
 }  // namespace mh

@@ -278,6 +278,13 @@ std::optional<SamplerEnd> Sampler::wait_for_events(std::string& error) {
     }
   }
   if (r > 0 && (fds[3].revents & POLLIN) && cfg_.trace->service()) take_exit_reading();
+  if (traced && cfg_.trace->signal_heavy()) {
+    cfg_.trace->detach();
+    rec_.hwm_kb.reason = fmt::format(
+        "no exit stop: given up after the program took more than {} signals in a second (each a round trip "
+        "through the harness)",
+        ProgramTrace::kSignalHeavy);
+  }
   if (r > 0 && (fds[0].revents & POLLIN)) exited_ = true;
   return std::nullopt;
 }
