@@ -31,16 +31,18 @@ uint64_t entry_point(pid_t pid) {
   return 0;
 }
 
-// The next ptrace stop of `pid`, consumed; false when the child exited
-// instead (left for its owner to reap).
-bool next_stop(pid_t pid, int& status) {
+// The next stop of `pid`, consumed: 1 a stop (in status), 0 none yet (only
+// without `block`), -1 the child exited (left for its owner to reap) or is gone.
+int take_stop(pid_t pid, int& status, bool block) {
   siginfo_t info{};
-  while (waitid(P_PID, pid, &info, WEXITED | WSTOPPED | WNOWAIT | __WALL) < 0)
-    if (errno != EINTR) return false;
-  if (info.si_code == CLD_EXITED || info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) return false;
-  while (waitpid(pid, &status, __WALL) < 0)
-    if (errno != EINTR) return false;
-  return WIFSTOPPED(status);
+  const int nohang = block ? 0 : WNOHANG;
+  while (waitid(P_PID, pid, &info, WEXITED | WSTOPPED | WNOWAIT | __WALL | nohang) < 0)
+    if (errno != EINTR) return -1;
+  if (info.si_pid == 0) return 0;
+  if (info.si_code == CLD_EXITED || info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) return -1;
+  while (waitpid(pid, &status, __WALL | nohang) < 0)
+    if (errno != EINTR) return -1;
+  return WIFSTOPPED(status) ? 1 : 0;
 }
 
 // Lets a stop other than ours go on, handing a signal-delivery stop its signal.
@@ -48,25 +50,6 @@ void pass_on(pid_t pid, int status) {
   const int sig = WSTOPSIG(status);
   const bool event = (status >> 16) != 0;
   ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(intptr_t(event || sig == SIGTRAP ? 0 : sig)));
-}
-
-// The next stop of `pid`, consumed, without blocking: 1 a stop (in status), 0
-// none yet, -1 the child exited (left for its owner to reap) or is gone.
-int poll_stop(pid_t pid, int& status) {
-  siginfo_t info{};
-  for (;;) {
-    info.si_pid = 0;
-    if (waitid(P_PID, pid, &info, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    break;
-  }
-  if (info.si_pid == 0) return 0;
-  if (info.si_code == CLD_EXITED || info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) return -1;
-  while (waitpid(pid, &status, __WALL | WNOHANG) < 0)
-    if (errno != EINTR) return -1;
-  return WIFSTOPPED(status) ? 1 : 0;
 }
 
 int event_of(int status) { return status >> 16; }
@@ -96,7 +79,7 @@ bool ProgramTrace::run_to_entry(std::string& why) {
   int status = 0;
   // The exec: the new image is in place, the loader has not run yet.
   for (;;) {
-    if (!next_stop(pid_, status)) {
+    if (take_stop(pid_, status, true) != 1) {
       why = "the program exited before its exec completed";
       return false;
     }
@@ -115,7 +98,7 @@ bool ProgramTrace::run_to_entry(std::string& why) {
   }
   ptrace(PTRACE_CONT, pid_, nullptr, nullptr);
   for (;;) {
-    if (!next_stop(pid_, status)) {
+    if (take_stop(pid_, status, true) != 1) {
       why = "the program exited before reaching its entry point (the loader failed?)";
       attached_ = false;
       return false;
@@ -173,7 +156,7 @@ bool ProgramTrace::service() {
   drain_child_signals();
   int status = 0;
   int r;
-  while ((r = poll_stop(pid_, status)) == 1) {
+  while ((r = take_stop(pid_, status, false)) == 1) {
     const int sig = WSTOPSIG(status);
     if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
       at_exit_ = true;
@@ -220,7 +203,7 @@ void ProgramTrace::detach(int limit_ms) {
   const int fd = child_signal_fd();
   for (int waited = 0; waited <= limit_ms; waited += 10) {
     int status = 0;
-    const int r = poll_stop(pid_, status);
+    const int r = take_stop(pid_, status, false);
     if (r < 0) break;
     if (r == 1) {
       const bool signal_stop = event_of(status) == 0;

@@ -139,6 +139,7 @@ class Sampler {
   // The driver's marks after a wake-up (and once after the child exited).
   void drive(bool alive);
   void take_exit_reading();
+  void drain_marks(bool process_alive);
   // Takes in what the workload wrote; true when it stopped at the line limit
   // with more perhaps waiting.
   bool read_marks();
@@ -200,8 +201,7 @@ Sampler::Sampler(const SamplerConfig& cfg, const RunSettings& settings, RunRecor
 SamplerEnd Sampler::run(std::string& error) {
   const SamplerEnd end = loop(error);
   // What the workload wrote just before it exited.
-  while (mark_open_ && read_marks() && fatal_.empty()) handle_lines(false);
-  handle_lines(false);
+  drain_marks(false);
   if (cfg_.driver && end == SamplerEnd::Exited) drive(false);
   record_statistics();
   return end;
@@ -292,9 +292,14 @@ std::optional<SamplerEnd> Sampler::wait_for_events(std::string& error) {
 // The program held at its exit stop, its memory still its own: the marks it
 // sent last, then a last sample and the VmHWM of its last phase, which no
 // periodic sample may have seen.
+// Everything the workload has written so far, whole lines applied.
+void Sampler::drain_marks(bool process_alive) {
+  while (mark_open_ && read_marks() && fatal_.empty()) handle_lines(process_alive);
+  handle_lines(process_alive);
+}
+
 void Sampler::take_exit_reading() {
-  if (mark_open_) read_marks();
-  handle_lines(true);
+  drain_marks(true);
   Sample s;
   if (take(s, true) && proc_.last_hwm_kb()) {
     rec_.hwm_kb.value = static_cast<double>(*proc_.last_hwm_kb());
