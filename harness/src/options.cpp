@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <iostream>
+#include <string_view>
 
 #include "compare/compare.h"
 
@@ -124,6 +126,14 @@ void add_program_flags(CLI::App& app, ProgramFlags& f) {
       ->group(group);
 }
 
+// Whether the command line has one of `flags` (also as --flag=VALUE).
+bool given(const Options& o, std::initializer_list<std::string_view> flags) {
+  return std::any_of(o.argv.begin(), o.argv.end(), [&](std::string_view arg) {
+    return std::any_of(flags.begin(), flags.end(),
+                       [&](std::string_view f) { return arg == f || (arg.starts_with(f) && arg[f.size()] == '='); });
+  });
+}
+
 void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("-w,--workload", o.workload, "workload to run (see --list); its parameters follow it");
   app.add_flag("--smoke", o.smoke, "a workload parameter every workload takes: its small, fast version (see --list)");
@@ -161,9 +171,8 @@ void add_what_to_run(CLI::App& app, Options& o) {
                  "also write CSV to FILE (- for stdout): every metric's median, min, max and n per workload and "
                  "allocator, or the comparison's rows");
   // Only with a program: a workload's own parameters may have the same names (server-echo --idle).
-  const bool help = std::find(o.argv.begin(), o.argv.end(), "--help") != o.argv.end() ||
-                    std::find(o.argv.begin(), o.argv.end(), "-h") != o.argv.end();
-  if (!o.program.empty() || help) add_program_flags(app, o.program_flags);
+  if (!o.program.empty() || given(o, {"--help", "-h", "--baseline-command", "--candidate-command"}))
+    add_program_flags(app, o.program_flags);
   app.add_flag("-q,--quiet", o.quiet, "no progress line");
   app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr, and say what writing the report cost");
 }
@@ -284,6 +293,7 @@ CLI::App* CommandLine::add_compare_command() {
   CLI::App* compare = app_.add_subcommand(
       "compare",
       "compare two pins: baseline, candidate and baseline again, interleaved in shuffled order for --runs rounds; "
+      "or two programs under one allocator the same way (--baseline-command, --candidate-command); "
       "or compare two existing reports: harness compare OLD.json NEW.json. Exit 0: no regression, 1: a "
       "regression, 2: bad input");
   compare->allow_extras();
@@ -291,12 +301,18 @@ CLI::App* CommandLine::add_compare_command() {
       "Usage: harness compare [OPTIONS] --baseline PIN --candidate PIN --workload NAME [PARAMETERS...]\n"
       "   or: harness compare [OPTIONS] --baseline PIN --candidate PIN --suite NAME\n"
       "   or: harness compare [OPTIONS] --baseline PIN --candidate PIN -- PROGRAM [ARGS...]\n"
+      "   or: harness compare [OPTIONS] [-a PIN] --baseline-command 'A ARGS' --candidate-command 'B ARGS'\n"
       "   or: harness compare [OPTIONS] OLD.json NEW.json    (two reports; --allocator NAME for reports of "
       "several)\n"
       "   or: harness compare [OPTIONS] RUNS.json            (the runs report of a comparison, or merged shards)"));
   add_what_to_run(*compare, o_);
   compare->add_option("--baseline", o_.baseline, "the baseline pin (an allocator spec, a pins-file name or scav@REV)");
   compare->add_option("--candidate", o_.candidate, "the candidate pin");
+  compare->add_option("--baseline-command", o_.baseline_command,
+                      "'PROGRAM ARGS' (split like shell words, no shell): the baseline program, compared with "
+                      "--candidate-command under one allocator (-a, default glibc) instead of two pins; the program "
+                      "flags (--env, --ready, --load, --mark-on-output, ...) apply to both");
+  compare->add_option("--candidate-command", o_.candidate_command, "'PROGRAM ARGS': the candidate program");
   add_rule_options(*compare, o_, compare_runs_, fmt::format("rounds (fewer than {} prints a warning)", kMinRounds),
                    "seed of the per-round order shuffle (default: drawn, and recorded)");
   compare->add_option("-o,--out", o_.out,
@@ -304,8 +320,9 @@ CLI::App* CommandLine::add_compare_command() {
                       "an existing file)");
   compare->add_option("--report", o_.report, "where the runs go (default: the comparison's name with -runs.json)");
   compare->add_option("--markdown", o_.export_markdown, "the same as --export-markdown");
-  compare->add_option("--allocator", both_allocator_,
-                      "two reports: compare the runs of this allocator in both (for reports of several allocators)");
+  compare->add_option("-a,--allocator", both_allocator_,
+                      "two reports: compare the runs of this allocator in both (for reports of several allocators); "
+                      "two commands: the allocator both run under (default glibc)");
   compare->add_option("--baseline-allocator", o_.baseline_allocator, "two reports: the allocator of OLD.json");
   compare->add_option("--candidate-allocator", o_.candidate_allocator, "two reports: the allocator of NEW.json");
   return compare;
@@ -450,7 +467,10 @@ void CommandLine::take_rounds(const std::string& runs) {
 ParseOutcome CommandLine::compare_chosen() {
   o_.command = Command::Compare;
   take_rounds(compare_runs_);
-  if (!both_allocator_.empty()) {
+  const bool commands = !o_.baseline_command.empty() || !o_.candidate_command.empty();
+  if (commands && !both_allocator_.empty()) {
+    o_.allocators = {both_allocator_};
+  } else if (!both_allocator_.empty()) {
     if (!o_.baseline_allocator.empty() || !o_.candidate_allocator.empty()) {
       std::cerr << "harness compare: give --allocator (both reports) or --baseline-allocator and "
                    "--candidate-allocator, not both\n";
@@ -458,8 +478,8 @@ ParseOutcome CommandLine::compare_chosen() {
     }
     o_.baseline_allocator = o_.candidate_allocator = both_allocator_;
   }
-  // Without a workload, suite or program, the extras are the two reports to compare.
-  if (o_.workload.empty() && o_.suite.empty() && o_.program.empty()) {
+  // Without a workload, suite, program or commands, the extras are the two reports to compare.
+  if (o_.workload.empty() && o_.suite.empty() && o_.program.empty() && !commands) {
     o_.inputs = compare_->remaining();
     take_workload_args({});
   } else {

@@ -51,6 +51,9 @@ struct Options {
   bool verbose = false;
   // compare
   std::string baseline, candidate;
+  // compare --baseline-command/--candidate-command: two programs ('A ARGS', split
+  // like shell words) under one allocator, allocators[0] (default glibc)
+  std::string baseline_command, candidate_command;
   std::optional<uint64_t> seed;  // order shuffle; drawn and recorded when not given
   double alpha = 0.05;
   std::string thresholds;  // "" = the installed ci/thresholds.json

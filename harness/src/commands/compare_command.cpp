@@ -1,7 +1,8 @@
-// The compare command: run two pins as baseline, candidate and baseline again
-// (interleaved, order shuffled per round), or read two reports, or the runs
-// report of a comparison; then analyse, print the table, write the comparison
-// JSON (and markdown), and exit 1 on a regression.
+// The compare command: run two pins (or two commands under one allocator) as
+// baseline, candidate and baseline again (interleaved, order shuffled per
+// round), or read two reports, or the runs report of a comparison; then
+// analyse, print the table, write the comparison JSON (and markdown), and
+// exit 1 on a regression.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -86,6 +87,8 @@ struct Gathered {
   }();
   size_t planned = 0;        // the runs planned here
   std::string runs_path;     // where the runs made here went
+  // Two commands compared: the plan's {"baseline", "candidate", "allocator"}; null for pins.
+  Json commands;
 };
 
 // Reports read back: --after measures their curves from another mark.
@@ -111,6 +114,7 @@ std::optional<Gathered> read_runs_report(const Options& o, std::string& error) {
   }
   g.context = make_context(o.argv);
   g.context["inputs"] = o.inputs;
+  g.commands = report->context.value("plan", Json::object()).value("commands", Json());
   measure_after(g.runs, o.run.after_mark);
   return g;
 }
@@ -205,6 +209,50 @@ std::optional<Execution> pins_execution(const Options& o, const Layout& l, std::
   return e;
 }
 
+bool compares_commands(const Options& o) { return !o.baseline_command.empty() || !o.candidate_command.empty(); }
+
+// What a comparison of two commands cannot take, or "".
+std::string commands_misused(const Options& o) {
+  const char* valid = "; valid: harness compare [-a PIN] --baseline-command 'A ARGS' --candidate-command 'B ARGS' "
+                      "[OPTIONS]";
+  if (o.baseline_command.empty() || o.candidate_command.empty())
+    return std::string(o.baseline_command.empty() ? "--candidate-command without --baseline-command"
+                                                  : "--baseline-command without --candidate-command") +
+           ": two programs are compared, give both" + valid;
+  if (!o.baseline.empty() || !o.candidate.empty())
+    return std::string("--baseline-command and --candidate-command compare two programs under one allocator (-a PIN, "
+                       "default glibc), --baseline and --candidate two pins: give one pair, not both") + valid;
+  if (!o.workload.empty() || !o.suite.empty() || !o.program.empty())
+    return std::string("--baseline-command and --candidate-command are the programs that run: no --workload, "
+                       "--suite or -- PROGRAM with them") + valid;
+  if (!o.baseline_allocator.empty() || !o.candidate_allocator.empty())
+    return std::string("--baseline-allocator and --candidate-allocator choose runs from two reports; two commands "
+                       "run under one allocator, -a PIN") + valid;
+  if (!o.shard.empty()) return std::string("--shard cuts a suite; two commands are one job") + valid;
+  if (!o.workload_args.empty())
+    return "unexpected argument " + o.workload_args.front() +
+           ": a command's own arguments go inside its quotes, --baseline-command 'A ARGS'";
+  return "";
+}
+
+// Two commands under one allocator as baseline, candidate and baseline again:
+// one job, both sides' name, and arms that run their own program.
+std::optional<Execution> commands_execution(const Options& o, const Layout& l, std::string& error) {
+  error = commands_misused(o);
+  if (!error.empty()) return std::nullopt;
+  auto sides = command_sides_from_options(o, error);
+  if (!sides) return std::nullopt;
+  auto spec = resolve_allocator(l, o.allocators.empty() ? "glibc" : o.allocators.front(), error);
+  if (!spec) return std::nullopt;
+  Execution e;
+  e.jobs = {program_job(sides->baseline)};
+  e.arms = {{*spec, kRoleBaseline, sides->baseline},
+            {*spec, kRoleCandidate, sides->candidate},
+            {*spec, kRoleBaselineAgain, sides->baseline}};
+  if (!apply_run_options(o, e, error)) return std::nullopt;
+  return e;
+}
+
 // The seed of the order shuffle: --seed, else (resuming) the seed of the
 // report's plan, else drawn. Resuming, a given seed must agree with the
 // report's: runs_to_resume compares the plans.
@@ -229,7 +277,7 @@ std::string runs_report_path(const Outputs& outputs) {
 // finishes the one --resume names).
 std::optional<Gathered> run_pins(const Options& o, const Layout& l, const Thresholds& t, Outputs& outputs,
                                  std::string& error) {
-  auto e = pins_execution(o, l, error);
+  auto e = compares_commands(o) ? commands_execution(o, l, error) : pins_execution(o, l, error);
   if (!e) return std::nullopt;
   if (!reserve_outputs(outputs, true, error)) return std::nullopt;
   std::optional<ReportData> earlier;
@@ -252,6 +300,9 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, const Thresh
                                           {"shuffle_seed", seed}, {"suite", o.suite},
                                           {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
                                           {"sample_ms", o.run.sample_ms}, {"memory_limit", e->run.memory_limit}});
+  if (compares_commands(o))
+    e->context["plan"]["commands"] = Json{{"baseline", o.baseline_command}, {"candidate", o.candidate_command},
+                                          {"allocator", e->arms.front().allocator.label}};
   if (!o.resume.empty()) {
     auto kept = runs_to_resume(o.resume, std::move(earlier), e->context["plan"], error);
     if (!kept) return std::nullopt;
@@ -264,6 +315,7 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, const Thresh
   if (o.runs_auto) run_looks({o.max_runs, o.alpha, o.quiet}, t, g.declared, *e, full, g.runs, g.outcome);
   g.context = e->context;
   g.context["runs_report"] = e->out;
+  g.commands = e->context["plan"].value("commands", Json());
   g.planned = e->plan.size();
   g.runs_path = e->out;
   return g;
@@ -298,6 +350,11 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
   Comparison c = analyze(g.runs, thresholds, settings, declared_by_workloads(l, g.runs, g.declared));
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;
+  if (g.commands.is_object()) {  // both sides ran under one allocator: they are named by their commands
+    c.baseline = g.commands.value("baseline", "");
+    c.candidate = g.commands.value("candidate", "");
+    c.allocator = g.commands.value("allocator", "");
+  }
   if (o.runs_auto) compare::apply_sequential(c, g.runs, compare::looks_up_to(o.max_runs), o.alpha);
   g.context["thresholds"] = thresholds_path;
   Json comparison = comparison_to_json(c, g.context);
@@ -333,7 +390,7 @@ int compare_command(const Options& o) {
   if (!thresholds) return bad_input(kWho, error);
   auto outputs = outputs_asked(o, error);
   if (!outputs) return bad_input(kWho, error);
-  const bool runs_here = !o.workload.empty() || !o.suite.empty() || !o.program.empty();
+  const bool runs_here = !o.workload.empty() || !o.suite.empty() || !o.program.empty() || compares_commands(o);
   auto gathered = runs_here               ? run_pins(o, l, *thresholds, *outputs, error)
                   : o.inputs.size() == 1 ? read_runs_report(o, error)
                                          : read_two_reports(o, error);

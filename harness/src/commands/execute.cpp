@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "commands/resolve.h"
 #include "measure/runner.h"
 #include "report/progress.h"
 #include "report/report_json.h"
@@ -63,6 +64,16 @@ RunRequest run_request(const Execution& e, const Job& job, const Arm& arm, int r
   return req;
 }
 
+// The job a planned run runs: the plan's, or, for an arm with a program of
+// its own (a command comparison), that program under the job's name.
+Job job_of(const Execution& e, const PlannedRun& p) {
+  const Arm& arm = e.arms[p.arm];
+  if (!arm.program) return e.jobs[p.job];
+  Job job = program_job(*arm.program);
+  job.workload.name = e.jobs[p.job].workload.name;
+  return job;
+}
+
 }  // namespace
 
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
@@ -76,7 +87,7 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
 
   for (const auto& p : e.plan) {
     if ((outcome.stop_signal = interrupt::requested())) break;
-    const Job& job = e.jobs[p.job];
+    const Job job = job_of(e, p);
     const Arm& arm = e.arms[p.arm];
     if (auto k = kept.find(run_key(job.workload.name, job.params, arm.allocator.label, arm.role, p.repetition));
         k != kept.end()) {
@@ -116,7 +127,10 @@ Json plan_json(const Execution& e, const Json& extra) {
   Json jobs = Json::array();
   for (const auto& j : e.jobs) jobs.push_back(Json{{"workload", j.workload.name}, {"args", j.args}});
   Json arms = Json::array();
-  for (const auto& a : e.arms) arms.push_back(Json{{"allocator", a.allocator.label}, {"role", a.role}});
+  for (const auto& a : e.arms) {
+    arms.push_back(Json{{"allocator", a.allocator.label}, {"role", a.role}});
+    if (a.program) arms.back()["command"] = a.program->argv;
+  }
   Json order = Json::array();
   for (const auto& p : e.plan) order.push_back(Json{p.job, p.arm, p.repetition});
   Json plan = extra;

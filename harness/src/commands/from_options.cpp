@@ -3,6 +3,9 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+#include <tuple>
+
 #include "commands/exports.h"
 #include "inputs/program.h"
 #include "measure/memory_limit.h"
@@ -11,20 +14,9 @@ namespace mh {
 
 namespace {
 
-// harness -- PROGRAM ARGS: the one job of the program, its flags gathered into
-// the JSON of a suite's command entry.
-std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& error) {
-  if (!o.workload.empty() || !o.suite.empty()) {
-    error = "give --workload, --suite or -- PROGRAM [ARGS...], not more than one";
-    return std::nullopt;
-  }
-  if (!o.workload_args.empty()) {
-    error = "unexpected arguments before --: " + o.workload_args.front() +
-            " (the program's own arguments follow it: harness [OPTIONS] -- PROGRAM [ARGS...])";
-    return std::nullopt;
-  }
-  const ProgramFlags& f = o.program_flags;
-  Json j{{"command", o.program}};
+// The program flags gathered into the JSON of a suite's command entry (program.h), for `argv`.
+Json program_entry(const ProgramFlags& f, const std::vector<std::string>& argv) {
+  Json j{{"command", argv}};
   auto text = [&](const char* key, const std::string& v) {
     if (!v.empty()) j[key] = v;
   };
@@ -51,12 +43,67 @@ std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& erro
   num("stop_grace", f.stop_grace);
   if (f.no_tree) j["tree"] = false;
   if (f.no_exit_stop) j["exit_stop"] = false;
-  auto p = program_from_json(j, error);
+  return j;
+}
+
+// harness -- PROGRAM ARGS: the one job of the program.
+std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& error) {
+  if (!o.workload.empty() || !o.suite.empty()) {
+    error = "give --workload, --suite or -- PROGRAM [ARGS...], not more than one";
+    return std::nullopt;
+  }
+  if (!o.workload_args.empty()) {
+    error = "unexpected arguments before --: " + o.workload_args.front() +
+            " (the program's own arguments follow it: harness [OPTIONS] -- PROGRAM [ARGS...])";
+    return std::nullopt;
+  }
+  auto p = program_from_json(program_entry(o.program_flags, o.program), error);
   if (!p) return std::nullopt;
   return std::vector<Job>{program_job(std::move(*p))};
 }
 
+// One side's command, split like shell words; its option's name in the error.
+std::optional<std::vector<std::string>> command_words(const std::string& text, const char* option,
+                                                      std::string& error) {
+  auto words = split_words(text);
+  if (!words || words->empty() || words->front().empty()) {
+    error = std::string(option) + " '" + text + "' is not a command: give 'PROGRAM ARGS' (split like shell words, " +
+            (words ? "no program given)" : "an open quote)");
+    return std::nullopt;
+  }
+  return words;
+}
+
+// What both sides' results are called: --name, else the programs' base name
+// (joined with -vs- when they differ).
+std::string sides_name(const ProgramFlags& f, const std::vector<std::string>& base,
+                       const std::vector<std::string>& cand) {
+  if (!f.name.empty()) return f.name;
+  const std::string a = std::filesystem::path(base.front()).filename().string();
+  const std::string b = std::filesystem::path(cand.front()).filename().string();
+  return a == b ? a : a + "-vs-" + b;
+}
+
 }  // namespace
+
+std::optional<CommandSides> command_sides_from_options(const Options& o, std::string& error) {
+  auto base = command_words(o.baseline_command, "--baseline-command", error);
+  if (!base) return std::nullopt;
+  auto cand = command_words(o.candidate_command, "--candidate-command", error);
+  if (!cand) return std::nullopt;
+  ProgramFlags flags = o.program_flags;
+  flags.name = sides_name(flags, *base, *cand);
+  std::optional<Program> sides[2];
+  for (auto [side, words, option] : {std::tuple{&sides[0], &*base, "--baseline-command"},
+                                     std::tuple{&sides[1], &*cand, "--candidate-command"}}) {
+    *side = program_from_json(program_entry(flags, *words), error);
+    if (!*side) {
+      error = std::string(option) + ": " + error;
+      return std::nullopt;
+    }
+  }
+  return CommandSides{std::move(*sides[0]), std::move(*sides[1])};
+}
 
 std::optional<std::vector<Job>> jobs_from_options(const Layout& l, const Options& o, std::string& error) {
   return o.program.empty() ? resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error)

@@ -19,6 +19,15 @@ namespace mh {
 // after "--" with the settings its flags give (program.h).
 std::optional<std::vector<Job>> jobs_from_options(const Layout& l, const Options& o, std::string& error);
 
+// compare --baseline-command 'A ARGS' --candidate-command 'B ARGS': the two
+// programs, each split like shell words (program.h's split_words, no shell)
+// and checked with the program flags, both under one name (--name, else the
+// programs' base name, joined with -vs- when they differ).
+struct CommandSides {
+  Program baseline, candidate;
+};
+std::optional<CommandSides> command_sides_from_options(const Options& o, std::string& error);
+
 // --thresholds, else the installed ci/thresholds.json.
 std::string thresholds_file(const Layout& l, const Options& o);
 

@@ -68,7 +68,10 @@ struct WorkloadComparison {
 };
 
 struct Comparison {
-  std::string baseline, candidate;  // the pins as named
+  std::string baseline, candidate;  // the pins as named, or the commands as given
+  // Two commands compared under one allocator (compare --baseline-command):
+  // that allocator; "" for two pins.
+  std::string allocator;
   int rounds = 0;                   // the fewest runs any role (A, B or A') had
   // The fewest runs the test had on each side (the baseline's are A and A'
   // together), and whether every workload had as many A, B and A' runs: a

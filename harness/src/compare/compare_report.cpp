@@ -100,6 +100,20 @@ const Column kSequentialColumns[] = {
     {"rounds", [](const MetricComparison& m) { return fmt::format("{}", m.rounds_needed); }},
 };
 
+// A column's head: with two commands, the side columns name their command
+// ("baseline: ./old/app"), escaped by `escaped` for the destination.
+std::string column_head(const Column& col, const Comparison& c, std::string (*escaped)(std::string_view)) {
+  const std::string title = col.title;
+  if (c.allocator.empty() || (title != "baseline" && title != "candidate")) return title;
+  return title + ": " + escaped(title == "baseline" ? c.baseline : c.candidate);
+}
+
+// A side in the JSON: the pin's name, or the command and the allocator it ran under.
+Json side_name_json(const Comparison& c, const std::string& name) {
+  if (c.allocator.empty()) return Json{{"name", name}};
+  return Json{{"name", name}, {"command", name}, {"allocator", c.allocator}};
+}
+
 std::vector<Column> columns(const Comparison& c) {
   std::vector<Column> out(std::begin(kColumns), std::end(kColumns));
   if (!c.looks.empty()) out.insert(out.end(), std::begin(kSequentialColumns), std::end(kSequentialColumns));
@@ -113,8 +127,9 @@ std::string headline(const Comparison& c, std::string (*escaped)(std::string_vie
       c.looks.empty() ? ""
                       : fmt::format(" (--runs auto: looks at {} rounds, alpha {:.3g} each)", fmt::join(c.looks, ", "),
                                     c.alpha_look);
-  return fmt::format("{}: candidate {} against baseline {}, {}{}, alpha {}", verdict, escaped(c.candidate),
-                     escaped(c.baseline), sample_size(c), rule, c.alpha);
+  const std::string under = c.allocator.empty() ? "" : " under " + escaped(c.allocator);
+  return fmt::format("{}: candidate {} against baseline {}{}, {}{}, alpha {}", verdict, escaped(c.candidate),
+                     escaped(c.baseline), under, sample_size(c), rule, c.alpha);
 }
 
 }  // namespace
@@ -153,8 +168,8 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
   }
   Json out{{"schema", kComparisonSchema},
               {"context", context},
-              {"baseline", {{"name", c.baseline}}},
-              {"candidate", {{"name", c.candidate}}},
+              {"baseline", side_name_json(c, c.baseline)},
+              {"candidate", side_name_json(c, c.candidate)},
               {"rounds", c.rounds},
               {"sample_size", sample_size(c)},
               {"baseline_runs", c.baseline_runs},
@@ -174,7 +189,7 @@ std::string comparison_table(const Comparison& c) {
     std::vector<std::vector<std::string>> rows;
     const std::vector<Column> cols = columns(c);
     std::vector<std::string> head;
-    for (const auto& col : cols) head.push_back(col.title);
+    for (const auto& col : cols) head.push_back(column_head(col, c, escape::terminal));
     rows.push_back(head);
     for (const auto& m : w.metrics) {
       if (!shown(m)) continue;
@@ -211,7 +226,7 @@ std::string comparison_markdown(const Comparison& c) {
   const std::vector<Column> cols = columns(c);
   for (const auto& w : c.workloads) {
     out += fmt::format("**{}**\n\n|", escape::markdown(w.workload));
-    for (const auto& col : cols) out += std::string(" ") + col.title + " |";
+    for (const auto& col : cols) out.append(" ").append(column_head(col, c, escape::markdown)).append(" |");
     out += "\n|";
     for (size_t i = 0; i < cols.size(); ++i) out += i == 0 || i + 1 == cols.size() ? " --- |" : " ---: |";
     out += "\n";

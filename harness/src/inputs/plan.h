@@ -30,6 +30,10 @@ DeclaredMetrics declared_by_jobs(const std::vector<Job>& jobs);
 struct Arm {
   AllocatorSpec allocator;
   std::string role;  // "" for a plain run; baseline, candidate, baseline-again in a comparison
+  // Two commands compared under one allocator: the program this arm runs in
+  // place of the job's, its results under the job's name so that both sides
+  // meet in one table. Unset: the job's.
+  std::optional<Program> program = {};
 };
 
 struct PlannedRun {
