@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -94,7 +95,22 @@ class Background {
   pid_t pid_ = -1;
 };
 
-// Waits until the report at `path` holds at least `runs` runs.
+// The journal a plan keeps beside its report `path` (PATH.journal-XXXXXX), or "".
+std::string journal_of(const std::string& path) {
+  const fs::path p(path);
+  for (const auto& e : fs::directory_iterator(p.parent_path()))
+    if (e.path().filename().string().rfind(p.filename().string() + ".journal-", 0) == 0) return e.path().string();
+  return "";
+}
+
+// Whole lines in a file.
+size_t lines_in(const std::string& path) {
+  const std::string text = test::slurp(path);
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// Waits until the report at `path`, or its journal while the plan goes on,
+// holds at least `runs` runs.
 bool wait_for_runs(const std::string& path, size_t runs, std::chrono::seconds limit = 90s) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
@@ -102,6 +118,8 @@ bool wait_for_runs(const std::string& path, size_t runs, std::chrono::seconds li
       Json j = Json::parse(test::slurp(path), nullptr, false);
       if (!j.is_discarded() && j["runs"].size() >= runs) return true;
     }
+    // The header, then a line per run.
+    if (auto journal = journal_of(path); !journal.empty() && lines_in(journal) >= runs + 1) return true;
     std::this_thread::sleep_for(20ms);
   }
   return false;
@@ -181,6 +199,48 @@ TEST(Interrupt, ResumeKeepsTheRunsDoneAndEndsLikeAnUninterruptedRun) {
     EXPECT_EQ(full["summary"][i]["runs_ok"], 3);
     EXPECT_EQ(full["summary"][i]["metrics"]["slept_ms"], plain["summary"][i]["metrics"]["slept_ms"]);
   }
+}
+
+TEST(Interrupt, AKilledHarnessLeavesAJournalThatResumesComparesAndMerges) {
+  const std::string report = test::scratch("killed.json");
+  std::string journal;
+  {
+    Background h("killed-a", sleep_plan(report));
+    ASSERT_TRUE(wait_for_runs(report, 3));
+    h.signal(SIGKILL);
+    ASSERT_EQ(h.wait(), 128 + SIGKILL);
+    journal = journal_of(report);
+  }
+  std::this_thread::sleep_for(600ms);  // the run in flight (400 ms) ends on its own
+  ASSERT_FALSE(fs::exists(report));    // the report is written once, at the end
+  ASSERT_FALSE(journal.empty());
+  const size_t done = lines_in(journal) - 1;
+  ASSERT_GE(done, 3u);
+  // A crash in the middle of writing a run leaves half a line: left out, with a warning.
+  { std::ofstream(journal, std::ios::app) << "{\"workload\": \"misbeh"; }
+
+  Background merged("killed-m", {"merge", journal, "-o", test::scratch("killed-merged.json")});
+  EXPECT_EQ(merged.wait(), 0) << merged.err();
+  EXPECT_NE(merged.err().find("line " + std::to_string(done + 2) + ": the last line is cut short"), std::string::npos)
+      << merged.err();
+  EXPECT_EQ(test::load_json(test::scratch("killed-merged.json"))["runs"].size(), done);
+
+  Background compared("killed-c", {"compare", journal, journal, "--baseline-allocator", "glibc",
+                                   "--candidate-allocator", "jemalloc", "--quiet", "-o", test::scratch("killed-c.json")});
+  const int rc = compared.wait();
+  EXPECT_TRUE(rc == 0 || rc == 1) << rc << compared.err();  // a verdict either way
+  EXPECT_TRUE(fs::exists(test::scratch("killed-c.json"))) << compared.err();
+
+  auto again = sleep_plan(report);
+  again.erase(again.end() - 2, again.end());  // no --out: the report the journal was kept for
+  again.insert(again.end(), {"--resume", journal});
+  Background resumed("killed-r", again);
+  EXPECT_EQ(resumed.wait(), 0) << resumed.err();
+  Json full = test::load_json(report);
+  EXPECT_EQ(full["complete"], true);
+  EXPECT_EQ(full["runs"].size(), 6u);
+  EXPECT_NE(resumed.out().find(std::to_string(done) + " runs kept"), std::string::npos) << resumed.out();
+  EXPECT_EQ(journal_of(report), journal);  // the new plan's journal is gone with the report written; the old one stays
 }
 
 TEST(Interrupt, CompareStoppedAndResumedSaysWhetherItIsComplete) {

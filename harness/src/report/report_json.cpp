@@ -449,11 +449,13 @@ void check_context(const JsonIn& context) {
   if (auto seed = plan->find("shuffle_seed"); seed && !seed->json().is_number_unsigned()) seed->fail("an unsigned integer");
 }
 
-ReportData report_from(const JsonIn& j) {
+}  // namespace
+
+ReportData report_head_from(const JsonIn& j, const char* expected_schema) {
   if (!j.has("schema")) j.fail_because("not a memharness report (it has no \"schema\")");
   const std::string schema = j.at("schema").string();
-  if (schema != kReportSchema)
-    j.fail_because("a report of schema " + Json(schema).dump() + "; this harness reads " + kReportSchema);
+  if (schema != expected_schema)
+    j.fail_because("a report of schema " + Json(schema).dump() + "; this harness reads " + expected_schema);
   ReportData d;
   d.context = object_or(j, "context", Json::object());
   if (auto c = j.find("context")) check_context(*c);
@@ -462,6 +464,13 @@ ReportData report_from(const JsonIn& j) {
     d.manifest = m->json();
   }
   d.complete = j.boolean_or("complete", true);
+  return d;
+}
+
+namespace {
+
+ReportData report_from(const JsonIn& j) {
+  ReportData d = report_head_from(j);
   const JsonIn runs = j.at("runs");
   runs.each_element([&](const JsonIn& r) {
     r.object();
@@ -478,7 +487,7 @@ std::optional<ReportData> report_from_text(std::string_view text, const std::str
   return read_checked<ReportData>([&] { return report_from(JsonIn(*j, name)); }, error);
 }
 
-std::optional<ReportData> read_report(const std::string& path, std::string& error) {
+std::optional<ReportData> read_report_document(const std::string& path, std::string& error) {
   auto j = read_json_file(path, kFileLimits, error);
   if (!j) return std::nullopt;
   return read_checked<ReportData>([&] { return report_from(JsonIn(*j, path)); }, error);
@@ -515,29 +524,23 @@ Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool c
               {"summary", summary_json(runs)}};
 }
 
-void ReportWriter::add(const RunRecord& r) {
-  std::string text;
-  dump_into(run_to_json(r), text, 2);
-  run_texts_.push_back(std::move(text));
-}
-
-std::string ReportWriter::text(const std::vector<RunRecord>& runs, bool complete) const {
-  // The same text as dump_canonical(make_report(...)), with the runs' part
-  // taken from what add() serialised.
+std::string report_text(const Json& context, const std::vector<RunRecord>& runs, bool complete,
+                        const DeclaredMetrics& declared) {
   std::string out = "{\n  \"schema\": " + Json(kReportSchema).dump() + ",\n  \"context\": ";
-  dump_into(context_, out, 1);
+  dump_into(context, out, 1);
   out += ",\n  \"complete\": ";
   out += complete ? "true" : "false";
   out += ",\n  \"metrics\": ";
-  dump_into(metric_manifest(runs, declared_), out, 1);
+  dump_into(metric_manifest(runs, declared), out, 1);
   out += ",\n  \"runs\": ";
-  if (run_texts_.empty()) {
+  if (runs.empty()) {
     out += "[]";
   } else {
     out += "[\n";
-    for (size_t i = 0; i < run_texts_.size(); ++i) {
-      out += "    " + run_texts_[i];
-      out += i + 1 < run_texts_.size() ? ",\n" : "\n";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      out += "    ";
+      dump_into(run_to_json(runs[i]), out, 2);
+      out += i + 1 < runs.size() ? ",\n" : "\n";
     }
     out += "  ]";
   }

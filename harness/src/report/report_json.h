@@ -25,23 +25,11 @@ RunRecord run_from_json(const JsonIn& j);
 Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool complete = true,
                  const DeclaredMetrics& declared = {});
 
-// The report of a plan in progress. Each run is serialised once, when added,
-// so writing the report after every run costs what that run adds to it, not
-// everything again (a report of 100 runs used to be serialised 100 times).
-class ReportWriter {
- public:
-  explicit ReportWriter(Json context, DeclaredMetrics declared = {})
-      : context_(std::move(context)), declared_(std::move(declared)) {}
-  void add(const RunRecord& r);
-  // The report over `runs` (the records add() saw, in the same order):
-  // the same text as dump_canonical(make_report(context, runs, complete)).
-  std::string text(const std::vector<RunRecord>& runs, bool complete) const;
-
- private:
-  Json context_;
-  DeclaredMetrics declared_;
-  std::vector<std::string> run_texts_;
-};
+// The report's text: the same as dump_canonical(make_report(context, runs,
+// complete, declared)), made a run at a time, so that what it holds besides
+// the text is one run's document, not the whole report's.
+std::string report_text(const Json& context, const std::vector<RunRecord>& runs, bool complete,
+                        const DeclaredMetrics& declared = {});
 
 struct ReportData {
   Json context;
@@ -49,10 +37,14 @@ struct ReportData {
   bool complete = true;  // reports from before "complete" existed were complete
   std::vector<RunRecord> runs;
 };
-// Reads a memharness.report/1 file; nullopt with a message naming the file,
-// the JSON path and what is wrong there otherwise ("r.json: runs[3].status:
-// expected a string, found 3").
-std::optional<ReportData> read_report(const std::string& path, std::string& error);
+// Reads a memharness.report/1 file as one document (report_read.h reads it a
+// run at a time, and this way only to name what is wrong); nullopt with a
+// message naming the file, the JSON path and what is wrong there otherwise
+// ("r.json: runs[3].status: expected a string, found 3").
+std::optional<ReportData> read_report_document(const std::string& path, std::string& error);
+// The top of a report, all but its runs (which stay empty), checked the same
+// way; a journal's header (journal.h) is read as one of its own schema.
+ReportData report_head_from(const JsonIn& j, const char* expected_schema = kReportSchema);
 // The same for a report's text, named `name` in errors.
 std::optional<ReportData> report_from_text(std::string_view text, const std::string& name, std::string& error);
 
