@@ -235,12 +235,22 @@ constexpr double kMaxFinite = std::numeric_limits<double>::max();
 constexpr int64_t kMaxRepetition = 1000000;
 constexpr int kMaxInt = std::numeric_limits<int>::max();
 
-// A figure in its unit as the registry and the sampled columns name it.
-double figure(const JsonIn& v, const std::string& unit) {
-  if (unit == "KiB") return static_cast<double>(v.integer(0, kMaxKb));
-  if (unit == "ms") return v.number(0, kMaxMs);
-  if (unit == "faults" || unit == "switches" || unit == "count") return static_cast<double>(v.integer(0, kMaxCount));
-  return v.number(-kMaxFinite, kMaxFinite);
+// What a figure in its unit (as the registry and the sampled columns name it) may be.
+struct FigureRange {
+  double min, max;
+  bool integer;
+};
+FigureRange figure_range(std::string_view unit) {
+  if (unit == "KiB") return {0, static_cast<double>(kMaxKb), true};
+  if (unit == "ms") return {0, kMaxMs, false};
+  if (unit == "faults" || unit == "switches" || unit == "count") return {0, static_cast<double>(kMaxCount), true};
+  return {-kMaxFinite, kMaxFinite, false};
+}
+
+double figure(const JsonIn& v, std::string_view unit) {
+  const FigureRange r = figure_range(unit);
+  if (r.integer) return static_cast<double>(v.integer(static_cast<int64_t>(r.min), static_cast<int64_t>(r.max)));
+  return v.number(r.min, r.max);
 }
 
 Maybe maybe_from(const JsonIn& j) {
@@ -403,6 +413,31 @@ Json object_or(const JsonIn& j, const char* key, Json def) {
 }
 
 }  // namespace
+
+bool samples_from_cells(const SampleCells& cells, RunRecord& r) {
+  const auto t = cells.find("t_ms");
+  if (t == cells.end()) return false;
+  const size_t n = t->second.size();
+  r.samples.assign(n, Sample{});
+  for (size_t i = 0; i < sample_columns().size(); ++i) {
+    const SampleColumn& c = sample_columns()[i];
+    if (r.sampler.unreadable.count(c.name)) continue;  // null as a whole: samples_from said why
+    const auto col = cells.find(c.name);
+    if (col != cells.end() && col->second.size() != n) return false;
+    const FigureRange range = figure_range(c.unit);
+    for (size_t row = 0; row < n; ++row) {
+      const std::optional<double> v = col == cells.end() ? std::nullopt : col->second[row];
+      if (!v) {
+        r.samples[row].missing |= 1u << i;
+        continue;
+      }
+      if (!(*v >= range.min && *v <= range.max) || (range.integer && *v != std::floor(*v))) return false;
+      c.set(r.samples[row], *v);
+    }
+  }
+  derive_anon_peak_and_cpu(r);
+  return true;
+}
 
 RunRecord run_from_json(const JsonIn& j) {
   RunRecord r;

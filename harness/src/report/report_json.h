@@ -2,6 +2,7 @@
 // building it from run records, writing it atomically, reading it back.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,14 @@ Json run_to_json(const RunRecord& r);
 // The inverse of run_to_json, for reports read back (compare, merge): every
 // field checked (json_read.h); throws JsonError naming the first bad one.
 RunRecord run_from_json(const JsonIn& j);
+// A run's sampled columns as read apart from its document (report_read.cpp
+// parses them without making a JSON value of every cell): each column's cells
+// in order, none for a null one.
+using SampleCells = std::map<std::string, std::vector<std::optional<double>>>;
+// Fills the samples of `r` (read by run_from_json from its document, with
+// those columns empty) from `cells`, checked as run_from_json checks them;
+// false when any is refused (the whole-document reader then names it).
+bool samples_from_cells(const SampleCells& cells, RunRecord& r);
 // complete: false while runs of the plan are still to come (or never came:
 // the harness was interrupted).
 // Its "metrics" manifest (metrics.h) names every metric's unit and direction,

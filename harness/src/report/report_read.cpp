@@ -57,23 +57,37 @@ class Scanner {
     end_ = std::fread(buf_.data(), 1, buf_.size(), f_);
     return end_ > 0;
   }
+  // Appends the bytes up to the next one `stop` takes (not included), a
+  // block at a time; false at the end of the text.
+  template <typename Stop>
+  bool copy_until(std::string& out, Stop stop) {
+    while (pos_ < end_ || refill()) {
+      size_t i = pos_;
+      while (i < end_ && !stop(buf_[i])) ++i;
+      out.append(buf_.data() + pos_, i - pos_);
+      pos_ = i;
+      if (i < end_) return true;
+    }
+    return false;
+  }
   // A string with its quotes; `out` already holds what came before it.
   bool string(std::string& out) {
     out += static_cast<char>(get());
-    for (int c = get(); c >= 0; c = get()) {
+    while (copy_until(out, [](char c) { return c == '"' || c == '\\'; })) {
+      const int c = get();
       out += static_cast<char>(c);
       if (c == '"') return true;
-      if (c == '\\') {
-        const int escaped = get();
-        if (escaped < 0) return false;
-        out += static_cast<char>(escaped);
-      }
+      const int escaped = get();
+      if (escaped < 0) return false;
+      out += static_cast<char>(escaped);
     }
     return false;
   }
   bool container(std::string& out) {
     int depth = 0;
-    for (int c = peek(); c >= 0; c = peek()) {
+    auto special = [](char c) { return c == '"' || c == '{' || c == '[' || c == '}' || c == ']'; };
+    while (copy_until(out, special)) {
+      const int c = peek();
       if (c == '"') {
         if (!string(out)) return false;
         continue;
@@ -97,13 +111,91 @@ void keep_last_sample(RunRecord& r) {
   r.samples.shrink_to_fit();
 }
 
+// A run's document without a JSON value per sampled cell: the cells of
+// samples.COLUMN arrays go into SampleCells (those columns stay empty arrays
+// in the document), everything else into the document. Gives up (returns
+// false, and the parse stops) on what the checks would refuse anyway: a
+// column cell that is not a number or null, nesting past the limit.
+class RunParser {
+ public:
+  using Dom = nlohmann::detail::json_sax_dom_parser<Json>;
+  RunParser(Json& doc, SampleCells& cells) : dom_(doc, false), cells_(&cells) {}
+
+  bool null() { return column_ ? cell(std::nullopt) : dom_.null(); }
+  bool boolean(bool b) { return !column_ && dom_.boolean(b); }
+  bool number_integer(Json::number_integer_t v) {
+    return column_ ? within_double(v < 0 ? -static_cast<double>(v) : static_cast<double>(v)) && cell(static_cast<double>(v))
+                   : dom_.number_integer(v);
+  }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    return column_ ? within_double(static_cast<double>(v)) && cell(static_cast<double>(v)) : dom_.number_unsigned(v);
+  }
+  bool number_float(Json::number_float_t v, const Json::string_t& s) { return column_ ? cell(v) : dom_.number_float(v, s); }
+  bool string(Json::string_t& s) { return !column_ && dom_.string(s); }
+  bool binary(Json::binary_t& b) { return !column_ && dom_.binary(b); }
+  bool key(Json::string_t& k) {
+    if (depth_ <= 2) keys_[depth_] = k;
+    return dom_.key(k);
+  }
+  bool start_object(std::size_t n) {
+    if (column_ || !deeper()) return false;
+    if (depth_ == 2) in_samples_ = keys_[1] == "samples";
+    return dom_.start_object(n);
+  }
+  bool end_object() {
+    if (depth_-- == 2) in_samples_ = false;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    if (column_ || !deeper()) return false;
+    if (depth_ == 3 && in_samples_) {
+      column_ = &(*cells_)[keys_[2]];
+      // A report's runs have columns of much the same length: room for as many as the last one's.
+      column_->reserve(rows_hint_);
+    }
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    if (depth_-- == 3 && column_) {
+      rows_hint_ = column_->size();
+      column_ = nullptr;
+    }
+    return dom_.end_array();
+  }
+  template <typename Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception&) {
+    return false;
+  }
+
+ private:
+  bool deeper() { return ++depth_ <= kRunLimits.max_depth; }
+  // Past 2^53 a double no longer holds every integer: the checks refuse it.
+  static bool within_double(double magnitude) { return magnitude <= static_cast<double>(kMaxCount); }
+  bool cell(std::optional<double> v) {
+    column_->push_back(v);
+    return true;
+  }
+
+  Dom dom_;
+  SampleCells* cells_;
+  std::vector<std::optional<double>>* column_ = nullptr;
+  int depth_ = 0;
+  std::string keys_[3];  // the last key at the run's top (1) and one level down (2)
+  bool in_samples_ = false;
+  static inline thread_local size_t rows_hint_ = 0;
+};
+
 // One run's text, parsed and checked; nullopt when anything is wrong with it.
 std::optional<RunRecord> run_from_text(const std::string& text, const std::string& name, const ReadSettings& settings) {
+  if (text.size() > kRunLimits.max_bytes) return std::nullopt;
+  Json j;
+  SampleCells cells;
+  RunParser parser(j, cells);
+  if (!Json::sax_parse(text.begin(), text.end(), &parser) || !j.is_object()) return std::nullopt;
   std::string error;
-  auto j = parse_json(text, name, kRunLimits, error);
-  if (!j || !j->is_object()) return std::nullopt;
-  auto r = read_checked<RunRecord>([&] { return run_from_json(JsonIn(*j, name)); }, error);
-  if (r && !settings.series) keep_last_sample(*r);
+  auto r = read_checked<RunRecord>([&] { return run_from_json(JsonIn(j, name)); }, error);
+  if (!r || !samples_from_cells(cells, *r)) return std::nullopt;
+  if (!settings.series) keep_last_sample(*r);
   return r;
 }
 
@@ -197,6 +289,16 @@ bool is_journal(std::FILE* f) {
   return got == start.size() && prefix.starts_with(start);
 }
 
+// What is wrong with a journal's line that run_from_text refused, as the
+// checking reader names it. Always false.
+bool run_line_error(const std::string& line, const std::string& name, std::string& error) {
+  auto run = parse_json(line, name, kRunLimits, error);
+  if (!run) return false;
+  auto r = read_checked<RunRecord>([&] { return run_from_json(JsonIn(*run, name)); }, error);
+  if (r) error = name + ": not a run the harness can read";
+  return false;
+}
+
 // The journal's lines in turn: the header, then a run per line. A last line
 // without its newline, or one that is not a whole run, was cut off by a crash:
 // ignored, with a warning.
@@ -214,16 +316,13 @@ bool read_journal(const std::string& path, const ReadSettings& settings, ReportD
   head.complete = false;
   for (size_t n = 2; std::getline(in, line); ++n) {
     const std::string name = fmt::format("{} line {}", path, n);
-    auto run = in.eof() ? std::nullopt : parse_json(line, name, kRunLimits, error);
-    if (!run && in.peek() == std::char_traits<char>::eof()) {
+    auto r = in.eof() ? std::nullopt : run_from_text(line, name, settings);
+    if (!r && in.peek() == std::char_traits<char>::eof()) {
       fmt::print(stderr, "harness: warning: {}: the last line is cut short (the harness stopped while writing it): "
                          "that run is left out\n", name);
       break;
     }
-    if (!run) return false;
-    auto r = read_checked<RunRecord>([&] { return run_from_json(JsonIn(*run, name)); }, error);
-    if (!r) return false;
-    if (!settings.series) keep_last_sample(*r);
+    if (!r) return run_line_error(line, name, error);
     each(std::move(*r));
   }
   return true;
