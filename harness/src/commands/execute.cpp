@@ -107,18 +107,23 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
   if (e.out != output_file::kStdout) {
     if (outcome.error = journal.open(e.out, e.context, declared); !outcome.error.empty()) return outcome;
     if (e.verbose || e.progress) fmt::print(stderr, "harness: the finished runs are journaled in {} until the report is written\n", journal.path());
+    // A second Ctrl-C exits at once, before the report: the journal holds what is done.
+    interrupt::set_exit_note(fmt::format("harness: stopped at once; the finished runs are in {} (--resume takes it)\n",
+                                         journal.path()));
   }
   try {
     run_plan(e, journal, runs, outcome);
   } catch (...) {
     // A bug of the harness (main says so): what is finished still makes a report.
     if (write_report(e, declared, runs, false, outcome)) journal.remove();
+    interrupt::set_exit_note("");
     throw;
   }
   outcome.stop_signal = interrupt::requested();
   const std::string journal_error = outcome.error;
   if (!journal_error.empty()) outcome.complete = false;
   if (write_report(e, declared, runs, outcome.complete, outcome)) journal.remove();
+  interrupt::set_exit_note("");
   // The report holds every run, but the plan stopped short.
   if (outcome.error.empty()) outcome.error = journal_error;
   return outcome;

@@ -181,7 +181,14 @@ std::string write_new(const std::string& dir, const std::string& prefix, const s
 }
 
 int open_beside(const std::string& path, const std::string& infix, std::string& made, std::string& error) {
-  return create_new(folder_of(path), fs::path(path).filename().string() + infix, "", made, error);
+  const fs::path dir = folder_of(path);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    error = "cannot create the folder " + dir.string() + ": " + ec.message();
+    return -1;
+  }
+  return create_new(dir, fs::path(path).filename().string() + infix, "", made, error);
 }
 
 std::string append_synced(int fd, const std::string& text, const std::string& name) {

@@ -36,8 +36,8 @@ std::string write_new(const std::string& dir, const std::string& prefix, const s
                       const std::string& text, std::string& error);
 
 // A new file beside `path`, named after it (`NAME.PREFIX<random>`) and created
-// as write_new creates one, left open for appending: its descriptor, or -1
-// with `error`. `made` is its path.
+// as write_new creates one (missing folders made), left open for appending:
+// its descriptor, or -1 with `error`. `made` is its path.
 int open_beside(const std::string& path, const std::string& infix, std::string& made, std::string& error);
 // All of `text` appended to `fd` and synced to the disk before it returns:
 // "" or the error, naming `name`. The descriptor stays open.
