@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -94,7 +95,23 @@ class Background {
   pid_t pid_ = -1;
 };
 
-// Waits until the report at `path` holds at least `runs` runs.
+// The journal a plan keeps beside its report `path` (PATH.journal-XXXXXX), or "".
+std::string journal_of(const std::string& path) {
+  const fs::path p(path);
+  std::error_code ec;  // the folder may not exist yet
+  for (const auto& e : fs::directory_iterator(p.parent_path(), ec))
+    if (e.path().filename().string().rfind(p.filename().string() + ".journal-", 0) == 0) return e.path().string();
+  return "";
+}
+
+// Whole lines in a file.
+size_t lines_in(const std::string& path) {
+  const std::string text = test::slurp(path);
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// Waits until the report at `path`, or its journal while the plan goes on,
+// holds at least `runs` runs.
 bool wait_for_runs(const std::string& path, size_t runs, std::chrono::seconds limit = 90s) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
@@ -102,6 +119,8 @@ bool wait_for_runs(const std::string& path, size_t runs, std::chrono::seconds li
       Json j = Json::parse(test::slurp(path), nullptr, false);
       if (!j.is_discarded() && j["runs"].size() >= runs) return true;
     }
+    // The header, then a line per run.
+    if (auto journal = journal_of(path); !journal.empty() && lines_in(journal) >= runs + 1) return true;
     std::this_thread::sleep_for(20ms);
   }
   return false;
@@ -183,6 +202,49 @@ TEST(Interrupt, ResumeKeepsTheRunsDoneAndEndsLikeAnUninterruptedRun) {
   }
 }
 
+TEST(Interrupt, AKilledHarnessLeavesAJournalThatResumesComparesAndMerges) {
+  const std::string report = test::scratch("killed.json");
+  std::string journal;
+  {
+    Background h("killed-a", sleep_plan(report));
+    ASSERT_TRUE(wait_for_runs(report, 3));
+    h.signal(SIGKILL);
+    ASSERT_EQ(h.wait(), 128 + SIGKILL);
+    journal = journal_of(report);
+  }
+  std::this_thread::sleep_for(600ms);  // the run in flight (400 ms) ends on its own
+  ASSERT_FALSE(fs::exists(report));    // the report is written once, at the end
+  ASSERT_FALSE(journal.empty());
+  const size_t done = lines_in(journal) - 1;
+  ASSERT_GE(done, 3u);
+  // A crash in the middle of writing a run leaves half a line: left out, with a warning.
+  { std::ofstream(journal, std::ios::app) << "{\"workload\": \"misbeh"; }
+
+  const std::string merged_out = test::scratch("killed-merged.json"), compared_out = test::scratch("killed-c.json");
+  Background merged("killed-m", {"merge", journal, "-o", merged_out});
+  EXPECT_EQ(merged.wait(), 0) << merged.err();
+  EXPECT_NE(merged.err().find("line " + std::to_string(done + 2) + ": the last line is cut short"), std::string::npos)
+      << merged.err();
+  EXPECT_EQ(test::load_json(merged_out)["runs"].size(), done);
+
+  Background compared("killed-c", {"compare", journal, journal, "--baseline-allocator", "glibc",
+                                   "--candidate-allocator", "jemalloc", "--quiet", "-o", compared_out});
+  const int rc = compared.wait();
+  EXPECT_TRUE(rc == 0 || rc == 1) << rc << compared.err();  // a verdict either way
+  EXPECT_TRUE(fs::exists(compared_out)) << compared.err();
+
+  auto again = sleep_plan(report);
+  again.erase(again.end() - 2, again.end());  // no --out: the report the journal was kept for
+  again.insert(again.end(), {"--resume", journal});
+  Background resumed("killed-r", again);
+  EXPECT_EQ(resumed.wait(), 0) << resumed.err();
+  Json full = test::load_json(report);
+  EXPECT_EQ(full["complete"], true);
+  EXPECT_EQ(full["runs"].size(), 6u);
+  EXPECT_NE(resumed.out().find(std::to_string(done) + " runs kept"), std::string::npos) << resumed.out();
+  EXPECT_EQ(journal_of(report), journal);  // the new plan's journal is gone with the report written; the old one stays
+}
+
 TEST(Interrupt, CompareStoppedAndResumedSaysWhetherItIsComplete) {
   const std::string out = test::scratch("cmp-int.json");
   const std::string runs = out.substr(0, out.size() - 5) + "-runs.json";
@@ -213,7 +275,7 @@ TEST(Interrupt, CompareStoppedAndResumedSaysWhetherItIsComplete) {
   EXPECT_EQ(test::load_json(out)["complete"], true);
 }
 
-TEST(Interrupt, ASecondSigintKillsAtOnceAndKeepsTheLastReport) {
+TEST(Interrupt, ASecondSigintKillsAtOnceAndKeepsTheJournal) {
   const std::string report = test::scratch("twice.json");
   Background h("twice", {"--workload", "misbehave", "--mode", "stubborn", "-a", "glibc", "--runs", "2", "--timeout",
                          "0.3", "--quiet", "--out", report});
@@ -228,13 +290,17 @@ TEST(Interrupt, ASecondSigintKillsAtOnceAndKeepsTheLastReport) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(h.survivors(), 0);
-  Json j = test::load_json(report);
-  EXPECT_EQ(j["complete"], false);
-  ASSERT_EQ(j["runs"].size(), 1u);
-  EXPECT_EQ(j["runs"][0]["status"], "timeout");
+  // No report: the finished run is in the journal, which the message names.
+  EXPECT_FALSE(fs::exists(report));
+  const std::string journal = journal_of(report);
+  ASSERT_FALSE(journal.empty());
+  EXPECT_NE(h.err().find("the finished runs are in " + journal), std::string::npos) << h.err();
+  ASSERT_EQ(lines_in(journal), 2u);  // the header and the run
+  EXPECT_EQ(Json::parse(test::slurp(journal).substr(test::slurp(journal).find('\n') + 1))["status"], "timeout");
+  fs::remove(journal);
 }
 
-TEST(Interrupt, AReportThatCannotBeWrittenMidPlanKeepsTheRunsElsewhere) {
+TEST(Interrupt, AReportThatCannotBeWrittenKeepsTheRunsElsewhere) {
   const std::string dir = test::scratch("vanishing");
   const std::string report = dir + "/report.json";
   Background h("vanish", {"--workload", "misbehave", "--mode", "sleep", "--ms", "300", "-a", "glibc", "--runs", "4",
@@ -249,9 +315,10 @@ TEST(Interrupt, AReportThatCannotBeWrittenMidPlanKeepsTheRunsElsewhere) {
   ASSERT_NE(at, std::string::npos) << err;
   std::string rescue = err.substr(at + 17);
   rescue = rescue.substr(0, rescue.find('\n'));
+  // The journal, already open, took every run: the plan went to its end.
   Json j = test::load_json(rescue);
-  EXPECT_GE(j["runs"].size(), 2u);
-  EXPECT_EQ(j["complete"], false);
+  EXPECT_EQ(j["runs"].size(), 4u);
+  EXPECT_EQ(j["complete"], true);
   fs::remove(rescue);
 }
 

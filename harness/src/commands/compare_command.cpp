@@ -22,7 +22,7 @@
 #include "core/curve.h"
 #include "report/context.h"
 #include "report/output_names.h"
-#include "report/report_json.h"
+#include "report/report_read.h"
 #include "sys/output_file.h"
 
 namespace mh {
@@ -45,9 +45,9 @@ struct Outputs {
 // -runs.json) writes the comparison it would have written: the same name
 // without -runs.
 std::optional<Outputs> outputs_asked(const Options& o, std::string& error) {
-  Outputs outputs{o.out, !o.resume.empty() ? o.resume : o.report};
-  if (outputs.out.empty() && !o.resume.empty() && o.resume.ends_with("-runs.json"))
-    outputs.out = o.resume.substr(0, o.resume.size() - 10) + ".json";
+  Outputs outputs{o.out, !o.resume.empty() ? resumed_report(o.resume) : o.report};
+  if (outputs.out.empty() && !o.resume.empty() && outputs.runs_out.ends_with("-runs.json"))
+    outputs.out = outputs.runs_out.substr(0, outputs.runs_out.size() - 10) + ".json";
   if (!outputs.out.empty())
     if (auto e = output_file::check_target(outputs.out); !e.empty()) {
       error = "--out: " + e;
@@ -97,10 +97,14 @@ void measure_after(std::vector<RunRecord>& runs, const std::string& after_mark) 
   for (auto& r : runs) compute_curve(r, after_mark, "");
 }
 
+// Reports read back keep their runs' sampled series only for --after, which
+// measures the curves again: a long report then costs its figures, not its samples.
+ReadSettings series_needed(const Options& o) { return ReadSettings{.series = !o.run.after_mark.empty()}; }
+
 // The runs report of an earlier comparison (or the merged shards of one): its
 // runs carry their roles.
 std::optional<Gathered> read_runs_report(const Options& o, std::string& error) {
-  auto report = read_report(o.inputs[0], error);
+  auto report = read_report(o.inputs[0], error, series_needed(o));
   if (!report) return std::nullopt;
   Gathered g;
   g.declared = declared_from_manifest(report->manifest, report->runs);
@@ -121,9 +125,9 @@ std::optional<Gathered> read_runs_report(const Options& o, std::string& error) {
 
 // The runs of a report as one side of a comparison: those of `allocator`, or of
 // the report's only allocator when none is named.
-bool take_side(const std::string& path, const char* role, const std::string& allocator, const char* option,
+bool take_side(const Options& o, const std::string& path, const char* role, const std::string& allocator, const char* option,
                std::vector<RunRecord>& out, DeclaredMetrics& declared, std::string& error) {
-  auto report = read_report(path, error);
+  auto report = read_report(path, error, series_needed(o));
   if (!report) return false;
   for (auto& [w, metrics] : declared_from_manifest(report->manifest, report->runs)) declared[w].merge(metrics);
   std::vector<std::string> names;
@@ -161,9 +165,9 @@ std::optional<Gathered> read_two_reports(const Options& o, std::string& error) {
     return std::nullopt;
   }
   Gathered g;
-  if (!take_side(o.inputs[0], kRoleBaseline, o.baseline_allocator, "--baseline-allocator", g.runs, g.declared,
+  if (!take_side(o, o.inputs[0], kRoleBaseline, o.baseline_allocator, "--baseline-allocator", g.runs, g.declared,
                  error) ||
-      !take_side(o.inputs[1], kRoleCandidate, o.candidate_allocator, "--candidate-allocator", g.runs, g.declared,
+      !take_side(o, o.inputs[1], kRoleCandidate, o.candidate_allocator, "--candidate-allocator", g.runs, g.declared,
                  error))
     return std::nullopt;
   // Both sides must have run the same workloads with the same parameters.

@@ -1,6 +1,8 @@
-// Plan execution, the report rewritten after every run, and resume (see
-// execute.h).
+// Plan execution, each finished run journaled, the report written once at
+// the end, and resume (see execute.h).
 #include "commands/execute.h"
+
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -10,7 +12,9 @@
 #include "commands/resolve.h"
 #include "measure/runner.h"
 #include "report/progress.h"
+#include "report/journal.h"
 #include "report/report_json.h"
+#include "report/report_read.h"
 #include "sys/interrupt.h"
 #include "sys/output_file.h"
 
@@ -29,12 +33,12 @@ std::string rescue(const std::string& out, const std::string& text) {
   return output_file::write_new(dir, "memharness-rescued-" + stem + "-", ".json", text, error);
 }
 
-// Rewrites the report over `runs`, adding the cost to the outcome; when it
+// Writes the report over `runs`, adding the cost to the outcome; when it
 // cannot be written, the error, and the runs rescued elsewhere if they can be.
-bool write_report(const Execution& e, const ReportWriter& writer, const std::vector<RunRecord>& runs, bool complete,
-                  ExecutionOutcome& outcome) {
+bool write_report(const Execution& e, const DeclaredMetrics& declared, const std::vector<RunRecord>& runs,
+                  bool complete, ExecutionOutcome& outcome) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::string text = writer.text(runs, complete);
+  std::string text = report_text(e.context, runs, complete, declared);
   outcome.error = output_file::write_atomic(e.out, text);
   outcome.write_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   outcome.report_bytes = text.size();
@@ -74,17 +78,12 @@ Job job_of(const Execution& e, const PlannedRun& p) {
   return job;
 }
 
-}  // namespace
-
-ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
-  ExecutionOutcome outcome;
+// Every planned run in turn (or its kept record), each journaled as it
+// ends; stops when the harness is asked to or the journal cannot be written.
+void run_plan(const Execution& e, Journal& journal, std::vector<RunRecord>& runs, ExecutionOutcome& outcome) {
   Progress progress(e.progress, e.plan.size());
-  const DeclaredMetrics declared = declared_by_jobs(e.jobs);
-  ReportWriter writer(e.context, declared);
-  const bool to_stdout = e.out == output_file::kStdout;
   std::map<std::string, const RunRecord*> kept;
   for (const auto& r : e.kept) kept[run_key(r)] = &r;
-
   for (const auto& p : e.plan) {
     if ((outcome.stop_signal = interrupt::requested())) break;
     const Job job = job_of(e, p);
@@ -99,18 +98,45 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
       runs.back().role = arm.role;
       progress.finished(runs.back());
     }
-    writer.add(runs.back());
     // Only the run just made can have been interrupted: the loop stops after it.
     outcome.complete = runs.size() == e.plan.size() && runs.back().status != Status::Interrupted;
-    if (!to_stdout && !write_report(e, writer, runs, outcome.complete, outcome)) break;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (journal.is_open()) outcome.error = journal.add(runs.back());
+    outcome.write_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!outcome.error.empty()) break;
+  }
+  progress.clear();
+}
+
+}  // namespace
+
+ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
+  ExecutionOutcome outcome;
+  const DeclaredMetrics declared = declared_by_jobs(e.jobs);
+  // Standard output takes the report at the end; there is no folder beside it for a journal.
+  Journal journal;
+  if (e.out != output_file::kStdout) {
+    if (outcome.error = journal.open(e.out, e.context, declared); !outcome.error.empty()) return outcome;
+    if (e.verbose || e.progress) fmt::print(stderr, "harness: the finished runs are journaled in {} until the report is written\n", journal.path());
+    // A second Ctrl-C exits at once, before the report: the journal holds what is done.
+    interrupt::set_exit_note(fmt::format("harness: stopped at once; the finished runs are in {} (--resume takes it)\n",
+                                         journal.path()));
+  }
+  try {
+    run_plan(e, journal, runs, outcome);
+  } catch (...) {
+    // A bug of the harness (main says so): what is finished still makes a report.
+    if (write_report(e, declared, runs, false, outcome)) journal.remove();
+    interrupt::set_exit_note("");
+    throw;
   }
   outcome.stop_signal = interrupt::requested();
-  if (!outcome.error.empty()) outcome.complete = false;
-  // Stopped before the first run: the report says so. Standard output takes
-  // the report once, at the end.
-  if (runs.empty() && outcome.error.empty()) write_report(e, writer, runs, e.plan.empty(), outcome);
-  else if (to_stdout) write_report(e, writer, runs, outcome.complete, outcome);
-  progress.clear();
+  const std::string journal_error = outcome.error;
+  if (!journal_error.empty()) outcome.complete = false;
+  if (write_report(e, declared, runs, outcome.complete, outcome)) journal.remove();
+  interrupt::set_exit_note("");
+  // The report holds every run, but the plan stopped short.
+  if (outcome.error.empty()) outcome.error = journal_error;
   return outcome;
 }
 

@@ -1,6 +1,7 @@
-// Executing a plan of runs: every planned run in turn, the report rewritten
-// after each one (so an interruption loses only the run in flight), and
-// --resume, which keeps the runs of an interrupted report of the same plan.
+// Executing a plan of runs: every planned run in turn, each journaled as it
+// ends (so a crash loses only the run in flight), the report written once at
+// the end, and --resume, which keeps the runs of an interrupted report (or of
+// a journal a crash left) of the same plan.
 // Takes its settings as values; main thread only.
 #pragma once
 
@@ -11,7 +12,7 @@
 
 #include "inputs/plan.h"
 #include "measure/run_settings.h"
-#include "report/report_json.h"
+#include "report/report_read.h"
 
 namespace mh {
 
@@ -21,7 +22,7 @@ struct Execution {
   std::vector<PlannedRun> plan;
   RunSettings run;  // every run's: timeout, sampling, memory limit, --after
   bool verbose = false, progress = false;
-  std::string out;  // the report, rewritten after every run
+  std::string out;  // the report, written at the end; its journal beside it until then
   Json context;
   // --resume: runs of an earlier, interrupted execution of the same plan. A
   // planned run that one of them matches is kept, not run again.
@@ -34,12 +35,13 @@ struct ExecutionOutcome {
   std::string error;       // the report could not be written (see rescue)
   std::string rescue;      // where the runs went instead, when the report could not be written
   size_t runs_kept = 0;    // taken over from `kept`
-  double write_ms = 0;     // spent building and writing the report, all writes together
+  double write_ms = 0;     // spent writing the journal and the report
   size_t report_bytes = 0; // the last report's size
 };
-// Runs the plan, writing the report after every run; stops early when the
-// harness is asked to stop (the run in flight recorded as interrupted) or
-// when the report cannot be written. Failed runs are in the records.
+// Runs the plan, journaling each finished run, then writes the report; stops
+// early when the harness is asked to stop (the run in flight recorded as
+// interrupted) or when the journal cannot be written. Failed runs are in the
+// records.
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs);
 
 // The identity of a planned run in a report: the same workload, parameters,

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "commands/commands.h"
-#include "report/report_json.h"
+#include "report/report_read.h"
 #include "commands/execute.h"
 #include "sys/output_file.h"
 
@@ -96,7 +96,7 @@ int merge_command(const Options& o) {
   }
   Json context = contexts[0];
   context["merged_from"] = contexts;
-  if (auto e = output_file::write_atomic(o.out, dump_canonical(make_report(context, runs))); !e.empty()) {
+  if (auto e = output_file::write_atomic(o.out, report_text(context, runs, true)); !e.empty()) {
     fmt::print(stderr, "{}: {}\n", kWho, e);
     return 2;
   }

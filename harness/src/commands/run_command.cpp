@@ -16,7 +16,7 @@
 #include "report/summary_table.h"
 #include "report/context.h"
 #include "report/output_names.h"
-#include "report/report_json.h"
+#include "report/report_read.h"
 #include "sys/output_file.h"
 
 namespace mh {
@@ -108,7 +108,7 @@ int run_command(const Options& o) {
   if (!apply_run_options(o, e, error)) return bad_input(kWho, error);
   if (auto err = check_exports(o); !err.empty()) return bad_input(kWho, err);
   if (!o.out.empty() || !o.resume.empty()) {
-    e.out = !o.out.empty() ? o.out : o.resume;
+    e.out = !o.out.empty() ? o.out : resumed_report(o.resume);
     if (auto err = output_file::check_target(e.out); !err.empty()) return bad_input(kWho, "--out: " + err);
   } else {
     auto reserved = reserve_new_outputs("results/" + name, {".json"}, error);

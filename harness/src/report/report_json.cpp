@@ -235,12 +235,22 @@ constexpr double kMaxFinite = std::numeric_limits<double>::max();
 constexpr int64_t kMaxRepetition = 1000000;
 constexpr int kMaxInt = std::numeric_limits<int>::max();
 
-// A figure in its unit as the registry and the sampled columns name it.
-double figure(const JsonIn& v, const std::string& unit) {
-  if (unit == "KiB") return static_cast<double>(v.integer(0, kMaxKb));
-  if (unit == "ms") return v.number(0, kMaxMs);
-  if (unit == "faults" || unit == "switches" || unit == "count") return static_cast<double>(v.integer(0, kMaxCount));
-  return v.number(-kMaxFinite, kMaxFinite);
+// What a figure in its unit (as the registry and the sampled columns name it) may be.
+struct FigureRange {
+  double min, max;
+  bool integer;
+};
+FigureRange figure_range(std::string_view unit) {
+  if (unit == "KiB") return {0, static_cast<double>(kMaxKb), true};
+  if (unit == "ms") return {0, kMaxMs, false};
+  if (unit == "faults" || unit == "switches" || unit == "count") return {0, static_cast<double>(kMaxCount), true};
+  return {-kMaxFinite, kMaxFinite, false};
+}
+
+double figure(const JsonIn& v, std::string_view unit) {
+  const FigureRange r = figure_range(unit);
+  if (r.integer) return static_cast<double>(v.integer(static_cast<int64_t>(r.min), static_cast<int64_t>(r.max)));
+  return v.number(r.min, r.max);
 }
 
 Maybe maybe_from(const JsonIn& j) {
@@ -404,6 +414,31 @@ Json object_or(const JsonIn& j, const char* key, Json def) {
 
 }  // namespace
 
+bool samples_from_cells(const SampleCells& cells, RunRecord& r) {
+  const auto t = cells.find("t_ms");
+  if (t == cells.end()) return false;
+  const size_t n = t->second.size();
+  r.samples.assign(n, Sample{});
+  for (size_t i = 0; i < sample_columns().size(); ++i) {
+    const SampleColumn& c = sample_columns()[i];
+    if (r.sampler.unreadable.count(c.name)) continue;  // null as a whole: samples_from said why
+    const auto col = cells.find(c.name);
+    if (col != cells.end() && col->second.size() != n) return false;
+    const FigureRange range = figure_range(c.unit);
+    for (size_t row = 0; row < n; ++row) {
+      const std::optional<double> v = col == cells.end() ? std::nullopt : col->second[row];
+      if (!v) {
+        r.samples[row].missing |= 1u << i;
+        continue;
+      }
+      if (!(*v >= range.min && *v <= range.max) || (range.integer && *v != std::floor(*v))) return false;
+      c.set(r.samples[row], *v);
+    }
+  }
+  derive_anon_peak_and_cpu(r);
+  return true;
+}
+
 RunRecord run_from_json(const JsonIn& j) {
   RunRecord r;
   r.workload = j.string_or("workload", "");
@@ -449,11 +484,13 @@ void check_context(const JsonIn& context) {
   if (auto seed = plan->find("shuffle_seed"); seed && !seed->json().is_number_unsigned()) seed->fail("an unsigned integer");
 }
 
-ReportData report_from(const JsonIn& j) {
+}  // namespace
+
+ReportData report_head_from(const JsonIn& j, const char* expected_schema) {
   if (!j.has("schema")) j.fail_because("not a memharness report (it has no \"schema\")");
   const std::string schema = j.at("schema").string();
-  if (schema != kReportSchema)
-    j.fail_because("a report of schema " + Json(schema).dump() + "; this harness reads " + kReportSchema);
+  if (schema != expected_schema)
+    j.fail_because("a report of schema " + Json(schema).dump() + "; this harness reads " + expected_schema);
   ReportData d;
   d.context = object_or(j, "context", Json::object());
   if (auto c = j.find("context")) check_context(*c);
@@ -462,6 +499,13 @@ ReportData report_from(const JsonIn& j) {
     d.manifest = m->json();
   }
   d.complete = j.boolean_or("complete", true);
+  return d;
+}
+
+namespace {
+
+ReportData report_from(const JsonIn& j) {
+  ReportData d = report_head_from(j);
   const JsonIn runs = j.at("runs");
   runs.each_element([&](const JsonIn& r) {
     r.object();
@@ -478,7 +522,7 @@ std::optional<ReportData> report_from_text(std::string_view text, const std::str
   return read_checked<ReportData>([&] { return report_from(JsonIn(*j, name)); }, error);
 }
 
-std::optional<ReportData> read_report(const std::string& path, std::string& error) {
+std::optional<ReportData> read_report_document(const std::string& path, std::string& error) {
   auto j = read_json_file(path, kFileLimits, error);
   if (!j) return std::nullopt;
   return read_checked<ReportData>([&] { return report_from(JsonIn(*j, path)); }, error);
@@ -515,29 +559,23 @@ Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool c
               {"summary", summary_json(runs)}};
 }
 
-void ReportWriter::add(const RunRecord& r) {
-  std::string text;
-  dump_into(run_to_json(r), text, 2);
-  run_texts_.push_back(std::move(text));
-}
-
-std::string ReportWriter::text(const std::vector<RunRecord>& runs, bool complete) const {
-  // The same text as dump_canonical(make_report(...)), with the runs' part
-  // taken from what add() serialised.
+std::string report_text(const Json& context, const std::vector<RunRecord>& runs, bool complete,
+                        const DeclaredMetrics& declared) {
   std::string out = "{\n  \"schema\": " + Json(kReportSchema).dump() + ",\n  \"context\": ";
-  dump_into(context_, out, 1);
+  dump_into(context, out, 1);
   out += ",\n  \"complete\": ";
   out += complete ? "true" : "false";
   out += ",\n  \"metrics\": ";
-  dump_into(metric_manifest(runs, declared_), out, 1);
+  dump_into(metric_manifest(runs, declared), out, 1);
   out += ",\n  \"runs\": ";
-  if (run_texts_.empty()) {
+  if (runs.empty()) {
     out += "[]";
   } else {
     out += "[\n";
-    for (size_t i = 0; i < run_texts_.size(); ++i) {
-      out += "    " + run_texts_[i];
-      out += i + 1 < run_texts_.size() ? ",\n" : "\n";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      out += "    ";
+      dump_into(run_to_json(runs[i]), out, 2);
+      out += i + 1 < runs.size() ? ",\n" : "\n";
     }
     out += "  ]";
   }

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 
@@ -18,6 +19,9 @@ std::atomic<int> g_signal{0};
 std::atomic<int> g_count{0};
 std::atomic<pid_t> g_child_group{0};
 int g_pipe[2] = {-1, -1};
+// set_exit_note's text: written before the handler can run, never while it does.
+char g_note[1024];
+std::atomic<size_t> g_note_size{0};
 
 void on_signal(int sig) {
   const int saved = errno;
@@ -26,6 +30,8 @@ void on_signal(int sig) {
   if (sig == SIGINT && g_count.fetch_add(1) >= 1) {
     // The second Ctrl-C: the user does not want to wait for the grace period.
     if (pid_t g = g_child_group.load(); g > 0) kill(-g, SIGKILL);
+    ssize_t n = write(STDERR_FILENO, g_note, g_note_size.load());
+    (void)n;
     _exit(130);
   }
   if (sig != SIGINT) g_count.fetch_add(1);
@@ -56,6 +62,13 @@ int exit_code() {
 }
 
 int wake_fd() { return g_pipe[0]; }
+
+void set_exit_note(const std::string& note) {
+  g_note_size.store(0);  // the handler writes nothing while the text changes
+  const size_t n = std::min(note.size(), sizeof g_note);
+  std::copy_n(note.data(), n, g_note);
+  g_note_size.store(n);
+}
 
 void set_child_group(pid_t pgid) { g_child_group.store(pgid); }
 

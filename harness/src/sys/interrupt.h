@@ -2,12 +2,15 @@
 // first one is recorded and wakes whoever waits on wake_fd(); the runs in
 // flight are then stopped, recorded as interrupted and the report written by
 // the ordinary code paths. A second SIGINT kills the workload's process group
-// at once and exits with 130, leaving the report as it was last written.
+// at once and exits with 130, after writing the note set_exit_note left (where
+// the runs finished so far are).
 // The handler's state is the one process-wide state of the harness: a signal
 // handler has nowhere else to put it. Main thread only, except the handler.
 #pragma once
 
 #include <sys/types.h>
+
+#include <string>
 
 namespace mh::interrupt {
 
@@ -27,6 +30,10 @@ void set_child_group(pid_t pgid);
 // Kills the process group set_child_group named (SIGKILL), if any: what the
 // harness does on its way out after an internal error.
 void kill_child_group();
+// What a second SIGINT writes to standard error before it exits ("" for
+// nothing), copied here: the handler may only write it as it stands. Longer
+// than 1 KiB is cut.
+void set_exit_note(const std::string& note);
 // For tests: forget an earlier request.
 void reset();
 

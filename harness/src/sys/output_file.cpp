@@ -95,28 +95,26 @@ std::string check_folder(const std::string& path) {
   return "cannot write " + path + " in the folder " + dir.string() + ": " + why;
 }
 
-// All of `text` to fd, synced; closes fd. "" or the error.
-std::string write_all(int fd, const std::string& text, const std::string& name) {
+// All of `text` to fd, synced; fd stays open. "" or the error.
+std::string write_synced(int fd, const std::string& text, const std::string& name) {
   const char* p = text.data();
   size_t left = text.size();
   while (left > 0) {
     const ssize_t n = ::write(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string e = "cannot write " + name + ": " + errno_text(n < 0 ? errno : ENOSPC);
-      ::close(fd);
-      return e;
-    }
+    if (n <= 0) return "cannot write " + name + ": " + errno_text(n < 0 ? errno : ENOSPC);
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd) < 0) {
-    const std::string e = "cannot write " + name + ": " + errno_text(errno);
-    ::close(fd);
-    return e;
-  }
-  if (::close(fd) < 0) return "cannot write " + name + ": " + errno_text(errno);
+  if (::fsync(fd) < 0) return "cannot write " + name + ": " + errno_text(errno);
   return "";
+}
+
+// write_synced, then closes fd. "" or the error.
+std::string write_all(int fd, const std::string& text, const std::string& name) {
+  std::string e = write_synced(fd, text, name);
+  if (::close(fd) < 0 && e.empty()) e = "cannot write " + name + ": " + errno_text(errno);
+  return e;
 }
 
 std::string write_stdout(const std::string& text) {
@@ -180,6 +178,21 @@ std::string write_new(const std::string& dir, const std::string& prefix, const s
     return "";
   }
   return made;
+}
+
+int open_beside(const std::string& path, const std::string& infix, std::string& made, std::string& error) {
+  const fs::path dir = folder_of(path);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    error = "cannot create the folder " + dir.string() + ": " + ec.message();
+    return -1;
+  }
+  return create_new(dir, fs::path(path).filename().string() + infix, "", made, error);
+}
+
+std::string append_synced(int fd, const std::string& text, const std::string& name) {
+  return write_synced(fd, text, name);
 }
 
 }  // namespace mh::output_file

@@ -35,4 +35,12 @@ std::string write_atomic(const std::string& path, const std::string& text);
 std::string write_new(const std::string& dir, const std::string& prefix, const std::string& suffix,
                       const std::string& text, std::string& error);
 
+// A new file beside `path`, named after it (`NAME.PREFIX<random>`) and created
+// as write_new creates one (missing folders made), left open for appending:
+// its descriptor, or -1 with `error`. `made` is its path.
+int open_beside(const std::string& path, const std::string& infix, std::string& made, std::string& error);
+// All of `text` appended to `fd` and synced to the disk before it returns:
+// "" or the error, naming `name`. The descriptor stays open.
+std::string append_synced(int fd, const std::string& text, const std::string& name);
+
 }  // namespace mh::output_file
