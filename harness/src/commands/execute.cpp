@@ -7,6 +7,10 @@
 #include <filesystem>
 #include <map>
 
+#include <fmt/format.h>
+
+#include "commands/history_add.h"
+#include "core/escape.h"
 #include "measure/runner.h"
 #include "report/progress.h"
 #include "report/report_json.h"
@@ -63,6 +67,17 @@ RunRequest run_request(const Execution& e, const Job& job, const Arm& arm, int r
   return req;
 }
 
+// --history: the runs join the store as the report has them; a store that
+// cannot take them loses nothing, since the report holds them all.
+void add_runs_to_history(const Execution& e, const std::vector<RunRecord>& runs) {
+  if (e.history.file.empty() || runs.empty()) return;
+  std::string error;
+  if (auto added = add_to_history(e.history, ReportData{e.context, Json(), true, runs}, error))
+    fmt::print(stderr, "harness: {} runs added to the history {}\n", *added, escape::terminal(e.history.file));
+  else
+    fmt::print(stderr, "harness: the runs were not added to the history: {}\n", escape::terminal_lines(error));
+}
+
 }  // namespace
 
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
@@ -100,6 +115,7 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
   if (runs.empty() && outcome.error.empty()) write_report(e, writer, runs, e.plan.empty(), outcome);
   else if (to_stdout) write_report(e, writer, runs, outcome.complete, outcome);
   progress.clear();
+  add_runs_to_history(e, runs);
   return outcome;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "history/target.h"
 #include "inputs/plan.h"
 #include "measure/run_settings.h"
 #include "report/report_json.h"
@@ -26,6 +27,8 @@ struct Execution {
   // --resume: runs of an earlier, interrupted execution of the same plan. A
   // planned run that one of them matches is kept, not run again.
   std::vector<RunRecord> kept;
+  // --history: where the runs are added once the plan has ended.
+  history::Target history;
 };
 
 struct ExecutionOutcome {
@@ -39,7 +42,8 @@ struct ExecutionOutcome {
 };
 // Runs the plan, writing the report after every run; stops early when the
 // harness is asked to stop (the run in flight recorded as interrupted) or
-// when the report cannot be written. Failed runs are in the records.
+// when the report cannot be written. Failed runs are in the records. With a
+// history store, the runs made are added to it at the end.
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs);
 
 // The identity of a planned run in a report: the same workload, parameters,
