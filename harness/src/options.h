@@ -35,7 +35,7 @@ struct HistoryOptions {
   std::vector<std::string> page_metrics;
   int last = 0;  // steps: exit 1 on a regression among the last N revisions (0: never)
   int min_segment = 2;
-  double alpha = 0.01;
+  double alpha = 0.05;
 };
 inline constexpr const char* kDefaultHistory = "results/history.sqlite";
 

@@ -65,10 +65,17 @@ Step judge(const Series& s, size_t from, size_t at, size_t to, const MetricRule&
   step.change = compare::relative_change(b.median, a.median);
   step.censored = !b.above.empty() || !a.above.empty();
   step.p = step.censored ? compare::gehan_p(before, after) : compare::mann_whitney_p(b.values, a.values);
-  step.ci = compare::bootstrap_change_ci(b.values, a.values, 0.95, 2000, 1);
+  // The noise floor as a comparison has it without a second baseline: how
+  // much single runs of the segment before scatter.
+  const double floor = compare::relative_spread(b.values);
+  // The fit chose the cut that separates most: a step could have started at
+  // any of the series' revisions after the first, and alpha is shared among them
+  // (Bonferroni), else a flat series would show a step in far more than alpha
+  // of its histories.
+  const double alpha = r.alpha / double(std::max<size_t>(s.points.size() - 1, 1));
   step.verdict = std::fabs(a.median - b.median) <= rule.min_delta
                      ? compare::Verdict::NoChange
-                     : compare::decide(step.change, rule.threshold, 0, step.p, r.alpha, rule.direction);
+                     : compare::decide(step.change, rule.threshold, floor, step.p, alpha, rule.direction);
   return step;
 }
 
@@ -77,13 +84,19 @@ bool confirmed(const Step& s) {
          s.verdict == compare::Verdict::Changed;
 }
 
+// The segments either side of cut i: [from, cuts[i]) and [cuts[i], to).
+std::pair<size_t, size_t> around(const std::vector<size_t>& cuts, size_t i, size_t points) {
+  return {i == 0 ? 0 : cuts[i - 1], i + 1 < cuts.size() ? cuts[i + 1] : points};
+}
+
 // Each boundary against its neighbours' segments.
 std::vector<Step> judge_all(const Series& s, const std::vector<size_t>& cuts, const MetricRule& rule,
                             const StepRule& r) {
   std::vector<Step> out;
-  for (size_t i = 0; i < cuts.size(); ++i)
-    out.push_back(judge(s, i == 0 ? 0 : cuts[i - 1], cuts[i], i + 1 < cuts.size() ? cuts[i + 1] : s.points.size(),
-                        rule, r));
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    const auto [from, to] = around(cuts, i, s.points.size());
+    out.push_back(judge(s, from, cuts[i], to, rule, r));
+  }
   return out;
 }
 
@@ -101,7 +114,16 @@ std::vector<Step> find_steps(const Series& s, const MetricRule& rule, const Step
       if (!confirmed(*it) && (weakest == steps.end() || it->p > weakest->p ||
                               (it->p == weakest->p && std::fabs(it->change) < std::fabs(weakest->change))))
         weakest = it;
-    if (weakest == steps.end()) return steps;
+    if (weakest == steps.end()) {
+      // The interval only for the steps that stand: the bootstrap is the
+      // costly part, and the pruning judges every boundary again each round.
+      for (size_t i = 0; r.resamples > 0 && i < steps.size(); ++i) {
+        const auto [from, to] = around(cuts, i, s.points.size());
+        steps[i].ci = compare::bootstrap_change_ci(bounds_of(values_between(s, from, cuts[i])),
+                                                   bounds_of(values_between(s, cuts[i], to)), 0.95, r.resamples, 1);
+      }
+      return steps;
+    }
     cuts.erase(cuts.begin() + (weakest - steps.begin()));
   }
 }

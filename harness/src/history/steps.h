@@ -16,7 +16,8 @@ namespace mh::history {
 
 struct StepRule {
   size_t min_segment = 2;  // revisions on each side of a step
-  double alpha = 0.01;     // of the two-sample test at each boundary
+  double alpha = 0.05;     // of a series: each boundary's test is at alpha / (revisions - 1)
+  int resamples = 2000;    // of each step's bootstrap interval (0: none, for simulations)
 };
 
 struct Step {
