@@ -156,6 +156,23 @@ def test_a_flat_series_has_no_step(tmp_path):
     assert r.stdout.startswith("0 steps in ")
 
 
+def test_a_run_with_history_adds_its_runs_at_the_harness_revision(tmp_path):
+    store, report = tmp_path / "h.sqlite", tmp_path / "r.json"
+    r = harness("--workload", "idle-return", "--smoke", "-a", "glibc", "--runs", "1", "-q", "-o", report,
+                "--history", store, "--machine", "runner-x")
+    assert r.returncode == 0, r.stderr
+    assert f"1 runs added to the history {store}" in r.stderr
+    built = json.loads(report.read_text())["context"]["git_revision"].removesuffix("-dirty")
+    position = subprocess.run(["git", "-C", str(ROOT), "rev-list", "--first-parent", "--count", built, "--"],
+                              capture_output=True, text=True)
+    if position.returncode != 0:
+        pytest.skip("the harness was built outside a git checkout")
+    show = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "idle-return")
+    assert " · glibc · runner-x: peak_rss_kb" in show.stdout
+    row = show.stdout.splitlines()[2].split()
+    assert row[:3] == [built[:12], position.stdout.strip(), "1"]
+
+
 def page_data(index):
     text = index.read_text()
     start = text.index('<script type="application/json" id="history-data">') + len(

@@ -6,7 +6,6 @@
 #include "commands/resolve.h"
 #include "history/from_report.h"
 #include "history/store.h"
-#include "sys/spawn.h"
 
 namespace mh {
 
@@ -24,14 +23,9 @@ Resolved resolve_in(const std::string& repo, const std::string& revision) {
   Resolved r{revision, std::nullopt};
   std::string ignored;
   if (repo.empty()) return r;
-  if (auto commit = resolve_commit(repo, revision, ignored)) r.commit = *commit;
-  else return r;
-  auto c = run_capture({"git", "-C", repo, "rev-list", "--first-parent", "--count", r.commit, "--"});
-  if (c.exit_code == 0) {
-    try {
-      r.position = std::stoll(c.out);
-    } catch (const std::exception&) {
-    }
+  if (auto commit = resolve_commit(repo, revision, ignored)) {
+    r.commit = *commit;
+    r.position = first_parent_position(repo, r.commit);
   }
   return r;
 }
