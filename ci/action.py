@@ -61,7 +61,12 @@ def plan():
     common += shlex.split(inp("args"))
     if inp("merge"):
         return plan_merge(out, common)
-    return plan_compare(out, common)
+    return plan_compare(out, common + history())
+
+
+def history():
+    """--history STORE: where the comparison's runs are added (docs/history.md)."""
+    return ["--history", str(workspace() / inp("history"))] if inp("history") else []
 
 
 def plan_compare(out, common):
@@ -102,6 +107,8 @@ def plan_merge(out, common):
                        "runs-*.json, or a glob of them, is expected)")
     p = Plan(out=out, comparison=out / "comparison.json", markdown=out / "comparison.md", runs=out / "runs.json")
     p.commands.append([harness(), "merge"] + found + ["-o", str(p.runs)])
+    if inp("history"):
+        p.commands.append([harness(), "history", "add"] + history() + [str(p.runs)])
     p.commands.append([harness(), "compare", str(p.runs), "--out", str(p.comparison),
                        "--export-markdown", str(p.markdown)] + common)
     return p

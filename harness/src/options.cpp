@@ -173,6 +173,12 @@ void add_what_to_run(CLI::App& app, Options& o) {
   // Only with a program: a workload's own parameters may have the same names (server-echo --idle).
   if (!o.program.empty() || given(o, {"--help", "-h", "--baseline-command", "--candidate-command"}))
     add_program_flags(app, o.program_flags);
+  app.add_option("--history", o.history.target.file,
+                 "also add the runs to this history store when they are done (docs/history.md)");
+  app.add_option("--revision", o.history.target.revision,
+                 "with --history: the revision measured (default: the pin's, else git HEAD of --cwd, else this "
+                 "harness's)");
+  app.add_option("--machine", o.history.target.machine, "with --history: the machine's name there (default the host name)");
   app.add_flag("-q,--quiet", o.quiet, "no progress line");
   app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr, and say what writing the report cost");
 }
@@ -225,6 +231,7 @@ class CommandLine {
   CLI::App* add_sweep_command();
   CLI::App* add_merge_command();
   CLI::App* add_plot_command();
+  CLI::App* add_history_command();
 
   std::string chosen_help() const;
   ParseOutcome chosen();
@@ -245,6 +252,7 @@ class CommandLine {
   int sweep_runs_;
   std::string both_allocator_;  // compare --allocator: the allocator of both reports
   CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
+  CLI::App* history_ = nullptr;
 };
 
 CommandLine::CommandLine(Options o)
@@ -260,6 +268,7 @@ CommandLine::CommandLine(Options o)
   sweep_ = add_sweep_command();
   merge_ = add_merge_command();
   plot_ = add_plot_command();
+  history_ = add_history_command();
 }
 
 void CommandLine::add_run_command() {
@@ -269,7 +278,7 @@ void CommandLine::add_run_command() {
       "   or: harness [OPTIONS] --suite NAME\n"
       "   or: harness [OPTIONS] -- PROGRAM [ARGS...]    (any program, argv as given, no shell)\n"
       "   or: harness --list\n"
-      "   or: harness compare|bisect|sweep|merge|plot ... (each with its own --help)"));
+      "   or: harness compare|bisect|sweep|merge|plot|history ... (each with its own --help)"));
   app_.footer(
       "Workload parameters (harness --list shows each workload's, with defaults) follow the workload. Every "
       "workload also takes --smoke: a small, fast version, what the tests run.\n\n"
@@ -403,6 +412,56 @@ CLI::App* CommandLine::add_plot_command() {
   return plot;
 }
 
+// harness history VERB: the store's verbs, each with the options it reads.
+CLI::App* CommandLine::add_history_command() {
+  HistoryOptions& h = o_.history;
+  CLI::App* history = app_.add_subcommand(
+      "history", "the history store: runs across revisions, their series, steps and a dashboard (docs/history.md)");
+  history->require_subcommand(1);
+  auto verb = [&](const char* name, const char* about) {
+    CLI::App* v = history->add_subcommand(name, about);
+    v->add_option("--history", h.target.file, std::string("the store (default ") + kDefaultHistory + ")");
+    v->final_callback([&h, name] { h.verb = name; });
+    return v;
+  };
+  CLI::App* add = verb("add", "add the runs of reports (of run, compare, bisect, sweep or merge) to the store");
+  add->add_option("reports", o_.inputs, "the reports")->required()->check(CLI::ExistingFile);
+  add->add_option("--revision", h.target.revision, "the revision measured (default: each run's pin revision, else git HEAD "
+                                            "of --cwd, else the harness's revision in the report)");
+  add->add_option("--cwd", h.target.cwd, "the repository the revision is of");
+  add->add_option("--machine", h.target.machine, "the machine's name (default the report's host)");
+  CLI::App* merge = verb("merge", "add the runs of other stores to the first: harness history merge A B...");
+  merge->add_option("stores", o_.inputs, "the store to add to, then the stores to add")->required()->expected(2, -1);
+  for (CLI::App* v : {verb("show", "a series per revision: median and range, steps marked"),
+                      verb("steps", "the steps of every series (exit 1: a regression among the last --last revisions)"),
+                      verb("page", "write a static dashboard page into --out DIR"),
+                      verb("ack", "acknowledge a step as intended, with a reason: it no longer fails steps")}) {
+    v->add_option("--metric", h.metric, "the metric")->required(v->get_name() == "show" || v->get_name() == "ack");
+    v->add_option("--workload", h.workload, "the workload or program")
+        ->required(v->get_name() == "show" || v->get_name() == "ack");
+    v->add_option("--allocator", h.allocator, "the allocator (a pin without its revision: scav)")
+        ->required(v->get_name() == "ack");
+    v->add_option("--machine", h.target.machine, "the machine (default: every machine, each its own series)");
+    if (v->get_name() == "ack") {
+      v->add_option("--revision", h.target.revision, "the step's revision")->required();
+      v->add_option("--reason", h.reason, "why the step is intended")->required();
+      continue;
+    }
+    v->add_option("--min-segment", h.min_segment, "revisions on each side of a step")
+        ->check(in_range(1, 1000, true))
+        ->capture_default_str();
+    v->add_option("--alpha", h.alpha, "significance level of each step's test")
+        ->check(in_range(0.0001, 0.5))
+        ->capture_default_str();
+    v->add_option("--thresholds", o_.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
+    if (v->get_name() == "steps")
+      v->add_option("--last", h.last, "exit 1 when a regression step is among the last N revisions of its series")
+          ->check(in_range(0, 1000000, true));
+    if (v->get_name() == "page") v->add_option("--out", h.out, "the folder of the page")->required();
+  }
+  return history;
+}
+
 ParseOutcome CommandLine::parse(int argc, char** argv) {
   try {
     app_.parse(argc, argv);
@@ -420,6 +479,11 @@ ParseOutcome CommandLine::parse(int argc, char** argv) {
 std::string CommandLine::chosen_help() const {
   for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_})
     if (app_.got_subcommand(sub)) return sub->help();
+  if (app_.got_subcommand(history_)) {
+    for (const CLI::App* verb : history_->get_subcommands())
+      if (verb->parsed()) return verb->help();
+    return history_->help();
+  }
   return app_.help();
 }
 
@@ -439,6 +503,11 @@ ParseOutcome CommandLine::chosen() {
     return {o_, 0};
   }
   if (app_.got_subcommand(compare_)) return compare_chosen();
+  if (app_.got_subcommand(history_)) {
+    o_.command = Command::History;
+    if (o_.history.target.file.empty()) o_.history.target.file = kDefaultHistory;
+    return {o_, 0};
+  }
   return run_chosen();
 }
 

@@ -7,11 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "history/target.h"
 #include "measure/run_settings.h"
 
 namespace mh {
 
-enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep };
+enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History };
 
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
@@ -23,6 +24,20 @@ struct ProgramFlags {
   bool no_tree = false;
   bool no_exit_stop = false;
 };
+
+// The history store (docs/history.md): where run, compare, bisect and sweep
+// add their runs (--history), under what revision and machine, and the
+// history verbs' own settings.
+struct HistoryOptions {
+  history::Target target;  // run etc.: file "" adds nothing; history verbs: default kDefaultHistory
+  std::string verb;      // add, merge, show, steps, ack, page
+  std::string metric, workload, allocator, reason, out;
+  std::vector<std::string> page_metrics;
+  int last = 0;  // steps: exit 1 on a regression among the last N revisions (0: never)
+  int min_segment = 2;
+  double alpha = 0.05;
+};
+inline constexpr const char* kDefaultHistory = "results/history.sqlite";
 
 struct Options {
   Command command = Command::Run;
@@ -72,6 +87,7 @@ struct Options {
   // compare OLD NEW, merge A B..., plot REPORT...
   std::vector<std::string> inputs;
   std::vector<std::string> argv;  // the exact command line, for the report
+  HistoryOptions history;
 };
 
 struct ParseOutcome {

@@ -10,15 +10,20 @@ MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # allocators under test, the Python side (plots and their tests come from Debian:
 # PyPI is not reachable everywhere), and the apps suite's programs (redis, sqlite3,
 # and g++, git, python3 and coreutils' sort, also needed for other reasons or
-# essential).
+# essential), and the history page's Chart.js (copied beside the page).
 MEMHARNESS_PACKAGES=(
   cmake g++ make git pkg-config clang clang-tidy
-  libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libre2-dev
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libre2-dev libsqlite3-dev
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
   python3 python3-matplotlib python3-pytest python3-jsonschema
   sqlite3 redis-server redis-tools coreutils
   time
+  libjs-chart.js
 )
+# What only ./scripts/test needs: the history page's browser test (headless
+# Chromium driven by Selenium). Not installed on a CI runner by the Action,
+# where Ubuntu's chromium is a snap.
+MEMHARNESS_TEST_PACKAGES=(chromium chromium-driver python3-selenium)
 
 # Ubuntu renamed libraries for its 64-bit time_t transition by adding "t64"
 # (libtcmalloc-minimal4 is libtcmalloc-minimal4t64 there): a package counts as

@@ -158,6 +158,19 @@ def test_shards_merge_into_one_verdict_and_one_comment_kept_up_to_date(pull_requ
         assert FakeGitHub.comments[1]["body"] == "<!-- memharness -->\n" + Path(out["markdown"]).read_text()
 
 
+def test_history_input_adds_the_comparisons_runs_to_the_store(github):
+    workspace = Path(github["GITHUB_WORKSPACE"])
+    result, summary, out = act(github, baseline="glibc", candidate="glibc", workload=WORKLOAD, runs="2",
+                               history="history/memory.sqlite")
+    assert result.returncode == 0, result.stdout + result.stderr
+    store = workspace / "history" / "memory.sqlite"
+    assert "6 runs added to the history " + str(store) in result.stderr
+    shown = subprocess.run([HARNESS, "history", "show", "--history", str(store), "--metric", "peak_rss_kb",
+                            "--workload", "idle-return"], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert "idle-return" in shown.stdout and "glibc" in shown.stdout
+
+
 def test_action_yml_passes_every_input_to_the_script():
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"

@@ -18,6 +18,7 @@ int merge_command(const Options& o);
 int plot_command(const Options& o);
 int bisect_command(const Options& o);
 int sweep_command(const Options& o);
+int history_command(const Options& o);
 
 // Input a command refuses: the message after the command's name ("harness
 // compare: ..."), and the exit code 2.

@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <map>
 
+#include "commands/history_add.h"
 #include "commands/resolve.h"
+#include "core/escape.h"
 #include "measure/runner.h"
 #include "report/progress.h"
 #include "report/journal.h"
@@ -78,6 +80,17 @@ Job job_of(const Execution& e, const PlannedRun& p) {
   return job;
 }
 
+// --history: the runs join the store as the report has them; a store that
+// cannot take them loses nothing, since the report holds them all.
+void add_runs_to_history(const Execution& e, const std::vector<RunRecord>& runs) {
+  if (e.history.file.empty() || runs.empty()) return;
+  std::string error;
+  if (auto added = add_to_history(e.history, ReportData{e.context, Json(), true, runs}, error))
+    fmt::print(stderr, "harness: {} runs added to the history {}\n", *added, escape::terminal(e.history.file));
+  else
+    fmt::print(stderr, "harness: the runs were not added to the history: {}\n", escape::terminal_lines(error));
+}
+
 // Every planned run in turn (or its kept record), each journaled as it
 // ends; stops when the harness is asked to or the journal cannot be written.
 void run_plan(const Execution& e, Journal& journal, std::vector<RunRecord>& runs, ExecutionOutcome& outcome) {
@@ -137,6 +150,7 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
   interrupt::set_exit_note("");
   // The report holds every run, but the plan stopped short.
   if (outcome.error.empty()) outcome.error = journal_error;
+  add_runs_to_history(e, runs);
   return outcome;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "history/target.h"
 #include "inputs/plan.h"
 #include "measure/run_settings.h"
 #include "report/report_read.h"
@@ -27,6 +28,8 @@ struct Execution {
   // --resume: runs of an earlier, interrupted execution of the same plan. A
   // planned run that one of them matches is kept, not run again.
   std::vector<RunRecord> kept;
+  // --history: where the runs are added once the plan has ended.
+  history::Target history;
 };
 
 struct ExecutionOutcome {
@@ -41,7 +44,7 @@ struct ExecutionOutcome {
 // Runs the plan, journaling each finished run, then writes the report; stops
 // early when the harness is asked to stop (the run in flight recorded as
 // interrupted) or when the journal cannot be written. Failed runs are in the
-// records.
+// records. With a history store, the runs made are added to it at the end.
 ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs);
 
 // The identity of a planned run in a report: the same workload, parameters,

@@ -123,6 +123,8 @@ std::string check_exports(const Options& o) {
 bool apply_run_options(const Options& o, Execution& e, std::string& error) {
   e.run = o.run;
   e.verbose = o.verbose;
+  e.history = o.history.target;
+  if (e.history.cwd.empty()) e.history.cwd = o.program_flags.cwd;
   e.progress = !o.quiet && isatty(STDERR_FILENO);
   if (!o.memory_limit.empty()) {
     auto bytes = parse_size(o.memory_limit);

@@ -82,4 +82,15 @@ std::string csv(std::string_view s) {
   return out + "\"";
 }
 
+std::string script_json(std::string_view json) {
+  std::string out;
+  for (char c : json) {
+    if (c == '<') out += "\\u003c";
+    else if (c == '>') out += "\\u003e";
+    else if (c == '&') out += "\\u0026";
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace mh::escape

@@ -26,5 +26,9 @@ std::string markdown(std::string_view s);
 // quotes, its quotes doubled; anything else as is. Python's csv module reads
 // back the original string.
 std::string csv(std::string_view s);
+// For JSON text inside an HTML <script> element: < > & as \u escapes (which
+// JSON.parse reads back as they were), so that no string in it can close the
+// element or open another.
+std::string script_json(std::string_view json);
 
 }  // namespace mh::escape

@@ -371,4 +371,14 @@ std::string commit_subject(const std::string& repo, const std::string& commit) {
   return r.exit_code == 0 ? first_line(r.out) : "";
 }
 
+std::optional<int64_t> first_parent_position(const std::string& repo, const std::string& commit) {
+  auto r = git({"-C", repo, "rev-list", "--first-parent", "--count", commit, "--"});
+  if (r.exit_code != 0) return std::nullopt;
+  try {
+    return std::stoll(r.out);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace mh

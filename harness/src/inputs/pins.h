@@ -14,6 +14,7 @@
 // the repository is this project's own tree (scav@REV). Main thread only.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -73,6 +74,10 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
 std::optional<std::vector<std::string>> commits_between(const std::string& repo, const std::string& good,
                                                         const std::string& bad, bool first_parent,
                                                         std::string& error);
+// How many commits the first-parent line up to `commit` holds: its place in
+// first-parent order (a history's revisions are sorted by it); nullopt when
+// git cannot tell.
+std::optional<int64_t> first_parent_position(const std::string& repo, const std::string& commit);
 // The subject line of a commit ("" if unknown).
 std::string commit_subject(const std::string& repo, const std::string& commit);
 

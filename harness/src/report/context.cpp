@@ -28,6 +28,19 @@ std::string first_line(const std::optional<std::string>& s) {
   return s->substr(0, s->find('\n'));
 }
 
+// The CPU's model name (/proc/cpuinfo's first "model name"): two machines of
+// one name in a history may differ in it. "" where the kernel does not say
+// (some architectures name it otherwise).
+std::string cpu_model() {
+  const std::string info = procfs::read_text("/proc/cpuinfo").value_or("");
+  const auto at = info.find("model name");
+  if (at == std::string::npos) return "";
+  const auto colon = info.find(':', at), end = info.find('\n', at);
+  if (colon == std::string::npos || colon > end) return "";
+  const auto start = info.find_first_not_of(" \t", colon + 1);
+  return start < end ? info.substr(start, end - start) : "";
+}
+
 }  // namespace
 
 BuildInfo build_info() { return {MEMHARNESS_VERSION, MEMHARNESS_GIT_REVISION, MEMHARNESS_BUILD_TYPE}; }
@@ -52,6 +65,7 @@ Json make_context(const std::vector<std::string>& argv) {
     command += shell_quote(a);
   }
   auto b = build_info();
+  const std::string model = cpu_model();
   std::optional<int64_t> memory;
   if (auto kv = procfs::parse_kv(procfs::read_text("/proc/meminfo").value_or("")); kv.count("MemTotal"))
     memory = kv["MemTotal"];
@@ -61,6 +75,7 @@ Json make_context(const std::vector<std::string>& argv) {
       {"kernel", std::string(u.sysname) + " " + u.release + " " + u.version},
       {"machine", u.machine},
       {"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
+      {"cpu_model", model.empty() ? Json(nullptr) : Json(model)},
       {"memory_kb", memory ? Json(*memory) : Json(nullptr)},
       {"thp", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/enabled")))},
       {"thp_defrag", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/defrag")))},
@@ -71,6 +86,7 @@ Json make_context(const std::vector<std::string>& argv) {
       {"command", command},
       {"argv", argv},
   };
+  if (model.empty()) context["cpu_model_reason"] = "/proc/cpuinfo names no model";
   if (!memory) context["memory_kb_reason"] = "MemTotal could not be read from /proc/meminfo";
   return context;
 }

@@ -1,0 +1,205 @@
+// The history command: harness history add|merge|show|steps|ack|page over one
+// store file (docs/history.md). Exit 0 done, 1 a regression step among the
+// last --last revisions (steps), 2 bad input (a file that is not a store).
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "commands/commands.h"
+#include "commands/from_options.h"
+#include "commands/history_add.h"
+#include "compare/compare.h"
+#include "history/page.h"
+#include "history/steps.h"
+#include "history/store.h"
+#include "report/report_json.h"
+#include "sys/output_file.h"
+
+namespace mh {
+
+namespace {
+
+constexpr const char* kWho = "harness history";
+
+int add_reports(const Options& o) {
+  // Every report is read before any is added: a bad one adds nothing.
+  std::vector<ReportData> reports;
+  for (const auto& path : o.inputs) {
+    std::string error;
+    auto report = read_report(path, error);
+    if (!report) return bad_input(kWho, error);
+    reports.push_back(std::move(*report));
+  }
+  size_t added = 0, total = 0;
+  for (const auto& report : reports) {
+    std::string error;
+    auto n = add_to_history(o.history.target, report, error);
+    if (!n) return bad_input(kWho, error);
+    added += *n;
+    total += report.runs.size();
+  }
+  fmt::print("{} runs added to {} ({} already there)\n", added, escape::terminal(o.history.target.file),
+             total - added);
+  return 0;
+}
+
+int merge_stores(const Options& o) {
+  std::string error;
+  auto store = history::Store::open(o.inputs[0], error);
+  if (!store) return bad_input(kWho, error);
+  for (size_t i = 1; i < o.inputs.size(); ++i) {
+    auto added = store->merge_from(o.inputs[i], error);
+    if (!added) return bad_input(kWho, error);
+    fmt::print("{} runs added to {} from {}\n", *added, escape::terminal(o.inputs[0]), escape::terminal(o.inputs[i]));
+  }
+  return 0;
+}
+
+// A series' steps under the thresholds' rule for its metric.
+struct Judged {
+  history::Series series;
+  MetricRule rule;
+  std::vector<history::Step> steps;
+};
+
+// Revisions name the same commit when one is a prefix of the other (c3b7a36 and its full hash).
+bool same_revision(const std::string& a, const std::string& b) {
+  return !a.empty() && !b.empty() && (a.rfind(b, 0) == 0 || b.rfind(a, 0) == 0);
+}
+
+const history::Acknowledgement* acknowledged(const std::vector<history::Acknowledgement>& acks,
+                                             const history::Series& s, const history::Step& step) {
+  for (const auto& a : acks)
+    if (a.workload == s.workload && a.allocator == s.allocator && a.metric == s.metric &&
+        same_revision(a.revision, step.revision))
+      return &a;
+  return nullptr;
+}
+
+std::optional<std::vector<Judged>> judge_store(const Options& o, history::Store& store, std::string& error) {
+  auto thresholds = load_thresholds(thresholds_file(find_layout(), o), error);
+  if (!thresholds) return std::nullopt;
+  const HistoryOptions& h = o.history;
+  const history::StepRule rule{size_t(h.min_segment), h.alpha};
+  std::vector<Judged> out;
+  for (auto& s : store.series({h.metric, h.workload, h.allocator, h.target.machine})) {
+    const MetricRule r = thresholds->rule_for(s.metric);
+    if (h.metric.empty() && r.direction == compare::Direction::None) continue;  // informational
+    auto steps = history::find_steps(s, r, rule);
+    out.push_back({std::move(s), r, std::move(steps)});
+  }
+  return out;
+}
+
+std::string series_title(const history::Series& s) {
+  const auto unit = metric_info(s.metric, s.workload, {}).unit;
+  return fmt::format("{} {} · {} · {}: {}{}", s.workload, s.params, s.allocator, s.machine, s.metric,
+                     unit.empty() ? "" : " (" + unit + ")");
+}
+
+std::string step_text(const history::Step& st, const history::Acknowledgement* ack) {
+  return fmt::format("{} {:+.1f}% ({:g} -> {:g}{}; 95% CI {:+.1f}% to {:+.1f}%, p {:.2g}){}",
+                     compare::verdict_name(st.verdict), 100 * st.change, st.before, st.after,
+                     st.censored ? ", censored" : "", 100 * st.ci.lo, 100 * st.ci.hi, st.p,
+                     ack ? "; acknowledged: " + ack->reason : "");
+}
+
+void print_series(const Judged& j, const std::vector<history::Acknowledgement>& acks) {
+  fmt::print("{}\n{:<14} {:>8} {:>5} {:>12} {:>12} {:>12}  step\n", escape::terminal(series_title(j.series)),
+             "revision", "position", "runs", "median", "min", "max");
+  for (size_t i = 0; i < j.series.points.size(); ++i) {
+    const auto& p = j.series.points[i];
+    const auto stats = compare::censored_side_stats(p.values);
+    std::string step;
+    for (const auto& st : j.steps)
+      if (st.index == i) step = step_text(st, acknowledged(acks, j.series, st));
+    fmt::print("{:<14} {:>8} {:>5} {:>12}{} {:>12g} {:>12g}  {}\n", escape::terminal(p.revision.substr(0, 12)),
+               p.position ? std::to_string(*p.position) : "-", p.values.size(), fmt::format("{:g}", stats.median),
+               stats.median_above ? "+" : " ", stats.min, stats.max, step);
+  }
+  fmt::print("\n");
+}
+
+int show_series(const Options& o, history::Store& store) {
+  std::string error;
+  auto judged = judge_store(o, store, error);
+  if (!judged) return bad_input(kWho, error);
+  if (judged->empty())
+    return bad_input(kWho, fmt::format("no runs of metric '{}' of workload '{}'{} in {}", o.history.metric,
+                                       o.history.workload,
+                                       o.history.allocator.empty() ? "" : " under '" + o.history.allocator + "'",
+                                       o.history.target.file));
+  const auto acks = store.acknowledgements();
+  for (const auto& j : *judged) print_series(j, acks);
+  return 0;
+}
+
+int list_steps(const Options& o, history::Store& store) {
+  std::string error;
+  auto judged = judge_store(o, store, error);
+  if (!judged) return bad_input(kWho, error);
+  const auto acks = store.acknowledgements();
+  int found = 0, failing = 0;
+  for (const auto& j : *judged)
+    for (const auto& st : j.steps) {
+      const auto* ack = acknowledged(acks, j.series, st);
+      const bool recent = o.history.last > 0 && st.index + size_t(o.history.last) >= j.series.points.size();
+      const bool fails = recent && !ack && st.verdict == compare::Verdict::Regression;
+      failing += fails;
+      ++found;
+      fmt::print("{} at {}{}: {}\n", escape::terminal(series_title(j.series)),
+                 escape::terminal(st.revision.substr(0, 12)), fails ? " (among the last revisions)" : "",
+                 step_text(st, ack));
+    }
+  fmt::print("{} steps in {} series; {} regressions among the last {} revisions not acknowledged\n", found,
+             judged->size(), failing, o.history.last);
+  return failing ? 1 : 0;
+}
+
+int acknowledge(const Options& o, history::Store& store) {
+  const HistoryOptions& h = o.history;
+  std::string error;
+  if (!store.acknowledge({h.workload, h.allocator, h.metric, h.target.revision, h.reason}, error))
+    return bad_input(kWho, h.target.file + ": " + error);
+  fmt::print("step of {} under {} at {} acknowledged\n", escape::terminal(h.metric), escape::terminal(h.allocator),
+             escape::terminal(h.target.revision));
+  return 0;
+}
+
+int write_page(const Options& o, history::Store& store) {
+  std::string error;
+  auto judged = judge_store(o, store, error);
+  if (!judged) return bad_input(kWho, error);
+  std::vector<history::PageSeries> page;
+  const auto acks = store.acknowledgements();
+  for (auto& j : *judged) {
+    history::PageSeries ps{j.series, j.steps, {}};
+    for (const auto& st : j.steps)
+      if (const auto* ack = acknowledged(acks, j.series, st)) ps.acknowledged[st.index] = ack->reason;
+    page.push_back(std::move(ps));
+  }
+  if (auto e = history::write_page(o.history.out, page); !e.empty()) return bad_input(kWho, e);
+  fmt::print("{} charts written to {}/index.html\n", page.size(), escape::terminal(o.history.out));
+  return 0;
+}
+
+}  // namespace
+
+int history_command(const Options& o) {
+  const auto& verb = o.history.verb;
+  if (verb == "merge") return merge_stores(o);
+  if (verb == "add") return add_reports(o);
+  std::error_code ec;
+  if (!std::filesystem::exists(o.history.target.file, ec))
+    return bad_input(kWho, "no history store at " + o.history.target.file +
+                               " (harness history add REPORT..., or --history FILE on run and compare, makes one)");
+  std::string error;
+  auto store = history::Store::open(o.history.target.file, error);
+  if (!store) return bad_input(kWho, error);
+  if (verb == "show") return show_series(o, *store);
+  if (verb == "steps") return list_steps(o, *store);
+  if (verb == "ack") return acknowledge(o, *store);
+  return write_page(o, *store);
+}
+
+}  // namespace mh

@@ -1,0 +1,24 @@
+// From a report's runs to the store's: the key of each run (workload and
+// parameters, pin and revision, machine, harness version) and every metric's
+// value as the report has it. Pure functions; any thread.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "history/store.h"
+#include "report/report_json.h"
+
+namespace mh::history {
+
+// "scav@c3b7a36:purge_delay_ms=10" -> {"scav:purge_delay_ms=10", "c3b7a36"};
+// a name without a revision -> {name, ""}.
+std::pair<std::string, std::string> split_pin(const std::string& allocator);
+
+// The report's runs, their revision the pin's (fill in or replace it before
+// adding: a revision measured in another way, its first-parent position) and
+// their machine `machine`, or the report's host when "".
+std::vector<StoredRun> stored_runs(const ReportData& report, const std::string& machine);
+
+}  // namespace mh::history

@@ -1,0 +1,282 @@
+// The history store over SQLite's C API (see store.h). A new file is made at
+// version 1 and migrated like an old one, so every migration runs on every
+// new store as well as on the files it was written for.
+#include "history/store.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <tuple>
+
+namespace mh::history {
+
+namespace {
+
+// Version 1 as it was released: kept as it is, since files of it exist.
+constexpr const char* kSchemaV1 = R"(
+CREATE TABLE schema_version(version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (1);
+CREATE TABLE runs(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, workload TEXT NOT NULL,
+  params TEXT NOT NULL, allocator TEXT NOT NULL, allocator_revision TEXT NOT NULL, revision TEXT NOT NULL,
+  position INTEGER, machine TEXT NOT NULL, kernel TEXT NOT NULL, thp TEXT NOT NULL,
+  harness_version TEXT NOT NULL, date TEXT NOT NULL, status TEXT NOT NULL, role TEXT NOT NULL,
+  repetition INTEGER NOT NULL);
+CREATE TABLE run_values(run_id INTEGER NOT NULL REFERENCES runs(id), metric TEXT NOT NULL, value REAL,
+  reason TEXT NOT NULL, PRIMARY KEY(run_id, metric));
+)";
+
+// Each entry takes a file from version i+1 to i+2.
+constexpr const char* kMigrations[] = {
+    R"(
+ALTER TABLE runs ADD COLUMN cpu_model TEXT NOT NULL DEFAULT '';
+ALTER TABLE run_values ADD COLUMN above REAL;
+CREATE TABLE acknowledgements(workload TEXT NOT NULL, allocator TEXT NOT NULL, metric TEXT NOT NULL,
+  revision TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY(workload, allocator, metric, revision));
+CREATE INDEX run_values_metric ON run_values(metric);
+UPDATE schema_version SET version = 2;
+)"};
+static_assert(std::size(kMigrations) == kSchemaVersion - 1);
+
+constexpr const char* kRunColumns =
+    "hash, workload, params, allocator, allocator_revision, revision, position, machine, kernel, thp, "
+    "harness_version, date, status, role, repetition, cpu_model";
+
+// One prepared statement, finalized when it goes out of scope.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr); }
+  ~Statement() { sqlite3_finalize(s_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  bool ok() const { return s_ != nullptr; }
+  void text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); }
+  void integer(int i, std::optional<int64_t> v) {
+    if (v) sqlite3_bind_int64(s_, i, *v);
+    else sqlite3_bind_null(s_, i);
+  }
+  void real(int i, std::optional<double> v) {
+    if (v) sqlite3_bind_double(s_, i, *v);
+    else sqlite3_bind_null(s_, i);
+  }
+  int step() { return sqlite3_step(s_); }
+  void reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  std::string column_text(int i) const {
+    auto p = sqlite3_column_text(s_, i);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+  std::optional<int64_t> column_integer(int i) const {
+    if (sqlite3_column_type(s_, i) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_int64(s_, i);
+  }
+  std::optional<double> column_real(int i) const {
+    if (sqlite3_column_type(s_, i) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_double(s_, i);
+  }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+};
+
+void bind_run(Statement& s, const StoredRun& r) {
+  int i = 0;
+  for (const auto* v : {&r.hash, &r.workload, &r.params, &r.allocator, &r.allocator_revision, &r.revision})
+    s.text(++i, *v);
+  s.integer(++i, r.position);
+  for (const auto* v : {&r.machine, &r.kernel, &r.thp, &r.harness_version, &r.date, &r.status, &r.role})
+    s.text(++i, *v);
+  s.integer(++i, r.repetition);
+  s.text(++i, r.cpu_model);
+}
+
+// The key of a series and the order of its points (by position, unknown
+// positions last, then by the first run added).
+using SeriesKey = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+struct PointOrder {
+  bool no_position;
+  int64_t position, first_id;
+  bool operator<(const PointOrder& o) const {
+    return std::tie(no_position, position, first_id) < std::tie(o.no_position, o.position, o.first_id);
+  }
+};
+
+}  // namespace
+
+Store::~Store() { sqlite3_close(db_); }
+
+bool Store::exec(const std::string& sql, std::string& error) {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) == SQLITE_OK) return true;
+  error = message ? message : sqlite3_errmsg(db_);
+  sqlite3_free(message);
+  return false;
+}
+
+std::unique_ptr<Store> Store::open(const std::string& path, std::string& error) {
+  std::error_code ec;
+  if (const auto parent = std::filesystem::path(path).parent_path(); !parent.empty())
+    std::filesystem::create_directories(parent, ec);  // results/ of a fresh checkout; a failure shows below
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    error = path + ": cannot be opened as a history store: " + sqlite3_errmsg(db);
+    sqlite3_close(db);
+    return nullptr;
+  }
+  std::unique_ptr<Store> store(new Store(db));
+  sqlite3_busy_timeout(db, 10000);  // two harnesses adding to one file wait for each other
+  if (!store->migrate(path, error)) return nullptr;
+  return store;
+}
+
+bool Store::migrate(const std::string& path, std::string& error) {
+  std::string why;
+  if (!exec("BEGIN IMMEDIATE", why)) {
+    error = path + ": not a history store (" + why + ")";
+    return false;
+  }
+  int version = 0;
+  {
+    Statement has(db_, "SELECT count(*) FROM sqlite_master WHERE name = 'schema_version'");
+    if (has.ok() && has.step() == SQLITE_ROW && has.column_integer(0).value_or(0) > 0) {
+      Statement v(db_, "SELECT version FROM schema_version");
+      version = v.ok() && v.step() == SQLITE_ROW ? int(v.column_integer(0).value_or(0)) : 0;
+    } else {
+      Statement tables(db_, "SELECT count(*) FROM sqlite_master");
+      if (tables.ok() && tables.step() == SQLITE_ROW && tables.column_integer(0).value_or(0) > 0) version = -1;
+    }
+  }
+  if (version < 0 || version > kSchemaVersion) {
+    exec("ROLLBACK", why);
+    error = version < 0 ? path + ": an SQLite file, but not a history store (no schema_version table)"
+                        : path + ": history schema version " + std::to_string(version) +
+                              ", newer than this harness reads (" + std::to_string(kSchemaVersion) + ")";
+    return false;
+  }
+  bool ok = version > 0 || (exec(kSchemaV1, why) && (version = 1));
+  for (; ok && version < kSchemaVersion; ++version) ok = exec(kMigrations[version - 1], why);
+  if (ok && exec("COMMIT", why)) return true;
+  exec("ROLLBACK", why);
+  error = path + ": the history store could not be set up or migrated: " + why;
+  return false;
+}
+
+std::optional<size_t> Store::add(const std::vector<StoredRun>& runs, std::string& error) {
+  if (!exec("BEGIN IMMEDIATE", error)) return std::nullopt;
+  Statement insert(db_, std::string("INSERT OR IGNORE INTO runs(") + kRunColumns +
+                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+  Statement value(db_, "INSERT INTO run_values(run_id, metric, value, above, reason) VALUES (?1, ?2, ?3, ?4, ?5)");
+  size_t added = 0;
+  bool failed = false;
+  for (size_t i = 0; i < runs.size() && !failed; ++i) {
+    bind_run(insert, runs[i]);
+    failed = insert.step() != SQLITE_DONE;
+    insert.reset();
+    if (failed || sqlite3_changes(db_) == 0) continue;  // a failure, or stored before
+    ++added;
+    const int64_t id = sqlite3_last_insert_rowid(db_);
+    for (const auto& [metric, v] : runs[i].values) {
+      value.integer(1, id);
+      value.text(2, metric);
+      value.real(3, v.value);
+      value.real(4, v.above);
+      value.text(5, v.reason);
+      failed = failed || value.step() != SQLITE_DONE;
+      value.reset();
+    }
+  }
+  if (failed) {
+    error = sqlite3_errmsg(db_);
+    std::string ignored;
+    exec("ROLLBACK", ignored);
+    return std::nullopt;
+  }
+  if (!exec("COMMIT", error)) return std::nullopt;
+  return added;
+}
+
+std::optional<size_t> Store::merge_from(const std::string& other, std::string& error) {
+  if (!Store::open(other, error)) return std::nullopt;  // migrated to this version first
+  Statement attach(db_, "ATTACH DATABASE ?1 AS other");
+  attach.text(1, other);
+  if (attach.step() != SQLITE_DONE) {
+    error = other + ": " + sqlite3_errmsg(db_);
+    return std::nullopt;
+  }
+  const size_t before = run_count();
+  const bool ok =
+      exec("BEGIN IMMEDIATE", error) &&
+      exec(std::string("INSERT OR IGNORE INTO main.runs(") + kRunColumns + ") SELECT " + kRunColumns +
+               " FROM other.runs ORDER BY id;"
+               "INSERT OR IGNORE INTO main.run_values(run_id, metric, value, above, reason) "
+               "SELECT r.id, v.metric, v.value, v.above, v.reason FROM other.run_values v "
+               "JOIN other.runs o ON o.id = v.run_id JOIN main.runs r ON r.hash = o.hash;"
+               "INSERT OR IGNORE INTO main.acknowledgements SELECT * FROM other.acknowledgements;"
+               "COMMIT",
+           error);
+  std::string ignored;
+  if (!ok) exec("ROLLBACK", ignored);
+  exec("DETACH DATABASE other", ignored);
+  if (!ok) return std::nullopt;
+  return run_count() - before;
+}
+
+size_t Store::run_count() {
+  Statement s(db_, "SELECT count(*) FROM runs");
+  return s.step() == SQLITE_ROW ? size_t(s.column_integer(0).value_or(0)) : 0;
+}
+
+std::vector<Series> Store::series(const SeriesFilter& f) {
+  Statement s(db_,
+              "SELECT v.metric, r.workload, r.params, r.allocator, r.machine, r.revision, r.position, v.value, "
+              "v.above, r.id FROM run_values v JOIN runs r ON r.id = v.run_id WHERE r.status = 'ok' AND "
+              "(v.value IS NOT NULL OR v.above IS NOT NULL) AND (?1 = '' OR v.metric = ?1) AND "
+              "(?2 = '' OR r.workload = ?2) AND (?3 = '' OR r.allocator = ?3) AND (?4 = '' OR r.machine = ?4) "
+              "ORDER BY r.id");
+  int i = 0;
+  for (const auto* v : {&f.metric, &f.workload, &f.allocator, &f.machine}) s.text(++i, *v);
+  std::map<SeriesKey, std::map<std::string, std::pair<PointOrder, Point>>> found;
+  while (s.step() == SQLITE_ROW) {
+    const SeriesKey key{s.column_text(1), s.column_text(2), s.column_text(3), s.column_text(4), s.column_text(0)};
+    auto [it, fresh] = found[key].try_emplace(s.column_text(5));
+    auto& [order, point] = it->second;
+    if (fresh) {
+      point.revision = it->first;
+      point.position = s.column_integer(6);
+      order = {!point.position, point.position.value_or(0), *s.column_integer(9)};
+    }
+    const auto above = s.column_real(8);
+    point.values.push_back({above ? *above : s.column_real(7).value_or(0), above.has_value()});
+  }
+  std::vector<Series> out;
+  for (auto& [key, points] : found) {
+    Series series{std::get<4>(key), std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), {}};
+    std::vector<std::pair<PointOrder, Point>> ordered;
+    for (auto& [rev, p] : points) ordered.push_back(std::move(p));
+    std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [order, p] : ordered) series.points.push_back(std::move(p));
+    out.push_back(std::move(series));
+  }
+  return out;
+}
+
+bool Store::acknowledge(const Acknowledgement& a, std::string& error) {
+  Statement s(db_, "INSERT OR REPLACE INTO acknowledgements VALUES (?1, ?2, ?3, ?4, ?5)");
+  int i = 0;
+  for (const auto* v : {&a.workload, &a.allocator, &a.metric, &a.revision, &a.reason}) s.text(++i, *v);
+  if (s.step() == SQLITE_DONE) return true;
+  error = sqlite3_errmsg(db_);
+  return false;
+}
+
+std::vector<Acknowledgement> Store::acknowledgements() {
+  Statement s(db_, "SELECT workload, allocator, metric, revision, reason FROM acknowledgements");
+  std::vector<Acknowledgement> out;
+  while (s.step() == SQLITE_ROW)
+    out.push_back({s.column_text(0), s.column_text(1), s.column_text(2), s.column_text(3), s.column_text(4)});
+  return out;
+}
+
+}  // namespace mh::history

@@ -1,0 +1,89 @@
+// The history store: one SQLite file of runs across revisions, each run keyed
+// by what makes two figures comparable and holding every metric's value (a
+// censored one with its bound, a null with its reason). Opening migrates an
+// older file; a run is stored once (its content hash). Main thread only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/compare_stats.h"
+
+struct sqlite3;
+
+namespace mh::history {
+
+// 1: runs and values without bounds; 2: censored bounds, the machine's CPU
+// model and acknowledged steps.
+inline constexpr int kSchemaVersion = 2;
+
+struct StoredValue {
+  std::optional<double> value;
+  std::optional<double> above;  // right-censored: more than this
+  std::string reason;           // why value is null
+};
+
+// One run as the store keeps it. allocator is the pin without its revision
+// ("scav" for scav@c3b7a36), so that one series crosses revisions.
+struct StoredRun {
+  std::string hash;  // of the run's content: adding it again adds nothing
+  std::string workload, params;  // params as canonical JSON text
+  std::string allocator, allocator_revision;
+  std::string revision;
+  std::optional<int64_t> position;  // first-parent order of the revision, when known
+  std::string machine, cpu_model, kernel, thp, harness_version, date, status, role;
+  int64_t repetition = 0;
+  std::map<std::string, StoredValue> values;
+};
+
+// The runs of one revision in a series, ok runs only.
+struct Point {
+  std::string revision;
+  std::optional<int64_t> position;
+  std::vector<compare::Observation> values;
+};
+
+// metric x workload (with its parameters) x allocator x machine, across revisions.
+struct Series {
+  std::string metric, workload, params, allocator, machine;
+  std::vector<Point> points;  // by position, then by when first added
+};
+
+struct SeriesFilter {
+  std::string metric, workload, allocator, machine;  // "" any
+};
+
+struct Acknowledgement {
+  std::string workload, allocator, metric, revision, reason;
+};
+
+class Store {
+ public:
+  // Opens or creates `path`, migrating an older schema; nullopt with a
+  // message naming the file otherwise (not SQLite, a newer schema).
+  static std::unique_ptr<Store> open(const std::string& path, std::string& error);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Adds the runs not stored yet, in one transaction; how many were new.
+  std::optional<size_t> add(const std::vector<StoredRun>& runs, std::string& error);
+  // Adds the runs of another store (migrated first) not stored here yet.
+  std::optional<size_t> merge_from(const std::string& other, std::string& error);
+  std::vector<Series> series(const SeriesFilter& f);
+  bool acknowledge(const Acknowledgement& a, std::string& error);
+  std::vector<Acknowledgement> acknowledgements();
+  size_t run_count();
+
+ private:
+  explicit Store(sqlite3* db) : db_(db) {}
+  bool exec(const std::string& sql, std::string& error);
+  bool migrate(const std::string& path, std::string& error);
+  sqlite3* db_;
+};
+
+}  // namespace mh::history

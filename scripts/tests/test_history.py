@@ -1,0 +1,195 @@
+"""The history store as a user meets it: `harness history add` of reports cut from
+the committed smoke fixture (nothing is measured), a report added twice adding
+nothing, a version-1 store made here migrated when opened, two stores merged, a
+step among the last revisions failing `history steps` until acknowledged, and the
+dashboard page's files and inlined data, names from reports escaped.
+"""
+import copy
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = ROOT / "build" / "bin" / "harness"
+SMOKE = ROOT / "scripts" / "tests" / "fixtures" / "burst-smoke.json"
+HOSTILE = '</script><img src=x onerror="document.title=1">'
+
+
+def harness(*args):
+    return subprocess.run([str(HARNESS), *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+def report_at(folder, revision, peak_kb, workload="burst-writefile"):
+    """The fixture's glibc runs as a report made at `revision`, every run's
+    peak_rss_kb near `peak_kb` (a report begun at its own time: new runs)."""
+    smoke = json.loads(SMOKE.read_text())
+    report = copy.deepcopy(smoke)
+    report["context"]["date"] = f"2026-01-01T00:00:{len(list(folder.glob('*.json'))):02d}Z"
+    report["runs"] = [r for r in report["runs"] if r["allocator"]["name"] == "glibc"]
+    for k, run in enumerate(report["runs"]):
+        run["workload"] = workload
+        run["metrics"]["peak_rss_kb"] = peak_kb + 8 * k
+    report.pop("summary", None)
+    path = folder / f"{revision}.json"
+    path.write_text(json.dumps(report))
+    return path
+
+
+def add(store, report, revision):
+    return harness("history", "add", "--history", store, "--revision", revision, report)
+
+
+def series_of(folder, store, levels, workload="burst-writefile"):
+    for i, level in enumerate(levels):
+        r = add(store, report_at(folder, f"r{i:02d}", level, workload), f"r{i:02d}")
+        assert r.returncode == 0, r.stderr
+
+
+def test_a_report_added_twice_adds_nothing(tmp_path):
+    store, report = tmp_path / "h.sqlite", report_at(tmp_path, "r1", 9000)
+    first, second = add(store, report, "r1"), add(store, report, "r1")
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.startswith("3 runs added")
+    assert second.stdout.startswith("0 runs added") and "(3 already there)" in second.stdout
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 3
+        values = dict(db.execute("SELECT metric, value FROM run_values JOIN runs ON runs.id = run_id "
+                                 "WHERE repetition = 1").fetchall())
+    assert values["peak_rss_kb"] == 9000
+    # Not measured stays null, with its reason.
+    assert values["perf.cycles"] is None
+
+
+def test_a_bad_report_is_refused_and_adds_nothing(tmp_path):
+    store, bad = tmp_path / "h.sqlite", tmp_path / "bad.json"
+    bad.write_text('{"schema": "memharness.report/1", "runs": [{"status": 3}]}')
+    good = report_at(tmp_path, "r1", 9000)
+    r = harness("history", "add", "--history", store, good, bad)
+    assert r.returncode == 2
+    assert "bad.json" in r.stderr
+    assert not store.exists() or sqlite3.connect(store).execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+
+
+def test_not_a_store_is_refused(tmp_path):
+    store = tmp_path / "h.sqlite"
+    store.write_text("not a database, a text file\n" * 100)
+    r = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "w")
+    assert r.returncode == 2
+    assert str(store) in r.stderr and "not a history store" in r.stderr
+
+
+# Version 1 of the schema as it was released; the harness must keep reading such files.
+V1 = """
+CREATE TABLE schema_version(version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (1);
+CREATE TABLE runs(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, workload TEXT NOT NULL,
+  params TEXT NOT NULL, allocator TEXT NOT NULL, allocator_revision TEXT NOT NULL, revision TEXT NOT NULL,
+  position INTEGER, machine TEXT NOT NULL, kernel TEXT NOT NULL, thp TEXT NOT NULL,
+  harness_version TEXT NOT NULL, date TEXT NOT NULL, status TEXT NOT NULL, role TEXT NOT NULL,
+  repetition INTEGER NOT NULL);
+CREATE TABLE run_values(run_id INTEGER NOT NULL REFERENCES runs(id), metric TEXT NOT NULL, value REAL,
+  reason TEXT NOT NULL, PRIMARY KEY(run_id, metric));
+"""
+
+
+def test_a_version_1_store_is_migrated(tmp_path):
+    store = tmp_path / "old.sqlite"
+    with sqlite3.connect(store) as db:
+        db.executescript(V1)
+        for i in range(3):
+            db.execute("INSERT INTO runs VALUES (?, ?, 'idle-return', '{}', 'scav', '', 'abc1234', 7, 'vm', "
+                       "'Linux', 'madvise', '0.1.0', '2026-01-01T00:00:00Z', 'ok', '', ?)", (i + 1, f"h{i}", i))
+            db.execute("INSERT INTO run_values VALUES (?, 'peak_rss_kb', ?, '')", (i + 1, 4000 + 100 * i))
+    db.close()
+    r = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "idle-return")
+    assert r.returncode == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if line.startswith("abc1234"))
+    assert row.split()[1:6] == ["7", "3", "4100", "4000", "4200"]
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchone()[0] == 2
+        assert "above" in [c[1] for c in db.execute("PRAGMA table_info(run_values)")]
+    # And the migrated file takes new runs.
+    assert add(store, report_at(tmp_path, "r1", 9000), "r1").returncode == 0
+
+
+def test_two_stores_merge(tmp_path):
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    shared = report_at(tmp_path, "r1", 9000)
+    assert add(a, shared, "r1").returncode == 0
+    assert add(b, shared, "r1").returncode == 0
+    assert add(b, report_at(tmp_path, "r2", 9000), "r2").returncode == 0
+    r = harness("history", "merge", a, b)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("3 runs added")
+    with sqlite3.connect(a) as db:
+        assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 6
+        assert db.execute("SELECT count(DISTINCT run_id) FROM run_values").fetchone()[0] == 6
+
+
+def test_a_recent_regression_fails_steps_until_acknowledged(tmp_path):
+    store = tmp_path / "h.sqlite"
+    series_of(tmp_path, store, [9000] * 6 + [12000] * 3)
+    steps = ["history", "steps", "--history", store, "--metric", "peak_rss_kb", "--last", "3"]
+    r = harness(*steps)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "at r06 (among the last revisions): regression +33" in r.stdout
+    show = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "burst-writefile")
+    marked = [line.split()[0] for line in show.stdout.splitlines() if "regression" in line]
+    assert marked == ["r06"]
+    assert harness(*steps[:-2], "--last", "2").returncode == 0  # the step is older than the last 2
+    ack = harness("history", "ack", "--history", store, "--workload", "burst-writefile", "--allocator", "glibc",
+                  "--metric", "peak_rss_kb", "--revision", "r06", "--reason", "a larger buffer on purpose")
+    assert ack.returncode == 0, ack.stderr
+    r = harness(*steps)
+    assert r.returncode == 0
+    assert "acknowledged: a larger buffer on purpose" in r.stdout
+
+
+def test_a_flat_series_has_no_step(tmp_path):
+    store = tmp_path / "h.sqlite"
+    series_of(tmp_path, store, [9000, 9010, 8990, 9005, 9000, 8995, 9010, 9000])
+    r = harness("history", "steps", "--history", store, "--last", "8")
+    assert r.returncode == 0
+    assert r.stdout.startswith("0 steps in ")
+
+
+def test_a_run_with_history_adds_its_runs_at_the_harness_revision(tmp_path):
+    store, report = tmp_path / "h.sqlite", tmp_path / "r.json"
+    r = harness("--workload", "idle-return", "--smoke", "-a", "glibc", "--runs", "1", "-q", "-o", report,
+                "--history", store, "--machine", "runner-x")
+    assert r.returncode == 0, r.stderr
+    assert f"1 runs added to the history {store}" in r.stderr
+    built = json.loads(report.read_text())["context"]["git_revision"].removesuffix("-dirty")
+    position = subprocess.run(["git", "-C", str(ROOT), "rev-list", "--first-parent", "--count", built, "--"],
+                              capture_output=True, text=True)
+    if position.returncode != 0:
+        pytest.skip("the harness was built outside a git checkout")
+    show = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "idle-return")
+    assert " · glibc · runner-x: peak_rss_kb" in show.stdout
+    row = show.stdout.splitlines()[2].split()
+    assert row[:3] == [built[:12], position.stdout.strip(), "1"]
+
+
+def page_data(index):
+    text = index.read_text()
+    start = text.index('<script type="application/json" id="history-data">') + len(
+        '<script type="application/json" id="history-data">')
+    return text, json.loads(text[start:text.index("</script>", start)])
+
+
+def test_the_page_inlines_its_data_with_names_escaped(tmp_path):
+    store = tmp_path / "h.sqlite"
+    series_of(tmp_path, store, [9000] * 3 + [12000] * 3, workload=HOSTILE)
+    out = tmp_path / "site"
+    r = harness("history", "page", "--history", store, "--metric", "peak_rss_kb", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert (out / "chart.min.js").read_bytes().startswith(b"/*!\n * Chart.js")
+    text, data = page_data(out / "index.html")
+    assert "<img" not in text and "http" not in text.replace("https://www.chartjs.org", "")
+    [series] = data["series"]
+    assert series["workload"] == HOSTILE
+    assert [p["median"] for p in series["points"]] == [9008] * 3 + [12008] * 3
+    assert [(s["revision"], s["verdict"]) for s in series["steps"]] == [("r03", "regression")]
