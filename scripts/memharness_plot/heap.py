@@ -68,7 +68,7 @@ def heap_figure(reports, names, workload=None):
                         va="top", ha="left", fontsize=7, color="0.25")
             ax.set_ylabel("MB")
             ax.set_title(f"{workload} under {name}", fontsize=10, loc="left")
-            ax.legend(loc="upper right", fontsize=7)
+            ax.legend(loc="upper left", fontsize=7)
         axes[-1].set_xlabel("time since exec (s)")
         note = ("Shaded: anonymous RSS minus the live malloc heap (the usable size of the blocks the program "
                 "holds, counted by the heap ledger). It is what the allocator keeps after frees, plus thread stacks, "
@@ -79,6 +79,8 @@ def heap_figure(reports, names, workload=None):
             note += f" Without a live-heap column (not run with --ledger): {', '.join(missing)}."
         note += " Source: " + ", ".join(text.file_label(n) for n in names)
         width_px = fig.get_figwidth() * fig.dpi * 0.9
-        fig.text(0.05, 0.005, style.wrap_to_width(fig, note, 7.5, width_px), fontsize=7.5, va="bottom")
-        fig.subplots_adjust(left=0.08, right=0.97, top=0.95, bottom=0.1 + 0.02 * len(series), hspace=0.3)
+        lines = style.wrap_to_width(fig, note, 7.5, width_px)
+        fig.text(0.05, 0.01, "\n".join(lines), fontsize=7.5, va="bottom")
+        fig.subplots_adjust(left=0.08, right=0.97, top=1 - 0.35 / fig.get_figheight(),
+                            bottom=(0.75 + 0.14 * len(lines)) / fig.get_figheight(), hspace=0.35)
     return fig
