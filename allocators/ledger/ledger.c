@@ -93,6 +93,10 @@ static size_t boot_size(const void* p) {
   return n;
 }
 
+/* Inside a forwarded call (operator new calling malloc under glibc, the slot
+   bookkeeping's own allocations) nothing more is counted: a block counts once. */
+static TLS volatile int depth;
+
 static int state; /* 0: not resolved, 1: resolving, 2: ready */
 static TLS volatile int resolving_here; /* volatile: read back through dlsym's own calls into malloc */
 static pthread_key_t exit_key;
@@ -151,6 +155,11 @@ static int resolve(void) {
   if (__atomic_compare_exchange_n(&state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     resolving_here = 1;
     resolve_all();
+    ++depth;
+    void* warm = next.malloc(1);
+    if (warm) next.usable(warm);
+    next.free(warm);
+    --depth;
     pthread_key_create(&exit_key, release_slot);
     pthread_atfork(NULL, NULL, after_fork_in_child);
     memharness_ledger.pid = (int32_t)getpid();
@@ -172,10 +181,9 @@ __attribute__((constructor(101))) static void ledger_init(void) { bootstrapping(
 
 /* ---- counting ------------------------------------------------------------ */
 
-/* Inside a forwarded call (operator new calling malloc under glibc, the slot
-   bookkeeping's own allocations) nothing more is counted: a block counts once. */
-static TLS volatile int depth;
+/* The thread's own slot; null until it has one, and for a thread on the shared slot. */
 static TLS struct memharness_ledger_slot* my_slot;
+static TLS int on_shared; /* the thread counts in the shared slot (atomic adds) */
 static TLS volatile int exiting; /* the thread's slot was released: the shared slot from now on */
 
 static struct memharness_ledger_slot* const shared_slot = &memharness_ledger.slot[0];
@@ -204,7 +212,8 @@ static struct memharness_ledger_slot* claim_slot(void) {
    thread to claim it adds to them. */
 static void release_slot(void* slot) {
   exiting = 1;
-  my_slot = shared_slot;
+  on_shared = 1;
+  my_slot = NULL;
   struct memharness_ledger_slot* s = slot;
   if (s && s != shared_slot) __atomic_store_n(&s->owned, 0, __ATOMIC_RELEASE);
 }
@@ -227,10 +236,8 @@ static inline void bump(int64_t* field, int64_t by, int shared) {
   else __atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + by, __ATOMIC_RELAXED);
 }
 
-static void count(int64_t bytes, int64_t blocks, int64_t allocated) {
-  struct memharness_ledger_slot* s = my_slot;
-  if (UNLIKELY(!s)) s = my_slot = claim_slot();
-  const int shared = s == shared_slot;
+static inline void add_to(struct memharness_ledger_slot* s, int64_t bytes, int64_t blocks, int64_t allocated,
+                          int shared) {
   bump(&s->live_bytes, bytes, shared);
   bump(&s->live_blocks, blocks, shared);
   if (allocated >= 0) {
@@ -239,14 +246,31 @@ static void count(int64_t bytes, int64_t blocks, int64_t allocated) {
   }
 }
 
-/* The usable size, asked with counting off: tcmalloc's answer may itself call
-   operator new (its MallocExtension instance), which would ask again. */
-static inline int64_t usable_of(void* p) {
-  ++depth;
-  const size_t u = next.usable(p);
-  --depth;
-  return (int64_t)u;
+/* A thread's first count, and every count of a thread on the shared slot. */
+__attribute__((noinline)) static void count_slow(int64_t bytes, int64_t blocks, int64_t allocated) {
+  if (!on_shared) {
+    struct memharness_ledger_slot* s = claim_slot();
+    if (s != shared_slot) {
+      my_slot = s;
+      add_to(s, bytes, blocks, allocated, 0);
+      return;
+    }
+    on_shared = 1;
+  }
+  add_to(shared_slot, bytes, blocks, allocated, 1);
 }
+
+/* allocated: the usable bytes of an allocation, or -1 for a free or a resize in place. */
+static inline void count(int64_t bytes, int64_t blocks, int64_t allocated) {
+  struct memharness_ledger_slot* s = my_slot;
+  if (UNLIKELY(!s)) return count_slow(bytes, blocks, allocated);
+  add_to(s, bytes, blocks, allocated, 0);
+}
+
+/* The usable size. tcmalloc's first answer calls operator new (its
+   MallocExtension instance), which would ask again: resolve() asks once with
+   counting off, so that no later answer allocates. */
+static inline int64_t usable_of(void* p) { return (int64_t)next.usable(p); }
 
 static inline void counted_alloc(void* p) {
   if (p && depth == 0) {

@@ -82,7 +82,8 @@ bool LedgerReader::read_block(uint64_t addr, void* out, size_t len) {
   return false;
 }
 
-std::optional<LedgerCounts> LedgerReader::read() {
+std::optional<LedgerCounts> LedgerReader::read(bool look_now) {
+  if (look_now) next_locate_ = {};
   memharness_ledger head{};
   constexpr size_t kHead = offsetof(memharness_ledger, slot);
   // Twice at most: a block that moved (an exec) is found again once.

@@ -21,8 +21,9 @@ class LedgerReader {
   // `library`: the ledger's path as the loader maps it (canonical).
   LedgerReader(int pid, std::string library, std::string proc_root = "/proc");
   // The sum over the process's thread slots now; none when the process has no
-  // ledger (why() says why: not mapped, unreadable, gone).
-  std::optional<LedgerCounts> read();
+  // ledger (why() says why: not mapped, unreadable, gone). A process without
+  // one is looked for again at most every 20 ms, unless `look_now` (a mark).
+  std::optional<LedgerCounts> read(bool look_now = false);
   const std::string& why() const { return why_; }
 
  private:

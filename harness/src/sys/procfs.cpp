@@ -145,9 +145,9 @@ void ProcReader::use_ledger(const std::string& library) {
   for (const char* column : kLedgerColumns) unreadable_.erase(column);
 }
 
-void ProcReader::read_ledger(Sample& out) {
+void ProcReader::read_ledger(Sample& out, bool at_mark) {
   if (!ledger_) return;
-  const auto c = ledger_->read();
+  const auto c = ledger_->read(at_mark);
   out.heap_live_kb = c ? c->live_bytes / 1024 : 0;
   out.heap_blocks = c ? c->live_blocks : 0;
   out.heap_allocs = c ? int64_t(c->allocs) : 0;
@@ -215,7 +215,7 @@ bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status, bool wit
     else last_hwm_kb_.reset();
   }
   read_smaps(out, with_smaps);
-  read_ledger(out);
+  read_ledger(out, with_status);
   return true;
 }
 

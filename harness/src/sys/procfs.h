@@ -94,7 +94,7 @@ class ProcReader {
   void split_shared(Sample& out, int64_t shared_kb);
   void read_status_split(Sample& out, const std::map<std::string, int64_t>& status);
   void read_smaps(Sample& out, bool with_smaps);
-  void read_ledger(Sample& out);
+  void read_ledger(Sample& out, bool at_mark);
   // Marks `column` missing in `out` (present when why is ""), keeping why.
   void note(Sample& out, const char* column, const std::string& why);
   int pid_;
