@@ -147,11 +147,14 @@ void add_what_to_run(CLI::App& app, Options& o) {
                  "background child), each named in the run's leftover_processes: kill (default: killed, the run "
                  "stays ok), fail (killed, the run failed), allow (left running)")
       ->transform(one_of(kLeftoversNames));
+  app.add_flag("--ledger", o.run.ledger,
+               "preload the heap ledger ahead of the allocator: every sample gets the live heap (heap_live_kb) and "
+               "the anonymous memory outside it; adds a few ns to every allocation (docs/heap-ledger.md)");
   app.add_option("--sample-ms", o.run.sample_ms, "sampling interval in milliseconds (at least 1)")
       ->check(in_range(1.0, 60000.0))
       ->capture_default_str();
   app.add_option("--smaps-ms", o.run.smaps_ms,
-                 "also read smaps_rollup (AnonHugePages) at most every this many ms; 0: at marks only. It walks "
+                 "also read smaps_rollup (AnonHugePages, LazyFree) at most every this many ms; 0: at marks only. It walks "
                  "every page table under the workload's mmap lock, which stalls the workload's mmap and munmap")
       ->check(in_range(0.0, 60000.0))
       ->capture_default_str();

@@ -7,6 +7,7 @@
 // after.ms_to_90pct, after.area_mb_s). The idle loop sleeps and reads statm through a
 // descriptor opened beforehand; its marks are built on the stack. Single-threaded
 // (only the allocator's own threads can give the memory back).
+#include <malloc.h>
 #include <time.h>
 
 #include <algorithm>
@@ -48,6 +49,9 @@ const mhwl::WorkloadSpec kSpec{
          "--step-ms; null when it was not within --max-ms",
          "back to start+tolerance after"},
         {"ticks", "count", "", "timer ticks while idle (--tick-ms), each opening and closing a file"},
+        {"usable_kb", "KiB", "",
+         "the sum of malloc_usable_size over the blocks at the allocated mark: what the allocator handed out, which "
+         "the heap ledger's live heap (--ledger) is checked against"},
     },
     "freed",
     {{"after.ms_to_90pct", "90% given back after"}}};
@@ -108,6 +112,8 @@ int body(mhwl::Context& ctx) {
     mhwl::touch_pages(blocks[i], sizes[i]);
   }
   const long rss_peak = statm.rss_kb();
+  size_t usable = 0;
+  for (auto* b : blocks) usable += malloc_usable_size(b);
   ctx.report.mark("allocated");
 
   // From the first free on: no allocator call until the idle time is over,
@@ -144,6 +150,7 @@ int body(mhwl::Context& ctx) {
   ctx.report.metric("rss_peak_kb", static_cast<double>(rss_peak));
   ctx.report.metric("rss_end_kb", static_cast<double>(rss_end));
   ctx.report.metric("ticks", static_cast<double>(ticks));
+  ctx.report.metric("usable_kb", static_cast<double>(usable) / 1024);
   if (back_ms >= 0)
     ctx.report.metric("ms_back_to_start", back_ms);
   else

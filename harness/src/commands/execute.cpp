@@ -67,6 +67,7 @@ RunRequest run_request(const Execution& e, const Job& job, const Arm& arm, int r
                                                         : "load-end";
   req.on_progress = [&progress](double ms, const std::string& mark) { progress.running(ms, mark); };
   if (job.program) req.program = &*job.program;
+  if (e.run.ledger || job.ledger) req.ledger_library = ledger_library(find_layout());
   return req;
 }
 

@@ -134,7 +134,7 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
     }
     e.run.memory_limit = *bytes;
   }
-  return true;
+  return !o.run.ledger || ledger_built(find_layout(), error);
 }
 
 }  // namespace mh

@@ -1,6 +1,8 @@
 // Layout, jobs, allocators and pins from user input (see resolve.h).
 #include "commands/resolve.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -8,6 +10,7 @@
 #include "inputs/pins.h"
 #include "inputs/program.h"
 #include "inputs/workloads.h"
+#include "sys/heap_ledger.h"
 
 namespace mh {
 
@@ -119,10 +122,21 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
   for (const auto& e : *entries) {
     auto job = e.command.is_null() ? workload_job(l, e, error) : suite_program_job(l, suite, e.command, error);
     if (!job) return std::nullopt;
+    job->ledger = e.ledger;
+    if (e.ledger && !ledger_built(l, error)) return std::nullopt;
     jobs.push_back(std::move(*job));
   }
   if (!names_apart(jobs, suite, error)) return std::nullopt;
   return jobs;
+}
+
+std::string ledger_library(const Layout& l) { return l.libdir + "/" + kLedgerLibraryName; }
+
+bool ledger_built(const Layout& l, std::string& error) {
+  if (access(ledger_library(l).c_str(), R_OK) == 0) return true;
+  error = "the heap ledger (--ledger) needs " + ledger_library(l) + ", which is not there: build the project "
+          "(cmake --build build) or install it";
+  return false;
 }
 
 Job program_job(Program p) {

@@ -29,6 +29,11 @@ std::optional<std::vector<Job>> resolve_jobs(const Layout& l, const std::string&
 // entry), with the settings program.h resolved.
 Job program_job(Program p);
 
+// The heap ledger library of this build or installation; false with the
+// error when it is not there.
+std::string ledger_library(const Layout& l);
+bool ledger_built(const Layout& l, std::string& error);
+
 // An allocator spec, a name from the pins file, or NAME@REV[:options] of a pin
 // with a repository (scav@REV; built on demand, exit 2 when the build fails).
 std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::string& text, std::string& error);

@@ -23,6 +23,12 @@ class Curve {
     for (const auto& s : samples) points_.push_back({s.t_ms, double(s.*column)});
     std::stable_sort(points_.begin(), points_.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
   }
+  // A series derived from the samples that have it (`of` returns none for the others).
+  Curve(const std::vector<Sample>& samples, std::optional<double> (*of)(const Sample&)) {
+    for (const auto& s : samples)
+      if (auto v = of(s)) points_.push_back({s.t_ms, *v});
+    std::stable_sort(points_.begin(), points_.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
+  }
   bool empty() const { return points_.empty(); }
   double first_t() const { return points_.front().t; }
   double last_t() const { return points_.back().t; }
@@ -261,6 +267,90 @@ void put_phases(RunRecord& rec, const Curve& rss) {
         fmt::format("{} marks; the last phase runs from mark {} to the end", rec.marks.size(), kMaxPhases - 1);
 }
 
+// ---- the heap ledger's figures (--ledger) -----------------------------------
+
+// Anonymous RSS outside the live malloc heap: what the allocator keeps, plus
+// stacks, the program's own mappings and heaps that are not malloc's.
+std::optional<double> outside_of(const Sample& s) {
+  if (cell_missing(s, "heap_live_kb") || cell_missing(s, "anon_kb")) return std::nullopt;
+  return double(s.anon_kb - s.heap_live_kb);
+}
+
+// The same net of LazyFree: pages given back with MADV_FREE, resident until
+// the kernel needs them, are not kept.
+std::optional<double> outside_net_of(const Sample& s) {
+  const auto o = outside_of(s);
+  if (!o || cell_missing(s, "lazyfree_kb")) return std::nullopt;
+  return *o - double(s.lazyfree_kb);
+}
+
+std::optional<double> heap_live_of(const Sample& s) {
+  if (cell_missing(s, "heap_live_kb")) return std::nullopt;
+  return double(s.heap_live_kb);
+}
+
+void put_outside_after(RunRecord& rec, const Curve& outside, const Reference& ref, double start_outside) {
+  for (const auto& off : kAfterOffsets) {
+    const std::string name = fmt::format("after.outside_{}_kb", off.suffix);
+    if (!ref.why_none.empty()) put(rec, name, none(ref.why_none));
+    else if (ref.t_ms + off.ms > outside.last_t())
+      put(rec, name, none(fmt::format("the run ended {:.0f} ms after the mark '{}'", outside.last_t() - ref.t_ms,
+                                      ref.mark->name)));
+    else put(rec, name, value(std::round(outside.at(ref.t_ms + off.ms))));
+  }
+  const char* name = "after.outside_ms_to_90pct";
+  if (!ref.why_none.empty()) return put(rec, name, none(ref.why_none));
+  const double level = outside.at(ref.t_ms), above = level - start_outside;
+  if (above <= 0) return put(rec, name, value(0));
+  const double target = level - 0.9 * above;
+  if (auto t = outside.first_at_or_below(ref.t_ms, target)) return put(rec, name, value(round_ms(*t - ref.t_ms)));
+  Maybe never = none(fmt::format("the memory outside the live heap never came down to {} (90% of the way from {} "
+                                 "at the mark '{}' to {} at the start) in the {:.0f} ms after it",
+                                 mb(target), mb(level), ref.mark->name, mb(start_outside), outside.last_t() - ref.t_ms));
+  never.above = round_ms(outside.last_t() - ref.t_ms);
+  put(rec, name, std::move(never));
+}
+
+// Each phase's live-heap peak and, at its closing mark, the memory outside the
+// live heap with and without LazyFree (read at every mark).
+void put_heap_phases(RunRecord& rec, const Curve& live) {
+  const auto names = phase_names(rec.marks);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Mark* open = i == 0 ? nullptr : &rec.marks[i - 1];
+    const Mark* close = i + 1 < names.size() ? &rec.marks[i] : nullptr;
+    const double t0 = open ? open->t_ms : live.first_t(), t1 = close ? close->t_ms : live.last_t();
+    const std::string prefix = "phase." + names[i] + ".";
+    put(rec, prefix + "peak_heap_live_kb", value(std::round(live.max(t0, t1))));
+    if (!close) continue;
+    const auto o = outside_of(close->sample), net = outside_net_of(close->sample);
+    put(rec, prefix + "outside_end_kb", o ? value(*o) : none("the closing mark has no live-heap reading"));
+    put(rec, prefix + "outside_net_end_kb", net ? value(*net) : none("the closing mark has no LazyFree or live-heap reading"));
+  }
+}
+
+// The ledger's metrics; none at all for a run without it.
+void put_heap_metrics(RunRecord& rec, const Reference& ref, const std::string& unusable) {
+  if (rec.sampler.unreadable.count("heap_live_kb") || !unusable.empty()) return;
+  const Curve live(rec.samples, &heap_live_of), outside(rec.samples, &outside_of);
+  if (live.empty()) {
+    put(rec, "peak_heap_live_kb", none("no sample has a live-heap reading (see sampler.null_cells)"));
+    return;
+  }
+  put(rec, "peak_heap_live_kb", value(live.max(live.first_t(), live.last_t())));
+  double start = outside.at(outside.first_t());
+  for (const auto& m : rec.marks)
+    if (auto o = outside_of(m.sample); o && m.name == "start") {
+      start = *o;
+      break;
+    }
+  put(rec, "outside_at_start_kb", value(start));
+  const Sample& last = rec.samples.back();
+  if (!cell_missing(last, "heap_allocs") && last.t_ms > 0)
+    put(rec, "alloc_rate_per_s", value(std::round(double(last.heap_allocs) / (last.t_ms / 1000))));
+  put_outside_after(rec, outside, ref, start);
+  put_heap_phases(rec, live);
+}
+
 }  // namespace
 
 void compute_curve(RunRecord& rec, const std::string& asked, const std::string& declared) {
@@ -278,6 +368,7 @@ void compute_curve(RunRecord& rec, const std::string& asked, const std::string& 
   rec.curve_info["after"] = after_info(after, ref);
 
   if (unusable.empty()) put_phases(rec, rss);
+  put_heap_metrics(rec, ref, unusable);
 }
 
 }  // namespace mh

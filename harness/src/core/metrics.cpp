@@ -74,6 +74,32 @@ const std::vector<MetricSpec>& metric_registry() {
        "peak RSS of the phase: VmHWM reset at its opening mark where the kernel allows it, else the sampled maximum",
        kPhase, "", nullptr, nullptr},
       {"phase.*.minflt", "faults", "none", 0.10, 64, "minor faults in the phase", kPhase, "", nullptr, nullptr},
+      // The heap ledger's (--ledger; curve.cpp): the live heap is the usable
+      // size of the blocks the program holds; "outside" is anonymous RSS minus
+      // it: what the allocator keeps, plus stacks, the program's own mappings
+      // and heaps that are not malloc's; negative when live blocks were never touched.
+      {"peak_heap_live_kb", "KiB", "lower", 0.03, 1024, "largest live malloc heap of any sample (usable bytes)", kRun,
+       "peak live heap", nullptr, nullptr},
+      {"outside_at_start_kb", "KiB", "none", 0.05, 1024,
+       "anonymous RSS outside the live heap at the start mark (else the first sample): the level it comes back to",
+       kRun, "", nullptr, nullptr},
+      {"alloc_rate_per_s", "calls/s", "none", 0.10, 0, "allocation calls per second of the run", kRun, "", nullptr, nullptr},
+      {"after.outside_100ms_kb", "KiB", "lower", 0.05, 1024,
+       "anonymous RSS outside the live heap 0.1 s after the --after mark (what the allocator still keeps)", kAfter, "",
+       nullptr, nullptr},
+      {"after.outside_1s_kb", "KiB", "lower", 0.05, 1024, "anonymous RSS outside the live heap 1 s after the --after mark",
+       kAfter, "", nullptr, nullptr},
+      {"after.outside_10s_kb", "KiB", "lower", 0.05, 1024,
+       "anonymous RSS outside the live heap 10 s after the --after mark", kAfter, "", nullptr, nullptr},
+      {"after.outside_ms_to_90pct", "ms", "lower", 0.10, 10,
+       "from the --after mark until the memory outside the live heap is 90% of the way back to its start level",
+       kAfter, "", nullptr, nullptr},
+      {"phase.*.peak_heap_live_kb", "KiB", "none", 0.03, 1024, "largest live heap in the phase", kPhase, "", nullptr, nullptr},
+      {"phase.*.outside_end_kb", "KiB", "none", 0.05, 1024,
+       "anonymous RSS outside the live heap at the phase's closing mark", kPhase, "", nullptr, nullptr},
+      {"phase.*.outside_net_end_kb", "KiB", "none", 0.05, 1024,
+       "the same less LazyFree (pages given back with MADV_FREE, resident until the kernel needs them)", kPhase, "",
+       nullptr, nullptr},
   };
   return registry;
 }

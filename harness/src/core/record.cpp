@@ -31,6 +31,10 @@ const std::vector<SampleColumn>& sample_columns() {
       column<&Sample::utime_ms>("utime_ms", "ms", "user CPU (cumulative)"),
       column<&Sample::stime_ms>("stime_ms", "ms", "system CPU (cumulative)"),
       column<&Sample::threads>("threads", "count", "threads"),
+      column<&Sample::lazyfree_kb>("lazyfree_kb", "KiB", "lazily freed (MADV_FREE) memory"),
+      column<&Sample::heap_live_kb>("heap_live_kb", "KiB", "live heap"),
+      column<&Sample::heap_blocks>("heap_blocks", "count", "live heap blocks"),
+      column<&Sample::heap_allocs>("heap_allocs", "count", "allocation calls (cumulative)"),
   };
   return cols;
 }

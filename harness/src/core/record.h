@@ -21,6 +21,12 @@ struct Sample {
   int64_t minflt = 0, majflt = 0;
   double utime_ms = 0, stime_ms = 0;
   int64_t threads = 0;
+  // LazyFree (smaps_rollup): pages the allocator gave back with MADV_FREE,
+  // still resident until the kernel needs them.
+  int64_t lazyfree_kb = 0;
+  // The heap ledger's counters (--ledger): the usable size of the blocks the
+  // program holds, their number, and allocation calls so far.
+  int64_t heap_live_kb = 0, heap_blocks = 0, heap_allocs = 0;
   // The columns this sample could not measure, a bit each (column_bit): null
   // in the report, never the 0 or the stale value the field holds; the reason
   // is in SamplerStats::null_cells.

@@ -61,8 +61,10 @@ std::vector<SuiteEntry> suite_from(const JsonIn& suite) {
     runs->each_element([&](const JsonIn& e) {
       SuiteEntry s;
       // A command entry is checked key by key where it is read (program.h).
+      s.ledger = e.boolean_or("ledger", false);
       if (e.has("command")) {
         s.command = e.json();
+        s.command.erase("ledger");
         out.push_back(std::move(s));
         return;
       }

@@ -21,6 +21,7 @@ struct Job {
   std::vector<std::string> args = {};  // as given, passed to the workload
   Json params = Json();                // resolved by the workload's own declaration
   std::optional<Program> program = {};  // set for any program (harness -- PROGRAM ARGS)
+  bool ledger = false;  // its runs with the heap ledger (a suite entry's "ledger": true)
 };
 
 // The metrics declared by these jobs' workloads, under the name each job runs
@@ -57,6 +58,7 @@ struct SuiteEntry {
   // What its results are called: the workload's name unless the entry names
   // itself (a suite that runs a workload twice must, to keep them apart).
   std::string name = "";
+  bool ledger = false;  // "ledger": true
 };
 // Reads suite `name` from a suites file ({"suites": {"quick": {"about": ..., "runs": [...]}}}).
 // On error returns nullopt with a message naming the bad value and the valid ones.

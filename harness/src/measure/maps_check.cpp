@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "sys/elf_symbols.h"
+#include "sys/heap_ledger.h"
 #include "sys/procfs.h"
 
 namespace mh {
@@ -98,7 +99,11 @@ bool MapsWatch::read_once() {
   ++reads_;
   std::error_code ec;
   const std::string exe = std::filesystem::read_symlink(dir + "/exe", ec).string();
-  MapsVerdict v = judge_maps(mapped_files(*text), exe, library_, elf_defines_malloc);
+  // The heap ledger (--ledger) defines malloc to count and forward each call:
+  // the allocator behind it is the one judged.
+  auto files = mapped_files(*text);
+  std::erase_if(files, [](const std::string& f) { return base_name(f) == kLedgerLibraryName; });
+  MapsVerdict v = judge_maps(files, exe, library_, elf_defines_malloc);
   if (!v.loaded) return false;
   verdict_ = v;
   if (!v.verified && failure_.empty()) failure_ = v.reason;

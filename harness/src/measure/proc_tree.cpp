@@ -5,8 +5,8 @@
 
 namespace mh::procfs {
 
-ProcTree::ProcTree(int root_pid, const std::string& proc_root)
-    : root_pid_(root_pid), root_(proc_root), descendants_(root_pid, proc_root) {}
+ProcTree::ProcTree(int root_pid, const std::string& proc_root, std::string ledger_library)
+    : root_pid_(root_pid), root_(proc_root), ledger_(std::move(ledger_library)), descendants_(root_pid, proc_root) {}
 
 void ProcTree::discover() {
   const std::vector<int> found = descendants_.of(root_pid_);
@@ -14,8 +14,11 @@ void ProcTree::discover() {
   for (auto it = members_.begin(); it != members_.end();)
     it = now.count(it->first) ? std::next(it) : members_.erase(it);
   for (int pid : now)
-    if (pid != root_pid_ && !members_.count(pid))
-      members_.emplace(pid, std::make_unique<ProcReader>(pid, root_, /*with_waited_children=*/true));
+    if (pid != root_pid_ && !members_.count(pid)) {
+      auto reader = std::make_unique<ProcReader>(pid, root_, /*with_waited_children=*/true);
+      if (!ledger_.empty()) reader->use_ledger(ledger_);
+      members_.emplace(pid, std::move(reader));
+    }
 }
 
 int ProcTree::add_descendants(Sample& s, bool with_smaps, bool with_status, bool with_stat) {

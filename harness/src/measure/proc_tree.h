@@ -19,7 +19,8 @@ class ProcTree {
  public:
   // The root is sampled by the caller's own reader; this one keeps readers of
   // its descendants only.
-  explicit ProcTree(int root_pid, const std::string& proc_root = "/proc");
+  // With a ledger library, each member's heap ledger is read too.
+  explicit ProcTree(int root_pid, const std::string& proc_root = "/proc", std::string ledger_library = "");
 
   // Finds the descendants as they are now: new ones get a reader, ended ones
   // are dropped. A process that lives less than the time between two calls
@@ -42,7 +43,7 @@ class ProcTree {
 
  private:
   int root_pid_;
-  std::string root_;
+  std::string root_, ledger_;
   Descendants descendants_;
   std::map<int, std::unique_ptr<ProcReader>> members_;
   std::map<std::string, std::string> null_cells_;

@@ -26,6 +26,9 @@ struct RunSettings {
   // --after: the mark the after.* metrics are measured from ("": the
   // workload's declared idle mark, else the run's last mark; curve.h).
   std::string after_mark;
+  // --ledger: every job's runs with the heap ledger (a suite entry may ask for
+  // it alone with "ledger": true).
+  bool ledger = false;
 };
 
 }  // namespace mh

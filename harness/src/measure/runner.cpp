@@ -348,7 +348,10 @@ ChildSpec OneRun::child_spec() const {
     spec.stdin_fd = channels_.program_stdin();
   }
   for (const auto& [k, v] : req_.allocator.env) spec.env[k] = v;
-  if (!req_.allocator.library.empty()) spec.env["LD_PRELOAD"] = req_.allocator.library;
+  // The ledger ahead of the allocator: it forwards every call to the next definition.
+  std::string preload = req_.ledger_library;
+  if (!req_.allocator.library.empty()) preload += (preload.empty() ? "" : ":") + req_.allocator.library;
+  if (!preload.empty()) spec.env["LD_PRELOAD"] = preload;
   spec.env["MEMHARNESS_MARK_FD"] = std::to_string(channels_.mark_write());
   spec.env["MEMHARNESS_ACK_FD"] = std::to_string(channels_.ack_read());
   spec.env["TMPDIR"] = tmp_.path();
@@ -438,6 +441,7 @@ void OneRun::sample(const Child& child, Clock::time_point t0) {
   cfg.stop_fd = interrupt::wake_fd();
   cfg.on_progress = req_.on_progress;
   cfg.tree = req_.program && req_.program->tree;
+  cfg.ledger_library = req_.ledger_library;
   if (driver_) cfg.driver = &*driver_;
   if (trace_.following()) cfg.trace = &trace_;
   std::string sampler_error;

@@ -35,6 +35,8 @@ struct RunRequest {
   // Set for any program (harness -- PROGRAM ARGS) instead of a workload binary:
   // its argv, environment, marks and load; its allocator verified by its maps.
   const Program* program = nullptr;
+  // The heap ledger library preloaded ahead of the allocator (--ledger); "" for none.
+  std::string ledger_library;
 };
 
 RunRecord run_one(const RunRequest& req);

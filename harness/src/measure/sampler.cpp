@@ -192,7 +192,8 @@ Sampler::Sampler(const SamplerConfig& cfg, const RunSettings& settings, RunRecor
       interval_(micros(settings.sample_ms)),
       deadline_(cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(settings.timeout_s * 1e6))),
       mark_open_(cfg.mark_fd >= 0) {
-  if (cfg.tree) tree_.emplace(cfg.pid, cfg.proc_root);
+  if (!cfg.ledger_library.empty()) proc_.use_ledger(cfg.ledger_library);
+  if (cfg.tree) tree_.emplace(cfg.pid, cfg.proc_root, cfg.ledger_library);
   rec_.sampler.unreadable = proc_.unreadable();
   next_smaps_ = next_stat_ = next_tree_ = Clock::now();
   next_ = next_threads_ = next_progress_ = Clock::now();

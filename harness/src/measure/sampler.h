@@ -62,6 +62,9 @@ struct SamplerConfig {
   // A program traced to its exit stop: its stops are passed on as they come,
   // and at its exit a last sample and its VmHWM are taken (into hwm_kb).
   ProgramTrace* trace = nullptr;
+  // The heap ledger preloaded in the run ("" for none): its counters are read
+  // with every sample of every process of the tree.
+  std::string ledger_library;
 };
 
 // Samples every settings.sample_ms, smaps_rollup every settings.smaps_ms (0:

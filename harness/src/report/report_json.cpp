@@ -316,13 +316,14 @@ std::vector<Sample> samples_from(const JsonIn& s, SamplerStats& sampler) {
   for (size_t i = 0; i < sample_columns().size(); ++i) {
     const char* name = sample_columns()[i].name;
     auto col = s.find(name);
-    if (col && col->is_null()) {
-      sampler.unreadable.emplace(name, "null in the report read back");
+    if (!col || col->is_null()) {
+      // Absent: the report was written before the column existed.
+      sampler.unreadable.emplace(name, col ? "null in the report read back" : "not in the report read back");
+      for (auto& row : out) row.missing |= 1u << i;
       continue;
     }
-    if (col && col->size() != n) col->fail(fmt::format("an array of {} values (as many as t_ms)", n));
-    for (size_t row = 0; row < n; ++row)
-      set_cell(out[row], i, col ? std::optional<JsonIn>((*col)[row]) : std::nullopt);
+    if (col->size() != n) col->fail(fmt::format("an array of {} values (as many as t_ms)", n));
+    for (size_t row = 0; row < n; ++row) set_cell(out[row], i, (*col)[row]);
   }
   return out;
 }

@@ -11,17 +11,17 @@
 
 namespace mh {
 
-bool defines_dynamic_symbol(const std::string& path, const std::string& name, std::string& why_not) {
+std::optional<uint64_t> dynamic_symbol_value(const std::string& path, const std::string& name, std::string& why_not) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     why_not = std::string("cannot open it: ") + std::strerror(errno);
     return false;
   }
   auto read_at = [&](void* buf, size_t len, off_t off) { return pread(fd, buf, len, off) == ssize_t(len); };
-  auto fail = [&](const std::string& why) {
+  auto fail = [&](const std::string& why) -> std::optional<uint64_t> {
     ::close(fd);
     why_not = why;
-    return false;
+    return std::nullopt;
   };
   Elf64_Ehdr h{};
   if (!read_at(&h, sizeof h, 0) || std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0 || h.e_ident[EI_CLASS] != ELFCLASS64)
@@ -41,10 +41,14 @@ bool defines_dynamic_symbol(const std::string& path, const std::string& name, st
     for (const auto& sym : syms)
       if (sym.st_name < strtab.sh_size && sym.st_shndx != SHN_UNDEF && name == &names[sym.st_name]) {
         ::close(fd);
-        return true;
+        return sym.st_value;
       }
   }
   return fail("it does not define " + name);
+}
+
+bool defines_dynamic_symbol(const std::string& path, const std::string& name, std::string& why_not) {
+  return dynamic_symbol_value(path, name, why_not).has_value();
 }
 
 }  // namespace mh

@@ -14,6 +14,13 @@ namespace mh::procfs {
 
 namespace {
 
+// The sampled columns the heap ledger gives (record.cpp).
+constexpr const char* kLedgerColumns[] = {"heap_live_kb", "heap_blocks", "heap_allocs"};
+
+}  // namespace
+
+namespace {
+
 std::vector<std::string_view> split_ws(std::string_view s) {
   std::vector<std::string_view> out;
   size_t i = 0;
@@ -128,8 +135,24 @@ ProcReader::ProcReader(int pid, const std::string& root, bool with_waited_childr
   // AnonHugePages is missing: that column is null with the reason.
   std::string smaps_error;
   smaps_fd_ = open_proc("smaps_rollup", smaps_error);
-  if (smaps_fd_ < 0) unreadable_["anon_huge_kb"] = smaps_error;
+  if (smaps_fd_ < 0) unreadable_["anon_huge_kb"] = unreadable_["lazyfree_kb"] = smaps_error;
+  for (const char* column : kLedgerColumns) unreadable_[column] = "the run did not use the heap ledger (--ledger)";
   buf_.reserve(8192);
+}
+
+void ProcReader::use_ledger(const std::string& library) {
+  ledger_.emplace(pid_, library, root_);
+  for (const char* column : kLedgerColumns) unreadable_.erase(column);
+}
+
+void ProcReader::read_ledger(Sample& out, bool at_mark) {
+  if (!ledger_) return;
+  const auto c = ledger_->read(at_mark);
+  out.heap_live_kb = c ? c->live_bytes / 1024 : 0;
+  out.heap_blocks = c ? c->live_blocks : 0;
+  out.heap_allocs = c ? int64_t(c->allocs) : 0;
+  const std::string why = c ? "" : "heap ledger: " + ledger_->why();
+  for (const char* column : kLedgerColumns) note(out, column, why);
 }
 
 ProcReader::~ProcReader() {
@@ -192,6 +215,7 @@ bool ProcReader::sample(Sample& out, bool with_smaps, bool with_status, bool wit
     else last_hwm_kb_.reset();
   }
   read_smaps(out, with_smaps);
+  read_ledger(out, with_status);
   return true;
 }
 
@@ -238,15 +262,20 @@ void ProcReader::read_status_split(Sample& out, const std::map<std::string, int6
 void ProcReader::read_smaps(Sample& out, bool with_smaps) {
   if (with_smaps && smaps_fd_ >= 0 && pread_all(smaps_fd_, buf_)) {
     const auto kv = parse_kv(buf_);
-    const auto it = kv.find("AnonHugePages");
-    anon_huge_kb_ = it == kv.end() ? std::nullopt : std::optional<int64_t>(it->second);
-    if (!anon_huge_kb_) null_cells_.emplace("anon_huge_kb", "/proc/PID/smaps_rollup has no AnonHugePages");
+    const auto value = [&](const char* key, const char* column) {
+      const auto it = kv.find(key);
+      if (it == kv.end()) null_cells_.emplace(column, std::string("/proc/PID/smaps_rollup has no ") + key);
+      return it == kv.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    };
+    anon_huge_kb_ = value("AnonHugePages", "anon_huge_kb");
+    lazyfree_kb_ = value("LazyFree", "lazyfree_kb");
   }
+  const std::string not_yet =
+      "not read yet: /proc/PID/smaps_rollup is read at marks and every --smaps-ms (0, the default: at marks only)";
   out.anon_huge_kb = anon_huge_kb_.value_or(0);
-  note(out, "anon_huge_kb",
-       anon_huge_kb_ ? ""
-                     : "not read yet: /proc/PID/smaps_rollup is read at marks and every --smaps-ms (0, the default: at "
-                       "marks only)");
+  note(out, "anon_huge_kb", anon_huge_kb_ ? "" : not_yet);
+  out.lazyfree_kb = lazyfree_kb_.value_or(0);
+  note(out, "lazyfree_kb", lazyfree_kb_ ? "" : not_yet);
 }
 
 bool ProcReader::reset_hwm() {

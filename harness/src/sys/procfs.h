@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "sys/heap_ledger.h"
 
 namespace mh::procfs {
 
@@ -70,6 +71,9 @@ class ProcReader {
   // thread's run-queue lock for its runtime, which a busy workload feels: it
   // is read only when `with_stat`, carried forward otherwise.
   bool sample(Sample& out, bool with_smaps, bool with_status = true, bool with_stat = true);
+  // Reads the heap ledger's counters with every sample from now on (the
+  // heap_* columns); without it they are unreadable.
+  void use_ledger(const std::string& library);
   std::vector<ThreadStat> threads() const;
   // VmHWM from the last sample that read status (none when it had none).
   std::optional<int64_t> last_hwm_kb() const { return last_hwm_kb_; }
@@ -90,6 +94,7 @@ class ProcReader {
   void split_shared(Sample& out, int64_t shared_kb);
   void read_status_split(Sample& out, const std::map<std::string, int64_t>& status);
   void read_smaps(Sample& out, bool with_smaps);
+  void read_ledger(Sample& out, bool at_mark);
   // Marks `column` missing in `out` (present when why is ""), keeping why.
   void note(Sample& out, const char* column, const std::string& why);
   int pid_;
@@ -106,7 +111,8 @@ class ProcReader {
   std::string buf_;
   // Carried forward between the reads of smaps_rollup and status; none
   // before the first (or when the key was missing).
-  std::optional<int64_t> anon_huge_kb_, shmem_kb_;
+  std::optional<int64_t> anon_huge_kb_, lazyfree_kb_, shmem_kb_;
+  std::optional<LedgerReader> ledger_;
   Sample last_stat_;  // minflt, majflt, utime_ms, stime_ms, threads of the last stat read
 };
 

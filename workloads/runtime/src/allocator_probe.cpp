@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <malloc.h>
+#include <memharness/ledger.h>
 
 #include <cstdint>
 #include <cstring>
@@ -26,6 +27,18 @@ void* own_symbol(const std::string& library, const char* name) {
   return addr;
 }
 
+// The file whose malloc serves the process. Behind the heap ledger (--ledger)
+// malloc is the ledger's, which counts and forwards: the allocator is the one
+// it forwards to.
+std::string serving_file() {
+  void* malloc_fn = dlsym(RTLD_DEFAULT, "malloc");
+  const std::string file = defining_file(malloc_fn);
+  auto* ledger = static_cast<const memharness_ledger*>(dlsym(RTLD_DEFAULT, "memharness_ledger"));
+  if (ledger && ledger->next_malloc && defining_file(const_cast<memharness_ledger*>(ledger)) == file)
+    return defining_file(reinterpret_cast<void*>(static_cast<uintptr_t>(ledger->next_malloc)));
+  return file;
+}
+
 template <class F>
 F sym(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
@@ -41,7 +54,7 @@ using TcProperty = int (*)(const char*, size_t*);
 
 AllocatorIdentity probe_allocator() {
   AllocatorIdentity id;
-  id.library = defining_file(dlsym(RTLD_DEFAULT, "malloc"));
+  id.library = serving_file();
   if (void* f = own_symbol(id.library, "scav_version")) {
     id.name = "scav";
     id.version = reinterpret_cast<StrFn>(f)();

@@ -1,0 +1,43 @@
+// The heap ledger's counters read from outside a process (process_vm_readv at
+// the symbol `memharness_ledger` of the ledger library mapped in it), without
+// stopping it. See harness/include/memharness/ledger.h for the layout.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mh {
+
+struct LedgerCounts {
+  int64_t live_bytes = 0, live_blocks = 0;
+  uint64_t allocs = 0, alloc_bytes = 0;
+};
+
+class LedgerReader {
+ public:
+  // `library`: the ledger's path as the loader maps it (canonical).
+  LedgerReader(int pid, std::string library, std::string proc_root = "/proc");
+  // The sum over the process's thread slots now; none when the process has no
+  // ledger (why() says why: not mapped, unreadable, gone). A process without
+  // one is looked for again at most every 20 ms, unless `look_now` (a mark).
+  std::optional<LedgerCounts> read(bool look_now = false);
+  const std::string& why() const { return why_; }
+
+ private:
+  // Where the counter block is in the process now (after an exec it moves).
+  bool locate();
+  bool read_block(uint64_t addr, void* out, size_t len);
+  int pid_;
+  std::string library_, root_, why_;
+  uint64_t addr_ = 0;
+  std::chrono::steady_clock::time_point next_locate_{};
+  std::vector<char> slots_;
+};
+
+// The file name of the ledger library in a build or installation's lib folder.
+inline constexpr const char* kLedgerLibraryName = "libmemharness-ledger.so";
+
+}  // namespace mh

@@ -1,0 +1,133 @@
+// A program that holds a known heap, for the heap ledger's tests: blocks from
+// new, new[], aligned new and malloc, their usable sizes summed and reported
+// (workload.usable_kb), held at the mark "allocated", all freed by "freed".
+// `fork`: a child frees what it inherited, allocates its own and holds it
+// while the parent marks "both" (child_usable_kb). `exec`: runs itself again
+// by exec, the new image doing the plain run.
+#include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memharness/mark.h>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct alignas(256) Aligned {
+  char bytes[3000];
+};
+
+struct Held {
+  std::vector<char*> arrays;
+  std::vector<int*> singles;
+  std::vector<Aligned*> aligned;
+  std::vector<void*> mallocs;
+  size_t usable = 0;
+};
+
+// The pointer arrays, made before the start mark: the heap held after it is
+// only the blocks the program reports.
+void prepare(Held& h) {
+  h.arrays.reserve(4096);
+  h.singles.reserve(4096);
+  h.aligned.reserve(4096);
+  h.mallocs.reserve(4096);
+}
+
+// About `mb` MiB in a mix of sizes and entry points, every page touched.
+void hold(Held& h, size_t mb) {
+  size_t total = 0;
+  for (size_t i = 0; total < mb << 20; ++i) {
+    const size_t n = 100 + (i * 7919) % 60000;
+    char* a = new char[n];
+    std::memset(a, 1, n);
+    h.arrays.push_back(a);
+    int* s = new int(int(i));
+    h.singles.push_back(s);
+    auto* al = new Aligned;
+    std::memset(al->bytes, 2, sizeof al->bytes);
+    h.aligned.push_back(al);
+    void* m = std::malloc(n / 2 + 8);
+    std::memset(m, 3, n / 2 + 8);
+    h.mallocs.push_back(m);
+    h.usable += malloc_usable_size(a) + malloc_usable_size(s) + malloc_usable_size(al) + malloc_usable_size(m);
+    total += n + sizeof(int) + sizeof(Aligned) + n / 2 + 8;
+  }
+}
+
+// Every block freed; the pointer arrays stay.
+void release(Held& h) {
+  for (auto* a : h.arrays) delete[] a;
+  for (auto* s : h.singles) delete s;
+  for (auto* al : h.aligned) delete al;
+  for (auto* m : h.mallocs) std::free(m);
+  h.arrays.clear();
+  h.singles.clear();
+  h.aligned.clear();
+  h.mallocs.clear();
+  h.usable = 0;
+}
+
+int plain() {
+  Held h;
+  prepare(h);
+  memharness_mark("start");
+  hold(h, 24);
+  memharness_metric("usable_kb", double(h.usable) / 1024);
+  memharness_mark("allocated");
+  release(h);
+  memharness_mark("freed");
+  return 0;
+}
+
+int forking() {
+  Held h, own;
+  prepare(h);
+  prepare(own);
+  memharness_mark("start");
+  hold(h, 16);
+  memharness_metric("usable_kb", double(h.usable) / 1024);
+  memharness_mark("allocated");
+  int ready[2], done[2];
+  if (pipe(ready) != 0 || pipe(done) != 0) return 1;
+  const pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    release(h);  // the child's copy of the parent's blocks
+    hold(own, 8);
+    memharness_metric("child_usable_kb", double(own.usable) / 1024);
+    char c = 1;
+    (void)!write(ready[1], &c, 1);
+    (void)!read(done[0], &c, 1);  // held until the parent has marked
+    _exit(0);
+  }
+  char c;
+  (void)!read(ready[0], &c, 1);
+  memharness_mark("both");
+  (void)!write(done[1], &c, 1);
+  waitpid(child, nullptr, 0);
+  release(h);
+  memharness_mark("freed");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "plain";
+  if (mode == "plain") return plain();
+  if (mode == "fork") return forking();
+  if (mode == "exec") {
+    // Some heap before the exec: the new image must not count it.
+    Held before;
+    prepare(before);
+    hold(before, 8);
+    execl("/proc/self/exe", argv[0], "plain", static_cast<char*>(nullptr));
+    return 127;
+  }
+  return 2;
+}

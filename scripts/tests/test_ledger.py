@@ -1,0 +1,99 @@
+"""The heap ledger (--ledger): the live heap the harness reads from outside is what
+the program holds, under each allocator the machine has, whichever entry point
+the blocks came from (new, new[], aligned new, malloc: counted once each), for a
+program that forks (each process counts its own) and one that execs (the new
+image counts for itself); a run without the ledger has no such column and says why.
+
+The harness under test is build/bin/harness, or $MEMHARNESS_HARNESS.
+"""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = Path(os.environ.get("MEMHARNESS_HARNESS", ROOT / "build" / "bin" / "harness"))
+HOLDER = Path(os.environ.get("MEMHARNESS_HEAP_HOLDER",
+                             ROOT / "build" / "harness" / "tests" / "test-programs" / "heap_holder"))
+ALLOCATORS = ["glibc", "jemalloc", "mimalloc", "tcmalloc", "scav"]
+
+
+def harness(tmp_path, *args):
+    out = tmp_path / "r.json"
+    r = subprocess.run([str(HARNESS), "-n", "1", "-q", "--out", str(out), *args],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    run = json.loads(out.read_text())["runs"][0]
+    assert run["status"] == "ok", run.get("error")
+    return run
+
+
+def live_at(run):
+    return {m["name"]: m["sample"]["heap_live_kb"] for m in run["marks"]}
+
+
+def within(value, expected, fraction):
+    return abs(value - expected) <= fraction * expected
+
+
+@pytest.mark.parametrize("allocator", ALLOCATORS)
+def test_a_cxx_program_is_counted_once_under_each_allocator(tmp_path, allocator):
+    run = harness(tmp_path, "--ledger", "-a", allocator, "--", str(HOLDER), "plain")
+    assert run["allocator"]["verified"], run["allocator"]
+    live, usable = live_at(run), run["metrics"]["workload"]["usable_kb"]["value"]
+    held = live["allocated"] - live["start"]
+    assert within(held, usable, 0.01), f"live heap grew {held} KiB, the program holds {usable} KiB"
+    assert abs(live["freed"] - live["start"]) <= 1024, live
+    assert run["metrics"]["curve"]["peak_heap_live_kb"]["value"] >= live["allocated"]
+
+
+@pytest.mark.parametrize("allocator", ALLOCATORS)
+def test_idle_return_holds_what_it_reports(tmp_path, allocator):
+    run = harness(tmp_path, "--ledger", "-a", allocator, "-w", "idle-return", "--smoke")
+    assert run["allocator"]["verified"], run["allocator"]
+    live, usable = live_at(run), run["metrics"]["workload"]["usable_kb"]["value"]
+    assert within(live["allocated"] - live["start"], usable, 0.01), (live, usable)
+    assert abs(live["freed"] - live["start"]) <= 1024, live
+    # What the allocator keeps after the free is anonymous RSS outside the live heap.
+    freed = next(m for m in run["marks"] if m["name"] == "freed")["sample"]
+    assert run["metrics"]["curve"]["phase.allocated.outside_end_kb"]["value"] == freed["anon_kb"] - freed["heap_live_kb"]
+
+
+def test_each_process_of_a_fork_counts_its_own(tmp_path):
+    run = harness(tmp_path, "--ledger", "-a", "glibc", "--", str(HOLDER), "fork")
+    live, w = live_at(run), run["metrics"]["workload"]
+    usable, child = w["usable_kb"]["value"], w["child_usable_kb"]["value"]
+    # The tree's sum: the parent holds its blocks; the child freed its copies of
+    # them and holds its own (both start from the parent's heap at the start mark).
+    expected = 2 * live["start"] + usable + child
+    assert within(live["both"], expected, 0.01), (live, usable, child)
+
+
+def test_an_exec_image_counts_for_itself(tmp_path):
+    run = harness(tmp_path, "--ledger", "-a", "glibc", "--", str(HOLDER), "exec")
+    live, usable = live_at(run), run["metrics"]["workload"]["usable_kb"]["value"]
+    # 8 MiB were held before the exec: the new image's count starts afresh.
+    assert live["start"] < 1024, live
+    assert within(live["allocated"] - live["start"], usable, 0.01), (live, usable)
+
+
+def test_without_the_ledger_the_column_is_null_with_the_reason(tmp_path):
+    run = harness(tmp_path, "-a", "glibc", "--", str(HOLDER), "plain")
+    assert run["samples"]["heap_live_kb"] is None
+    assert "--ledger" in run["sampler"]["unreadable"]["heap_live_kb"]
+    assert "peak_heap_live_kb" not in run["metrics"]["curve"]
+
+
+def test_a_program_the_ledger_cannot_reach_says_why(tmp_path):
+    # env -u LD_PRELOAD: the program runs without the ledger (and without the allocator).
+    out = tmp_path / "r.json"
+    r = subprocess.run([str(HARNESS), "-n", "1", "-q", "--ledger", "-a", "glibc", "--out", str(out), "--",
+                        "/usr/bin/env", "-u", "LD_PRELOAD", str(HOLDER), "plain"],
+                       capture_output=True, text=True, timeout=120)
+    run = json.loads(out.read_text())["runs"][0]
+    assert [m["name"] for m in run["marks"]] == ["start", "allocated", "freed"], r.stderr
+    assert all(m["sample"]["heap_live_kb"] is None for m in run["marks"]), run["marks"]
+    reasons = {**run["sampler"]["unreadable"], **run["sampler"].get("null_cells", {})}
+    assert "not mapped" in reasons["heap_live_kb"], reasons
