@@ -47,6 +47,7 @@ void page_init(Page* pg, Heap* h, unsigned c) {
   arena_set_page_class(pg, c);
   pg->kind = class_kind(c);
   pg->where = kWhereNone;
+  pg->rotated = 0;
   pg->thread_free.store(nullptr, std::memory_order_relaxed);
   pg->in_full.store(0, std::memory_order_relaxed);
 }
@@ -167,6 +168,7 @@ Page* heap_find_page(Heap* h, unsigned c) {
       page_collect(pg);
       if (!pg->free) page_extend(pg);
       if (pg->free) {
+        pg->rotated = 0;
         if (pg != h->queue[c].first) {
           list_remove(h->queue[c], pg);
           list_push_front(h->queue[c], pg);
@@ -175,6 +177,19 @@ Page* heap_find_page(Heap* h, unsigned c) {
         return pg;
       }
       Page* next = pg->next;
+      // A page that ran out while others have room goes to the back once before the
+      // full list: the move to full is a full fence (page_to_full's Dekker pair) and
+      // a free into a full page takes the slow path back, and a page whose blocks are
+      // replaced at random runs out and gets one back all the time. At the back, a
+      // local free is a plain push again and a remote one waits in thread_free for
+      // this walk's next lap; a page still without a block then goes to full.
+      if (!pg->rotated && next) {
+        pg->rotated = 1;
+        list_remove(h->queue[c], pg);
+        list_push_back(h->queue[c], pg);
+        pg = next;
+        continue;
+      }
       if (!page_to_full(h, pg)) continue;  // a remote free arrived: take it
       pg = next;
     }
