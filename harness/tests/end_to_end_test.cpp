@@ -359,6 +359,22 @@ TEST(ServerEcho, WarmFaultsLeaveOutTheFirstTouch) {
   EXPECT_LT(warm, all / 2) << "the first response's faults were not left out: " << w.dump();
 }
 
+// The three shapes of classic allocator benchmarks are micro's own benchmarks,
+// picked by --filter; what the filter leaves out is null with the reason.
+TEST(Micro, TheThreeShapesAreMeasuredAndTheRestNamedAsFilteredOut) {
+  std::string micro = test::scratch("micro-shapes.json");
+  auto c = test::run_harness({"-w", "micro", "--smoke", "--filter", "batch_handoff|live_set|larson", "-a", "glibc",
+                              "-n", "1", "-q", "-o", micro});
+  ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
+  Json w = test::load_json(micro)["runs"][0]["metrics"]["workload"];
+  for (const char* name : {"ns.batch_handoff_64b", "ns.live_set_10k_8b_4k", "ns.larson_2t_8b_1000b"}) {
+    ASSERT_TRUE(w.contains(name) && w[name]["value"].is_number()) << name << ": " << w.dump();
+    EXPECT_GT(w[name]["value"].get<double>(), 0.0) << name;
+  }
+  EXPECT_TRUE(w["ns.malloc_free_128k"]["value"].is_null()) << w.dump();
+  EXPECT_NE(w["ns.malloc_free_128k"].dump().find("excluded by --filter"), std::string::npos) << w.dump();
+}
+
 // The table shows what the workload declares as its result, with its unit.
 TEST(SummaryTable, ShowsTheWorkloadsHeadlineFigures) {
   auto c = test::run_harness(

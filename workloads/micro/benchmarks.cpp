@@ -1,7 +1,10 @@
 // The benchmark bodies (see benchmarks.h). Each iteration is one allocator
-// operation pair; pointers go through benchmark::DoNotOptimize so that the
+// operation pair, or one batch or round where a benchmark says so; pointers go through benchmark::DoNotOptimize so that the
 // compiler cannot drop a malloc/free pair. Google Benchmark runs each body on its
-// own thread(s); the ring of producer_consumer is shared by exactly two threads.
+// own thread(s); the rings of producer_consumer and batch_handoff_64b are each
+// shared by exactly two threads. The three shape benchmarks (batch_handoff_64b,
+// live_set_10k_8b_4k, larson_2t_8b_1000b) have their parameters fixed here, at
+// most 2 threads: on 2 cores more would measure the scheduler.
 #include "benchmarks.h"
 
 #include <benchmark/benchmark.h>
@@ -11,33 +14,56 @@
 #include <cstring>
 #include <random>
 #include <thread>
+#include <vector>
 
 namespace micro {
 
 namespace {
 
+// A live set of blocks whose members are replaced at random: free one, malloc a
+// new size in its place. The draws of (member, size) are made before the clock
+// starts, so that the random number generator is not what is measured; they are
+// cycled through (2^16 of them).
+class LiveSet {
+ public:
+  LiveSet(size_t live, uint32_t min_size, uint32_t max_size, uint64_t seed)
+      : slot_(kDraws), size_(kDraws), live_(live) {
+    std::mt19937_64 rng(seed);
+    for (size_t i = 0; i < kDraws; ++i) {
+      slot_[i] = static_cast<uint32_t>(rng() % live);
+      size_[i] = min_size + static_cast<uint32_t>(rng() % (max_size - min_size + 1));
+    }
+    for (size_t i = 0; i < live; ++i) live_[i] = std::malloc(size_[i]);
+  }
+  ~LiveSet() {
+    for (auto* p : live_) std::free(p);
+  }
+  LiveSet(const LiveSet&) = delete;
+  LiveSet& operator=(const LiveSet&) = delete;
+
+  void replace(size_t count) {
+    for (size_t end = next_ + count; next_ < end; ++next_) {
+      const size_t k = next_ & (kDraws - 1);
+      std::free(live_[slot_[k]]);
+      void* p = std::malloc(size_[k]);
+      static_cast<char*>(p)[0] = 1;
+      benchmark::DoNotOptimize(p);
+      live_[slot_[k]] = p;
+    }
+  }
+
+ private:
+  static constexpr size_t kDraws = 1 << 16;
+  std::vector<uint32_t> slot_, size_;
+  std::vector<void*> live_;
+  size_t next_ = 0;
+};
+
 // Random sizes 16..1039 bytes with 1024 blocks alive; each iteration frees one
 // block chosen at random and allocates a new one in its place.
 void malloc_free_random(benchmark::State& state) {
-  constexpr size_t kLive = 1024, kDraws = 1 << 16;
-  std::mt19937_64 rng(42);
-  std::vector<uint32_t> slot(kDraws), size(kDraws);
-  for (size_t i = 0; i < kDraws; ++i) {
-    slot[i] = static_cast<uint32_t>(rng() % kLive);
-    size[i] = static_cast<uint32_t>(16 + rng() % 1024);
-  }
-  std::vector<void*> live(kLive);
-  for (size_t i = 0; i < kLive; ++i) live[i] = std::malloc(size[i]);
-  size_t i = 0;
-  for (auto _ : state) {
-    const size_t k = i++ & (kDraws - 1);
-    std::free(live[slot[k]]);
-    void* p = std::malloc(size[k]);
-    static_cast<char*>(p)[0] = 1;
-    benchmark::DoNotOptimize(p);
-    live[slot[k]] = p;
-  }
-  for (auto* p : live) std::free(p);
+  LiveSet set(1024, 16, 1039, 42);
+  for (auto _ : state) set.replace(1);
 }
 
 void malloc_free_128k(benchmark::State& state) {
@@ -115,11 +141,69 @@ void producer_consumer(benchmark::State& state) {
   }
 }
 
+// Producer/consumer of 64-byte objects in batches: thread 0 mallocs a batch of
+// kBatch and hands it over through a ring of kSlots batches, thread 1 frees the
+// whole batch. Every free is of a block another thread allocated, in runs of one
+// page's neighbouring blocks. One iteration is one batch.
+struct BatchRing {
+  static constexpr size_t kBatch = 256, kSlots = 8;
+  void* slots[kSlots][kBatch];
+  alignas(64) std::atomic<size_t> head{0};  // written by the producer
+  alignas(64) std::atomic<size_t> tail{0};  // written by the consumer
+};
+BatchRing g_batch_ring;
+
+void batch_handoff_64b(benchmark::State& state) {
+  BatchRing& r = g_batch_ring;
+  if (state.thread_index() == 0) {
+    size_t head = r.head.load(std::memory_order_relaxed);
+    for (auto _ : state) {
+      wait_for([&] { return head - r.tail.load(std::memory_order_acquire) < BatchRing::kSlots; });
+      void** batch = r.slots[head % BatchRing::kSlots];
+      for (size_t i = 0; i < BatchRing::kBatch; ++i) {
+        batch[i] = std::malloc(64);
+        static_cast<char*>(batch[i])[0] = 1;
+      }
+      r.head.store(++head, std::memory_order_release);
+    }
+  } else {
+    size_t tail = r.tail.load(std::memory_order_relaxed);
+    for (auto _ : state) {
+      wait_for([&] { return r.head.load(std::memory_order_acquire) != tail; });
+      void** batch = r.slots[tail % BatchRing::kSlots];
+      for (size_t i = 0; i < BatchRing::kBatch; ++i) std::free(batch[i]);
+      r.tail.store(++tail, std::memory_order_release);
+    }
+  }
+}
+
+// One thread, a live set of 10 000 blocks of 8 B to 4 KiB (uniform); each
+// iteration frees a member chosen at random and mallocs a new random size in its
+// place.
+void live_set_10k_8b_4k(benchmark::State& state) {
+  LiveSet set(10000, 8, 4096, 42);
+  for (auto _ : state) set.replace(1);
+}
+
+// Larson's server simulation on 2 threads: each benchmark thread keeps a live set
+// of 1000 blocks of 8-1000 B; one iteration is one round, in which a new thread
+// takes the live set over and replaces 10 000 random members (so it frees blocks
+// the previous round's thread allocated), then exits.
+void larson_2t_8b_1000b(benchmark::State& state) {
+  LiveSet set(1000, 8, 1000, 4141 + static_cast<uint64_t>(state.thread_index()));
+  for (auto _ : state) {
+    std::thread round([&] { set.replace(10000); });
+    round.join();
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& benchmark_names() {
   static const std::vector<std::string> names = {"malloc_free_random", "malloc_free_128k", "realloc_grow",
-                                                 "calloc_4k", "producer_consumer"};
+                                                 "calloc_4k", "producer_consumer",
+                                                 "batch_handoff_64b", "live_set_10k_8b_4k",
+                                                 "larson_2t_8b_1000b"};
   return names;
 }
 
@@ -129,6 +213,15 @@ void register_benchmarks() {
   benchmark::RegisterBenchmark("realloc_grow", realloc_grow)->Unit(benchmark::kNanosecond);
   benchmark::RegisterBenchmark("calloc_4k", calloc_4k)->Unit(benchmark::kNanosecond);
   benchmark::RegisterBenchmark("producer_consumer", producer_consumer)
+      ->Threads(2)
+      ->UseRealTime()
+      ->Unit(benchmark::kNanosecond);
+  benchmark::RegisterBenchmark("batch_handoff_64b", batch_handoff_64b)
+      ->Threads(2)
+      ->UseRealTime()
+      ->Unit(benchmark::kNanosecond);
+  benchmark::RegisterBenchmark("live_set_10k_8b_4k", live_set_10k_8b_4k)->Unit(benchmark::kNanosecond);
+  benchmark::RegisterBenchmark("larson_2t_8b_1000b", larson_2t_8b_1000b)
       ->Threads(2)
       ->UseRealTime()
       ->Unit(benchmark::kNanosecond);

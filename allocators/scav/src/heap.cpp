@@ -47,6 +47,7 @@ void page_init(Page* pg, Heap* h, unsigned c) {
   arena_set_page_class(pg, c);
   pg->kind = class_kind(c);
   pg->where = kWhereNone;
+  pg->rotated = 0;
   pg->thread_free.store(nullptr, std::memory_order_relaxed);
   pg->in_full.store(0, std::memory_order_relaxed);
 }
@@ -167,6 +168,7 @@ Page* heap_find_page(Heap* h, unsigned c) {
       page_collect(pg);
       if (!pg->free) page_extend(pg);
       if (pg->free) {
+        pg->rotated = 0;
         if (pg != h->queue[c].first) {
           list_remove(h->queue[c], pg);
           list_push_front(h->queue[c], pg);
@@ -175,6 +177,19 @@ Page* heap_find_page(Heap* h, unsigned c) {
         return pg;
       }
       Page* next = pg->next;
+      // A page that ran out while others have room goes to the back once before the
+      // full list: the move to full is a full fence (page_to_full's Dekker pair) and
+      // a free into a full page takes the slow path back, and a page whose blocks are
+      // replaced at random runs out and gets one back all the time. At the back, a
+      // local free is a plain push again and a remote one waits in thread_free for
+      // this walk's next lap; a page still without a block then goes to full.
+      if (!pg->rotated && next) {
+        pg->rotated = 1;
+        list_remove(h->queue[c], pg);
+        list_push_back(h->queue[c], pg);
+        pg = next;
+        continue;
+      }
       if (!page_to_full(h, pg)) continue;  // a remote free arrived: take it
       pg = next;
     }
@@ -254,9 +269,10 @@ Heap* heap_thread_init() {
   return h;
 }
 
-void page_free_remote(Page* pg, Block* b) {
-  // Read the owner and the class while our block keeps the page from being released:
-  // once the block is pushed, the owner (or a pass) may collect it, find the page
+// Push head..tail, blocks of pg that other threads hold no more, with one CAS.
+void page_free_remote(Page* pg, Block* head, Block* tail) {
+  // Read the owner and the class while our blocks keep the page from being released:
+  // once they are pushed, the owner (or a pass) may collect them, find the page
   // empty and give it back, so after the push the page's owner fields may be gone.
   // Heaps are never unmapped, so touching h afterwards is safe; a flag set on a heap
   // whose page left in the meantime only costs its owner a look.
@@ -265,8 +281,8 @@ void page_free_remote(Page* pg, Block* b) {
   const unsigned c = pg->cls;
   Block* old = pg->thread_free.load(std::memory_order_relaxed);
   do {
-    b->next = old;
-  } while (!pg->thread_free.compare_exchange_weak(old, b, std::memory_order_seq_cst,
+    tail->next = old;
+  } while (!pg->thread_free.compare_exchange_weak(old, head, std::memory_order_seq_cst,
                                                   std::memory_order_relaxed));
   if (pg->in_full.load(std::memory_order_seq_cst)) {
     uint64_t bit = uint64_t(1) << (c & 63);
@@ -282,7 +298,46 @@ void page_free_remote(Page* pg, Block* b) {
     purge_arm(h->purge_expire, purge_deadline_from_now());
 }
 
+void remote_flush(Heap* me, unsigned i) {
+  RemoteBatch& rb = me->remote[i];
+  page_free_remote(rb.page, rb.head, rb.tail);
+  if (rb.count > 1) stat_add(g_stats.remote_batched, rb.count);
+  rb = RemoteBatch{};
+  me->remote_live &= ~(1u << i);
+}
+
+// A free of block b of pg, a page of another heap, by the thread of heap me: gathered
+// into me's batch of pg's class (see heap.h) while pg's owner runs, which collects
+// remote frees only when it looks for free blocks anyway. Pushed at once: by a thread
+// without a heap, blocks above kRemoteBatchSize (a batch of them would keep megabytes
+// from their owner), and into a heap that is idle or abandoned, whose pages wait for
+// the scavenger: it must see the free now.
+void heap_free_remote(Heap* me, Page* pg, Block* b) {
+  if (SCAV_UNLIKELY(me == &g_empty_heap) || pg->bsize > kRemoteBatchSize ||
+      page_heap(pg)->state.load(std::memory_order_relaxed) != kHeapOwned) {
+    page_free_remote(pg, b, b);
+    return;
+  }
+  const unsigned i = pg->cls % kRemoteBatches;
+  RemoteBatch& rb = me->remote[i];
+  if (rb.page == pg) {
+    b->next = rb.head;
+    rb.head = b;
+    if (++rb.count == kRemoteBatchMax) remote_flush(me, i);
+    return;
+  }
+  if (rb.page) remote_flush(me, i);
+  b->next = nullptr;
+  rb = RemoteBatch{pg, b, b, 1};
+  me->remote_live |= 1u << i;
+}
+
 }  // namespace
+
+void remote_flush_all(Heap* h) {
+  for (unsigned i = 0; i < kRemoteBatches; i++)
+    if (h->remote_live & (1u << i)) remote_flush(h, i);
+}
 
 void page_unfull(Heap* h, Page* pg) {
   SCAV_ASSERT(pg->where == kWhereFull);
@@ -323,6 +378,7 @@ void* heap_alloc_slow(size_t size) {
     }
   }
   SCAV_ASSERT(h->state.load(std::memory_order_relaxed) == kHeapOwned);
+  if (h->remote_live) remote_flush_all(h);
   void* p = nullptr;
   if (size > kLargeMax) {
     p = huge_alloc(size, 0, nullptr);
@@ -428,7 +484,7 @@ void heap_free_slow(Page* pg, void* p) {
   // A page nobody owns has no block out: a block freed again after its page went back
   // to the arena (the lone block, whose page the cache gave back), or a stray pointer.
   if (SCAV_UNLIKELY(tag == 0)) pointer_fail("double free (or invalid pointer) of", p);
-  page_free_remote(pg, b);
+  heap_free_remote(h, pg, b);
 }
 
 void heap_mark_aligned(Page* pg) {
@@ -490,6 +546,8 @@ void heap_idle_start() {
   Heap* h = tls_heap;
   if (h == &g_empty_heap) return;
   stat_add(g_stats.idle_handoffs, 1);
+  // A parked thread's batches would keep their blocks from their owners.
+  if (h->remote_live) remote_flush_all(h);
   // Only something new schedules a visit; a loop that idles at kHz with nothing freed
   // must not wake the scavenger per turn (seed 004). Cache puts armed the heap already.
   if (h->remote_pending.load(std::memory_order_relaxed)) {

@@ -34,6 +34,23 @@ extern Page g_empty_page;
 constexpr uintptr_t kCacheMarked = 1;
 inline bool slot_empty(uintptr_t v) { return (v & ~kCacheMarked) == 0; }
 
+// Frees of other heaps' small blocks gathered by this heap's thread, one page per
+// entry (entry cls % kRemoteBatches), so that a run of frees into one page costs one
+// CAS on its thread_free instead of one each: head..tail are count blocks of page,
+// linked. A batch is pushed when it reaches kRemoteBatchMax, when a free of another
+// page of its classes comes, and on the thread's malloc slow path, hand-off, exit and
+// collect; until then its blocks count as used in their page, at most kRemoteBatches
+// pages of blocks up to kRemoteBatchSize (heap_free_remote). Owner fields.
+constexpr unsigned kRemoteBatches = 8;
+constexpr uint32_t kRemoteBatchMax = 64;
+constexpr uint32_t kRemoteBatchSize = 1024;  // larger blocks are pushed one by one
+struct RemoteBatch {
+  Page* page = nullptr;
+  Block* head = nullptr;
+  Block* tail = nullptr;
+  uint32_t count = 0;
+};
+
 // One class's cache: the slot, shared with the scavenger, and the owner's notes.
 struct CacheSlot {
   std::atomic<uintptr_t> block{0};  // a block's address [| kCacheMarked], or empty
@@ -87,6 +104,8 @@ struct alignas(64) Heap {
   // A slot marked under its kind's hold is not taken before this (0: no hold).
   uint64_t scav_keep_until[kNumClasses] = {};
   Heap* next_all = nullptr;
+  alignas(64) RemoteBatch remote[kRemoteBatches];
+  uint32_t remote_live = 0;  // bit i: remote[i] holds a batch
 
   constexpr Heap() : current{}, cache{}, queue{}, full{}, full_remote{} {
     for (unsigned c = 0; c < kNumClasses; c++) current[c] = &g_empty_page;

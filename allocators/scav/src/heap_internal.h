@@ -63,6 +63,9 @@ __attribute__((always_inline)) inline void page_unlink(Heap* h, Page* pg) {
   sync_current(h, c);
 }
 
+// Push every remote-free batch h holds (heap.h). Caller owns h or holds it busy.
+void remote_flush_all(Heap* h);
+
 // A full page got free blocks (a remote free was collected): back in the queue.
 void page_unfull(Heap* h, Page* pg);
 

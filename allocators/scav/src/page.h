@@ -50,7 +50,8 @@ struct alignas(64) Page {
   uint16_t cls;
   uint8_t kind;
   uint8_t where;
-  uint32_t pad_;
+  uint8_t rotated;  // heap_find_page moved it to its queue's back with no free block
+  uint8_t pad_[3];
   uint64_t pad2_;
 
   // Shared cache line: read by every free, written by other threads' frees and by the

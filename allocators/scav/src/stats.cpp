@@ -129,6 +129,7 @@ size_t stats_json(char* buf, size_t len) {
     w.field(k.prefix, "shrinks", ld(s.hold_shrinks[unsigned(k.kind)]));
   }
   w.field("interiors_purged", ld(s.interiors_purged));
+  w.field("remote_batched", ld(s.remote_batched));
   return w.finish();
 }
 

@@ -36,6 +36,7 @@ struct Stats {
   std::atomic<uint64_t> hold_cached[2] = {};  // small, large: bytes of cache slots the last visits hold (cache_visit)
   std::atomic<uint64_t> hold_shrinks[3] = {};  // by HoldKind: releases past kShrinkBytes that turned the hold off
   std::atomic<uint64_t> interiors_purged{0};  // bytes purged inside free blocks of idle heaps
+  std::atomic<uint64_t> remote_batched{0};  // remote frees pushed in batches of more than one
 };
 
 extern Stats g_stats;

@@ -362,4 +362,54 @@ TEST(Idle, ThreadExitReturnsPages) {
       << (stat("purged") - purged0) / kMiB;
 }
 
+// A thread that frees a running thread's small blocks gathers them per page and
+// pushes each run with one CAS (remote_batched counts those blocks); when it parks
+// or exits, what it still holds has reached the owner, whose collect then gives
+// every page back. 4000 blocks of 64 B: four pages, the last run of 32 blocks not
+// a full batch. `allocated` is read once both threads have their heaps and a forced
+// collect has taken the cached pages.
+void remote_frees_reach_the_owner(bool park) {
+  static void* v[4000];
+  std::atomic<int> owner_step{0}, freer_step{0};
+  auto wait_step = [](std::atomic<int>& step, int want) {
+    while (step.load() < want) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  std::thread owner([&] {
+    wait_step(owner_step, 1);
+    for (auto& p : v) p = malloc(64);
+    owner_step = 2;
+    wait_step(owner_step, 3);
+    malloc_trim(0);  // collects this heap's remote frees and gives its empty pages back
+  });
+  std::thread freer([&] {
+    free(malloc(16));  // a heap of its own, which gathers
+    freer_step = 1;
+    wait_step(freer_step, 2);
+    for (auto* p : v) free(p);
+    if (park) scav_thread_idle_start();
+    freer_step = 3;
+    if (!park) return;
+    wait_step(freer_step, 4);
+    scav_thread_idle_end();
+  });
+  wait_step(freer_step, 1);
+  malloc_trim(0);  // every cached page goes now, not in the middle
+  const int64_t base = stat("allocated"), batched0 = stat("remote_batched");
+  owner_step = 1;
+  wait_step(owner_step, 2);
+  freer_step = 2;
+  wait_step(freer_step, 3);
+  if (!park) freer.join();
+  owner_step = 3;
+  owner.join();
+  EXPECT_GE(stat("remote_batched") - batched0, 3900) << "frees into one page were pushed one by one";
+  EXPECT_LE(stat("allocated"), base + 32 * 1024) << "blocks the freeing thread gathered did not reach their owner";
+  freer_step = 4;
+  if (park) freer.join();
+}
+
+TEST(Remote, GatheredFreesReachTheOwnerWhenTheFreeingThreadParks) { remote_frees_reach_the_owner(true); }
+
+TEST(Remote, GatheredFreesReachTheOwnerWhenTheFreeingThreadExits) { remote_frees_reach_the_owner(false); }
+
 }  // namespace
