@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "sys/containment.h"
 #include "test_util.h"
 
 namespace mh {
@@ -298,6 +299,40 @@ TEST(Interrupt, ASecondSigintKillsAtOnceAndKeepsTheJournal) {
   ASSERT_EQ(lines_in(journal), 2u);  // the header and the run
   EXPECT_EQ(Json::parse(test::slurp(journal).substr(test::slurp(journal).find('\n') + 1))["status"], "timeout");
   fs::remove(journal);
+}
+
+// A process that is not a zombie: a killed one may wait a moment for init.
+bool running(pid_t pid) {
+  const std::string stat = test::slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+TEST(Interrupt, ASecondSigintEndsWhatLeftTheProcessGroup) {
+  {
+    Containment probe(containment::unique_name("probe"), ContainmentWay::CgroupV2);
+    if (probe.way() != ContainmentWay::CgroupV2) GTEST_SKIP() << "no cgroup v2 group can be made here";
+  }
+  const std::string pidfile = test::scratch("setsid.pid");
+  fs::remove(pidfile);
+  setenv("MEMHARNESS_CONTAINMENT", "cgroup", 1);
+  Background h("setsid", {"-a", "glibc", "--runs", "1", "--quiet", "--out", test::scratch("setsid.json"), "--",
+                          "/bin/sh", "-c", "setsid sleep 97 & echo $! > " + pidfile + "; sleep 60"});
+  unsetenv("MEMHARNESS_CONTAINMENT");
+  pid_t daemon = 0;
+  for (int i = 0; i < 200 && daemon == 0; ++i) {
+    std::this_thread::sleep_for(50ms);
+    daemon = static_cast<pid_t>(std::atoi(test::slurp(pidfile).c_str()));
+  }
+  ASSERT_GT(daemon, 0) << h.err();
+  ASSERT_TRUE(running(daemon));
+  h.signal(SIGINT);
+  std::this_thread::sleep_for(100ms);
+  h.signal(SIGINT);
+  EXPECT_EQ(h.wait(10s), 130);
+  for (int i = 0; i < 50 && running(daemon); ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(running(daemon)) << "the setsid child " << daemon << " outlived the harness";
+  if (running(daemon)) kill(daemon, SIGKILL);
 }
 
 TEST(Interrupt, AReportThatCannotBeWrittenKeepsTheRunsElsewhere) {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "sys/cgroup.h"
+#include "sys/interrupt.h"
 #include "sys/process_tree.h"
 #include "sys/procfs.h"
 
@@ -167,11 +168,14 @@ Containment::Containment(const std::string& name, ContainmentWay way) : way_(way
   if (dir_.empty()) {
     way_ = ContainmentWay::Subreaper;
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+  } else {
+    exit_slot_ = interrupt::kill_cgroup_on_exit(dir_, way_ == ContainmentWay::CgroupV2);
   }
   state().live.push_back(this);
 }
 
 Containment::~Containment() {
+  interrupt::forget_cgroup(exit_slot_);
   if (!released_) kill();
   if (!dir_.empty()) cgroup::remove(dir_, kContainmentKillWaitS);
   auto& live = state().live;

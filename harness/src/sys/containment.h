@@ -81,6 +81,7 @@ class Containment {
   std::string dir_;  // the group's folder (a cgroup way)
   pid_t root_ = -1;
   bool released_ = false;
+  int exit_slot_ = -1;  // where a second SIGINT finds the group (interrupt.h)
 };
 
 }  // namespace mh

@@ -23,6 +23,35 @@ int g_pipe[2] = {-1, -1};
 char g_note[1024];
 std::atomic<size_t> g_note_size{0};
 
+// The cgroups a second SIGINT kills (kill_cgroup_on_exit): fixed storage, so
+// that the handler reads them without allocating.
+struct KillSlot {
+  std::atomic<bool> used{false};
+  bool v2 = false;
+  char path[512] = {};
+};
+KillSlot g_kill[8];
+
+// Async-signal-safe: open, read, write, kill only.
+void kill_cgroup(const KillSlot& slot) {
+  const int fd = open(slot.path, slot.v2 ? O_WRONLY | O_CLOEXEC : O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  if (slot.v2) {
+    ssize_t n = write(fd, "1", 1);
+    (void)n;
+  } else {
+    char buf[4096];
+    pid_t pid = 0;
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
+      for (ssize_t i = 0; i < n; ++i) {
+        if (buf[i] >= '0' && buf[i] <= '9') pid = pid * 10 + (buf[i] - '0');
+        else if (pid > 0) kill(pid, SIGKILL), pid = 0;
+      }
+    if (pid > 0) kill(pid, SIGKILL);
+  }
+  close(fd);
+}
+
 void on_signal(int sig) {
   const int saved = errno;
   int expected = 0;
@@ -30,6 +59,8 @@ void on_signal(int sig) {
   if (sig == SIGINT && g_count.fetch_add(1) >= 1) {
     // The second Ctrl-C: the user does not want to wait for the grace period.
     if (pid_t g = g_child_group.load(); g > 0) kill(-g, SIGKILL);
+    for (const auto& slot : g_kill)
+      if (slot.used.load()) kill_cgroup(slot);
     ssize_t n = write(STDERR_FILENO, g_note, g_note_size.load());
     (void)n;
     _exit(130);
@@ -71,6 +102,24 @@ void set_exit_note(const std::string& note) {
 }
 
 void set_child_group(pid_t pgid) { g_child_group.store(pgid); }
+
+int kill_cgroup_on_exit(const std::string& dir, bool v2) {
+  const std::string path = dir + (v2 ? "/cgroup.kill" : "/cgroup.procs");
+  if (path.size() >= sizeof g_kill[0].path) return -1;
+  for (int i = 0; i < 8; ++i) {
+    KillSlot& slot = g_kill[i];
+    if (slot.used.load()) continue;  // main thread only: no race between slots
+    slot.v2 = v2;
+    std::copy_n(path.c_str(), path.size() + 1, slot.path);
+    slot.used.store(true);
+    return i;
+  }
+  return -1;
+}
+
+void forget_cgroup(int slot) {
+  if (slot >= 0 && slot < 8) g_kill[slot].used.store(false);
+}
 
 void kill_child_group() {
   if (pid_t g = g_child_group.exchange(0); g > 0) kill(-g, SIGKILL);

@@ -30,6 +30,12 @@ void set_child_group(pid_t pgid);
 // Kills the process group set_child_group named (SIGKILL), if any: what the
 // harness does on its way out after an internal error.
 void kill_child_group();
+// A cgroup a second SIGINT kills too, so that what left the process group
+// (setsid) ends with the harness: v2 by writing its cgroup.kill, v1 by a
+// SIGKILL to each process its cgroup.procs lists. Returns the slot to give
+// back with forget_cgroup (-1 when all 8 are taken or the path is too long).
+int kill_cgroup_on_exit(const std::string& dir, bool v2);
+void forget_cgroup(int slot);
 // What a second SIGINT writes to standard error before it exits ("" for
 // nothing), copied here: the handler may only write it as it stands. Longer
 // than 1 KiB is cut.
