@@ -298,8 +298,13 @@ static uint64_t sample_seed = 0x9e3779b97f4a7c15ull;
 static uint32_t thread_serial;
 static volatile int table_lock;    /* sampled allocations and frees of sampled blocks */
 static uint32_t* stack_index;      /* hash -> stack id + 1 (open addressing) */
+/* How many sampled blocks have their home slot in each group of 4 slots: a
+   free looks at this (64 KiB, mostly in cache) before the block table (4 MiB,
+   a cache miss per free). A count that reached its limit stays there. */
+static uint16_t* home_counts;
 
 #define STACK_INDEX (MEMHARNESS_LEDGER_STACKS * 2u)
+#define HOME_COUNTS (MEMHARNESS_LEDGER_BLOCKS / 4u)
 
 static uint64_t next_random(void) {
   uint64_t x = sample_rng; /* xorshift64*: state never 0 */
@@ -332,12 +337,14 @@ static void sampling_init(void) {
   const size_t blocks = MEMHARNESS_LEDGER_BLOCKS * sizeof(struct memharness_ledger_block);
   const size_t stacks = MEMHARNESS_LEDGER_STACKS * sizeof(struct memharness_ledger_stack);
   const size_t index = STACK_INDEX * sizeof(uint32_t);
-  char* region = mmap(NULL, blocks + stacks + index, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const size_t counts = HOME_COUNTS * sizeof(uint16_t);
+  char* region = mmap(NULL, blocks + stacks + index + counts, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (region == MAP_FAILED) {
     memharness_ledger.sample_interval = 0;
     return;
   }
   stack_index = (uint32_t*)(region + blocks + stacks);
+  home_counts = (uint16_t*)(region + blocks + stacks + index);
   memharness_ledger.stacks = (uint64_t)(uintptr_t)(region + blocks);
   __atomic_store_n(&memharness_ledger.blocks, (uint64_t)(uintptr_t)region, __ATOMIC_RELEASE);
 }
@@ -355,8 +362,14 @@ static struct memharness_ledger_block* block_table(void) {
 /* Probes are bounded: a block that finds no slot within them is not kept. */
 #define PROBES 64u
 
-static uint32_t block_home(uint64_t addr) {
+static inline uint32_t block_home(uint64_t addr) {
   return (uint32_t)((addr >> 4) * 0x9e3779b97f4a7c15ull >> 40) & (MEMHARNESS_LEDGER_BLOCKS - 1);
+}
+
+/* Under the lock. */
+static void count_home(uint64_t addr, int by) {
+  uint16_t* c = &home_counts[block_home(addr) / 4];
+  if (*c != UINT16_MAX) __atomic_store_n(c, (uint16_t)(*c + by), __ATOMIC_RELAXED);
 }
 
 struct frames {
@@ -408,6 +421,7 @@ static void keep_block(uint64_t addr, int64_t stack, uint64_t size, double weigh
     b->size = size;
     b->weight = weight;
     __atomic_store_n(&b->addr, addr, __ATOMIC_RELEASE);
+    count_home(addr, 1);
     __atomic_fetch_add(&memharness_ledger.blocks_live, 1, __ATOMIC_RELAXED);
     return;
   }
@@ -457,6 +471,7 @@ __attribute__((noinline)) static void unsample(void* p) {
     lock_tables();
     if (b->addr == addr) {
       __atomic_store_n(&b->addr, MEMHARNESS_LEDGER_GONE, __ATOMIC_RELEASE);
+      count_home(addr, -1);
       __atomic_fetch_sub(&memharness_ledger.blocks_live, 1, __ATOMIC_RELAXED);
     }
     unlock_tables();
@@ -470,7 +485,9 @@ static inline void sample_alloc(void* p, int64_t usable) {
 }
 
 static inline void sample_free(void* p) {
-  if (UNLIKELY(__atomic_load_n(&memharness_ledger.blocks_live, __ATOMIC_RELAXED) != 0)) unsample(p);
+  if (UNLIKELY(__atomic_load_n(&memharness_ledger.blocks_live, __ATOMIC_RELAXED) != 0) &&
+      __atomic_load_n(&home_counts[block_home((uint64_t)(uintptr_t)p) / 4], __ATOMIC_RELAXED) != 0)
+    unsample(p);
 }
 
 /* fork: the child must not inherit a lock held by a thread that is not in it. */
