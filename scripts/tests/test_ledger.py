@@ -136,3 +136,25 @@ def test_a_bad_heap_sample_is_refused(tmp_path, args, message):
     r = subprocess.run([str(HARNESS), "-n", "1", "-q", "--out", str(tmp_path / "r.json"), *args, "--",
                         str(HOLDER), "sites"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and message in r.stderr, (r.returncode, r.stderr)
+
+
+DLOPEN_LOOP = """
+import ctypes, _ctypes, signal, time
+# Allocations in a signal handler, 1000 times a second, while libraries load and unload.
+signal.signal(signal.SIGALRM, lambda *a: [bytearray(1000) for _ in range(50)])
+signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+end = time.monotonic() + 0.6
+while time.monotonic() < end:
+    for lib in ("libbz2.so.1.0", "libsqlite3.so.0"):
+        _ctypes.dlclose(ctypes.CDLL(lib)._handle)
+signal.setitimer(signal.ITIMER_REAL, 0, 0)
+"""
+
+
+@pytest.mark.parametrize("allocator", ["glibc", "jemalloc", "tcmalloc"])
+def test_every_allocation_sampled_through_dlopen_and_signal_handlers(tmp_path, allocator):
+    # --heap-sample 1: every allocation takes a stack, inside dlopen's lock and in the handler.
+    run = harness(tmp_path, "--ledger", "--heap-sample", "1", "-a", allocator, "--mark-at", "200=busy", "--",
+                  "/usr/bin/python3", "-c", DLOPEN_LOOP)
+    sites = sites_at(run, "busy")
+    assert sites["interval_bytes"] == 1 and sites["top"], sites
