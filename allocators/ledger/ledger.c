@@ -9,8 +9,12 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include <memharness/ledger.h>
 
@@ -103,6 +107,9 @@ static pthread_key_t exit_key;
 
 static void release_slot(void* unused);
 static void after_fork_in_child(void);
+static void sampling_init(void);
+static void before_fork(void);
+static void after_fork(void);
 
 #define RESOLVE(field, name) next.field = (__typeof__(next.field))dlsym(RTLD_NEXT, name)
 
@@ -161,7 +168,8 @@ static int resolve(void) {
     next.free(warm);
     --depth;
     pthread_key_create(&exit_key, release_slot);
-    pthread_atfork(NULL, NULL, after_fork_in_child);
+    sampling_init();
+    pthread_atfork(before_fork, after_fork, after_fork_in_child);
     memharness_ledger.pid = (int32_t)getpid();
     memharness_ledger.next_malloc = (uint64_t)(uintptr_t)next.malloc;
     resolving_here = 0;
@@ -229,6 +237,7 @@ static void after_fork_in_child(void) {
     s->alloc_bytes = 0;
   }
   memharness_ledger.pid = (int32_t)getpid();
+  after_fork(); /* the child keeps the sampled blocks: its copies of them */
 }
 
 static inline void bump(int64_t* field, int64_t by, int shared) {
@@ -267,6 +276,224 @@ static inline void count(int64_t bytes, int64_t blocks, int64_t allocated) {
   add_to(s, bytes, blocks, allocated, 0);
 }
 
+/* ---- sampled call sites ---------------------------------------------------- */
+
+/* Allocations are sampled by bytes: each thread counts down a gap drawn from an
+   exponential distribution (mean: the interval), so a block of s usable bytes
+   is sampled with probability 1 - exp(-s/interval) and stands for
+   s / (1 - exp(-s/interval)) bytes, unbiased for small and large blocks alike.
+   The unsampled path is one subtraction and one branch, no lock.
+
+   The unwinder is libgcc's _Unwind_Backtrace: built with glibc 2.35 or later
+   (Debian 12 and later), libgcc finds a frame's unwind tables through
+   _dl_find_object, which takes no lock and is async-signal-safe, so a sample
+   inside dlopen (the loader's lock held) or in a signal handler does not wait
+   for the loader. libunwind's unw_backtrace finds them through dl_iterate_phdr
+   for every address it has not cached (the loader's lock), and would be a
+   second library preloaded into every program. Both read the DWARF CFI, so
+   neither needs frame pointers. */
+static TLS int64_t sample_left;    /* bytes until this thread's next sample */
+static TLS uint64_t sample_rng;    /* 0 until the thread's first allocation */
+static uint64_t sample_seed = 0x9e3779b97f4a7c15ull;
+static uint32_t thread_serial;
+static volatile int table_lock;    /* sampled allocations and frees of sampled blocks */
+static uint32_t* stack_index;      /* hash -> stack id + 1 (open addressing) */
+/* How many sampled blocks have their home slot in each group of 4 slots: a
+   free looks at this (64 KiB, mostly in cache) before the block table (4 MiB,
+   a cache miss per free). A count that reached its limit stays there. */
+static uint16_t* home_counts;
+
+#define STACK_INDEX (MEMHARNESS_LEDGER_STACKS * 2u)
+#define HOME_COUNTS (MEMHARNESS_LEDGER_BLOCKS / 4u)
+
+static uint64_t next_random(void) {
+  uint64_t x = sample_rng; /* xorshift64*: state never 0 */
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  sample_rng = x;
+  return x * 0x2545f4914f6cdd1dull;
+}
+
+static int64_t next_gap(void) {
+  const double u = ((double)(next_random() >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+  const double gap = -log(u) * (double)memharness_ledger.sample_interval;
+  return gap > 9e18 ? INT64_MAX : (int64_t)gap + 1;
+}
+
+static uint64_t parse_env(const char* name, uint64_t fallback) {
+  const char* v = getenv(name);
+  if (!v || !*v) return fallback;
+  uint64_t n = 0;
+  for (; *v >= '0' && *v <= '9'; ++v) n = n * 10 + (uint64_t)(*v - '0');
+  return *v ? fallback : n;
+}
+
+/* At start-up (resolve): the interval, the seed, the tables. */
+static void sampling_init(void) {
+  memharness_ledger.sample_interval = parse_env("MEMHARNESS_LEDGER_SAMPLE", 524288);
+  sample_seed = parse_env("MEMHARNESS_LEDGER_SEED", sample_seed);
+  if (memharness_ledger.sample_interval == 0) return;
+  const size_t blocks = MEMHARNESS_LEDGER_BLOCKS * sizeof(struct memharness_ledger_block);
+  const size_t stacks = MEMHARNESS_LEDGER_STACKS * sizeof(struct memharness_ledger_stack);
+  const size_t index = STACK_INDEX * sizeof(uint32_t);
+  const size_t counts = HOME_COUNTS * sizeof(uint16_t);
+  char* region = mmap(NULL, blocks + stacks + index + counts, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (region == MAP_FAILED) {
+    memharness_ledger.sample_interval = 0;
+    return;
+  }
+  stack_index = (uint32_t*)(region + blocks + stacks);
+  home_counts = (uint16_t*)(region + blocks + stacks + index);
+  memharness_ledger.stacks = (uint64_t)(uintptr_t)(region + blocks);
+  __atomic_store_n(&memharness_ledger.blocks, (uint64_t)(uintptr_t)region, __ATOMIC_RELEASE);
+}
+
+static void lock_tables(void) {
+  while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+
+static void unlock_tables(void) { __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE); }
+
+static struct memharness_ledger_block* block_table(void) {
+  return (struct memharness_ledger_block*)(uintptr_t)memharness_ledger.blocks;
+}
+
+/* Probes are bounded: a block that finds no slot within them is not kept. */
+#define PROBES 64u
+
+static inline uint32_t block_home(uint64_t addr) {
+  return (uint32_t)((addr >> 4) * 0x9e3779b97f4a7c15ull >> 40) & (MEMHARNESS_LEDGER_BLOCKS - 1);
+}
+
+/* Under the lock. */
+static void count_home(uint64_t addr, int by) {
+  uint16_t* c = &home_counts[block_home(addr) / 4];
+  if (*c != UINT16_MAX) __atomic_store_n(c, (uint16_t)(*c + by), __ATOMIC_RELAXED);
+}
+
+struct frames {
+  uint64_t* at;
+  uint32_t n, skip;
+};
+
+static _Unwind_Reason_Code one_frame(struct _Unwind_Context* ctx, void* arg) {
+  struct frames* f = arg;
+  const uint64_t ip = (uint64_t)_Unwind_GetIP(ctx);
+  if (ip == 0) return _URC_END_OF_STACK;
+  if (f->skip) {
+    --f->skip; /* the ledger's own frames */
+    return _URC_NO_REASON;
+  }
+  f->at[f->n++] = ip;
+  return f->n == MEMHARNESS_LEDGER_FRAMES ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+/* The stack's id, appended when new; -1 when the table is full. Under the lock. */
+static int64_t stack_id(const uint64_t* frame, uint32_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ n;
+  for (uint32_t i = 0; i < n; ++i) h = (h ^ frame[i]) * 0x100000001b3ull;
+  struct memharness_ledger_stack* stacks = (struct memharness_ledger_stack*)(uintptr_t)memharness_ledger.stacks;
+  for (uint32_t probe = 0, i = (uint32_t)(h >> 32); probe < STACK_INDEX; ++probe, ++i) {
+    uint32_t* slot = &stack_index[i & (STACK_INDEX - 1)];
+    if (*slot == 0) {
+      const uint32_t id = memharness_ledger.stacks_used;
+      if (id == MEMHARNESS_LEDGER_STACKS) return -1;
+      stacks[id].hash = h;
+      stacks[id].depth = n;
+      memcpy(stacks[id].frame, frame, n * sizeof *frame);
+      *slot = id + 1;
+      __atomic_store_n(&memharness_ledger.stacks_used, id + 1, __ATOMIC_RELEASE);
+      return id;
+    }
+    const struct memharness_ledger_stack* s = &stacks[*slot - 1];
+    if (s->hash == h && s->depth == n && memcmp(s->frame, frame, n * sizeof *frame) == 0) return *slot - 1;
+  }
+  return -1;
+}
+
+static void keep_block(uint64_t addr, int64_t stack, uint64_t size, double weight) {
+  struct memharness_ledger_block* t = block_table();
+  for (uint32_t probe = 0, i = block_home(addr); stack >= 0 && probe < PROBES; ++probe, ++i) {
+    struct memharness_ledger_block* b = &t[i & (MEMHARNESS_LEDGER_BLOCKS - 1)];
+    if (b->addr > MEMHARNESS_LEDGER_GONE) continue;
+    b->stack = (uint32_t)stack;
+    b->size = size;
+    b->weight = weight;
+    __atomic_store_n(&b->addr, addr, __ATOMIC_RELEASE);
+    count_home(addr, 1);
+    __atomic_fetch_add(&memharness_ledger.blocks_live, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  __atomic_fetch_add(&memharness_ledger.dropped, 1, __ATOMIC_RELAXED);
+}
+
+/* The countdown passed 0 (or the thread's first allocation): p, of `usable`
+   bytes, is sampled when the gap ended inside it. Called at depth 0. */
+__attribute__((noinline)) static void sample_slow(void* p, int64_t usable) {
+  if (memharness_ledger.sample_interval == 0) {
+    sample_left = INT64_MAX;
+    return;
+  }
+  if (sample_rng == 0) { /* the thread's first allocation: its own stream */
+    const uint32_t serial = __atomic_add_fetch(&thread_serial, 1, __ATOMIC_RELAXED);
+    uint64_t z = sample_seed + serial * 0x9e3779b97f4a7c15ull; /* splitmix64: every seed its own stream */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    sample_rng = (z ^ (z >> 31)) | 1;
+    sample_left += next_gap();
+    if (sample_left >= 0) return;
+  }
+  sample_left = next_gap();
+  ++depth; /* the unwinder may allocate (its first call) */
+  uint64_t frame[MEMHARNESS_LEDGER_FRAMES];
+  struct frames f = {frame, 0, 2};
+  _Unwind_Backtrace(one_frame, &f);
+  const double s = (double)usable;
+  const double weight = s / -expm1(-s / (double)memharness_ledger.sample_interval);
+  lock_tables();
+  keep_block((uint64_t)(uintptr_t)p, stack_id(frame, f.n), (uint64_t)usable, weight);
+  unlock_tables();
+  --depth;
+}
+
+/* A freed block leaves the sampled set. Looked up without the lock (slots never
+   move: a freed one is marked gone), removed under it. */
+__attribute__((noinline)) static void unsample(void* p) {
+  const uint64_t addr = (uint64_t)(uintptr_t)p;
+  struct memharness_ledger_block* t = block_table();
+  for (uint32_t probe = 0, i = block_home(addr); probe < PROBES; ++probe, ++i) {
+    struct memharness_ledger_block* b = &t[i & (MEMHARNESS_LEDGER_BLOCKS - 1)];
+    const uint64_t a = __atomic_load_n(&b->addr, __ATOMIC_ACQUIRE);
+    if (a == MEMHARNESS_LEDGER_EMPTY) return;
+    if (a != addr) continue;
+    ++depth;
+    lock_tables();
+    if (b->addr == addr) {
+      __atomic_store_n(&b->addr, MEMHARNESS_LEDGER_GONE, __ATOMIC_RELEASE);
+      count_home(addr, -1);
+      __atomic_fetch_sub(&memharness_ledger.blocks_live, 1, __ATOMIC_RELAXED);
+    }
+    unlock_tables();
+    --depth;
+    return;
+  }
+}
+
+static inline void sample_alloc(void* p, int64_t usable) {
+  if (UNLIKELY((sample_left -= usable) < 0)) sample_slow(p, usable);
+}
+
+static inline void sample_free(void* p) {
+  if (UNLIKELY(__atomic_load_n(&memharness_ledger.blocks_live, __ATOMIC_RELAXED) != 0) &&
+      __atomic_load_n(&home_counts[block_home((uint64_t)(uintptr_t)p) / 4], __ATOMIC_RELAXED) != 0)
+    unsample(p);
+}
+
+/* fork: the child must not inherit a lock held by a thread that is not in it. */
+static void before_fork(void) { lock_tables(); }
+static void after_fork(void) { unlock_tables(); }
+
 /* The usable size. tcmalloc's first answer calls operator new (its
    MallocExtension instance), which would ask again: resolve() asks once with
    counting off, so that no later answer allocates. */
@@ -276,20 +503,32 @@ static inline void counted_alloc(void* p) {
   if (p && depth == 0) {
     const int64_t u = usable_of(p);
     count(u, 1, u);
+    sample_alloc(p, u);
   }
 }
 
 static inline void counted_free(void* p) {
-  if (depth == 0) count(-usable_of(p), -1, -1);
+  if (depth == 0) {
+    count(-usable_of(p), -1, -1);
+    sample_free(p);
+  }
+}
+
+/* Before a block may move: a sampled one leaves the table while its address
+   is still its own (another thread may be handed it as soon as it is freed). */
+static inline void resize_begins(void* p) {
+  if (p && depth == 0) sample_free(p);
 }
 
 /* A block that may have moved: the old usable size out, the new one in (an
    allocation of the new size). */
-static void counted_resize(void* old, size_t old_usable, void* now, size_t n) {
+__attribute__((always_inline)) static inline void counted_resize(void* old, size_t old_usable, void* now,
+                                                                  size_t n) {
   if (depth != 0) return;
   if (now) {
     const int64_t u = usable_of(now);
     count(u - (int64_t)old_usable, old ? 0 : 1, u);
+    sample_alloc(now, u);
   } else if (old && n == 0) {
     count(-(int64_t)old_usable, -1, -1); /* realloc(p, 0) freed p */
   }
@@ -331,6 +570,7 @@ API void* realloc(void* p, size_t n) {
   if (UNLIKELY(bootstrapping())) return boot_alloc(n);
   if (p && UNLIKELY(is_boot(p))) return realloc_from_boot(p, n);
   const size_t old = p && depth == 0 ? (size_t)usable_of(p) : 0;
+  resize_begins(p);
   void* q = next.realloc(p, n);
   counted_resize(p, old, q, n);
   return q;
@@ -344,6 +584,7 @@ API void* reallocarray(void* p, size_t n, size_t size) {
   }
   if (!next.reallocarray || UNLIKELY(bootstrapping()) || (p && is_boot(p))) return realloc(p, total);
   const size_t old = p && depth == 0 ? (size_t)usable_of(p) : 0;
+  resize_begins(p);
   void* q = next.reallocarray(p, n, size);
   counted_resize(p, old, q, total);
   return q;
@@ -421,6 +662,7 @@ API void* rallocx(void* p, size_t n, int flags) {
   bootstrapping();
   if (!next.rallocx) return NULL;
   const size_t old = depth == 0 ? (size_t)usable_of(p) : 0;
+  resize_begins(p);
   void* q = next.rallocx(p, n, flags);
   if (q) counted_resize(p, old, q, n);
   return q;
@@ -483,6 +725,7 @@ static void missing(const char* name) {
     if (outer && p) {                            \
       const int64_t u = usable_of(p);            \
       count(u, 1, u);                            \
+      sample_alloc(p, u);                        \
     }                                            \
     return p;                                    \
   }

@@ -158,6 +158,9 @@ void add_what_to_run(CLI::App& app, Options& o) {
                  "every page table under the workload's mmap lock, which stalls the workload's mmap and munmap")
       ->check(in_range(0.0, 60000.0))
       ->capture_default_str();
+  app.add_option("--heap-sample", o.heap_sample,
+                 "with --ledger: sample allocations every SIZE bytes on average (K, M suffixes; jemalloc's default is "
+                 "512K) and record the live heap by call site at every mark (heap_sites; docs/heap-ledger.md)");
   app.add_option("--memory-limit", o.memory_limit,
                  "limit each run's memory to SIZE (K, M, G suffixes): a memory cgroup of its own where the machine "
                  "allows one, else RLIMIT_AS (the report says which); a run the kernel kills for it is 'oom'");

@@ -3,7 +3,8 @@
 // (workload.usable_kb), held at the mark "allocated", all freed by "freed".
 // `fork`: a child frees what it inherited, allocates its own and holds it
 // while the parent marks "both" (child_usable_kb). `exec`: runs itself again
-// by exec, the new image doing the plain run.
+// by exec, the new image doing the plain run. `sites`: two call sites hold
+// 3:1 of the heap (load_index, parse_rows), for the sampled call sites.
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,12 +116,47 @@ int forking() {
   return 0;
 }
 
+// Each holder allocates from its own frame (noinline), its blocks' usable
+// bytes returned. The blocks are kept (and freed at the end).
+__attribute__((noinline)) size_t load_index(std::vector<void*>& keep, size_t bytes) {
+  size_t usable = 0;
+  for (size_t held = 0; held < bytes; held += 256 << 10) {
+    keep.push_back(std::malloc(256 << 10));
+    usable += malloc_usable_size(keep.back());
+  }
+  return usable;
+}
+
+__attribute__((noinline)) size_t parse_rows(std::vector<void*>& keep, size_t bytes) {
+  size_t usable = 0;
+  for (size_t held = 0; held < bytes; held += 4 << 10) {
+    keep.push_back(std::malloc(4 << 10));
+    usable += malloc_usable_size(keep.back());
+  }
+  return usable;
+}
+
+int sites() {
+  std::vector<void*> index, rows;
+  index.reserve(1024);
+  rows.reserve(8192);
+  memharness_mark("start");
+  memharness_metric("load_index_kb", double(load_index(index, 48 << 20)) / 1024);
+  memharness_metric("parse_rows_kb", double(parse_rows(rows, 16 << 20)) / 1024);
+  memharness_mark("allocated");
+  for (auto* p : index) std::free(p);
+  for (auto* p : rows) std::free(p);
+  memharness_mark("freed");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "plain";
   if (mode == "plain") return plain();
   if (mode == "fork") return forking();
+  if (mode == "sites") return sites();
   if (mode == "exec") {
     // Some heap before the exec: the new image must not count it.
     Held before;

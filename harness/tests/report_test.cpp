@@ -25,7 +25,7 @@ RunRecord fake_run(int rep) {
     s.minflt = i;
     r.samples.push_back(s);
   }
-  r.marks.push_back(Mark{15.5, "start", r.samples[1], 1310, true});
+  r.marks.push_back(Mark{15.5, "start", r.samples[1], 1310, true, {}});
   r.peak_rss_kb = 1300;
   r.final_rss_kb = 1200;
   r.hwm_kb.value = 1310;
@@ -78,6 +78,30 @@ TEST(Report, MarksThreadsAndAllocator) {
   EXPECT_EQ(run["threads"][0]["wait_ns"], 20);
   EXPECT_EQ(run["allocator"]["verified"], true);
   EXPECT_EQ(run["status"], "ok");
+}
+
+TEST(Report, HeapSitesAtAMarkAreWrittenAndReadBack) {
+  RunRecord r = fake_run(1);
+  HeapSites h;
+  h.interval_bytes = 65536;
+  h.top.push_back(HeapSite{1048576.4, 2048, 16, {{"/usr/bin/prog", 0x1f3b}, {"[anonymous]", 0x7f00}}});
+  h.rest = HeapSite{4096, 100, 1, {}};
+  h.rest_sites = 1;
+  r.marks[0].heap_sites = h;
+  const Json run = run_to_json(r);
+  const Json& sites = run["marks"][0]["heap_sites"];
+  EXPECT_EQ(sites["top"][0]["bytes"], 1048576);
+  EXPECT_EQ(sites["top"][0]["frames"][0]["offset"], "0x1f3b");
+  EXPECT_EQ(sites["rest"]["sites"], 1);
+  EXPECT_FALSE(sites["rest"].contains("frames"));
+  const std::string what = "report";
+  const RunRecord back = run_from_json(JsonIn(run, what));
+  ASSERT_TRUE(back.marks[0].heap_sites);
+  EXPECT_EQ(back.marks[0].heap_sites->top[0].frames[1].object, "[anonymous]");
+  EXPECT_EQ(back.marks[0].heap_sites->top[0].frames[1].offset, 0x7f00u);
+  EXPECT_EQ(back.marks[0].heap_sites->interval_bytes, 65536u);
+  // A mark without sites has none, in the report and read back.
+  EXPECT_FALSE(run_to_json(fake_run(1))["marks"][0].contains("heap_sites"));
 }
 
 TEST(Report, CanonicalTextIsStableAndParses) {

@@ -97,3 +97,64 @@ def test_a_program_the_ledger_cannot_reach_says_why(tmp_path):
     assert all(m["sample"]["heap_live_kb"] is None for m in run["marks"]), run["marks"]
     reasons = {**run["sampler"]["unreadable"], **run["sampler"].get("null_cells", {})}
     assert "not mapped" in reasons["heap_live_kb"], reasons
+
+
+def sites_at(run, mark):
+    return next(m for m in run["marks"] if m["name"] == mark).get("heap_sites")
+
+
+@pytest.mark.parametrize("allocator", ALLOCATORS)
+def test_sampled_call_sites_estimate_what_each_site_holds(tmp_path, allocator):
+    # heap_holder sites: load_index holds 48 MiB in 256 KiB blocks, parse_rows 16 MiB in 4 KiB ones.
+    run = harness(tmp_path, "--ledger", "--heap-sample", "64K", "-a", allocator, "--", str(HOLDER), "sites")
+    w = run["metrics"]["workload"]
+    truth = [w["load_index_kb"]["value"] * 1024, w["parse_rows_kb"]["value"] * 1024]
+    sites = sites_at(run, "allocated")
+    assert sites["interval_bytes"] == 65536
+    top = sites["top"][:2]
+    for site, true_bytes in zip(top, truth):
+        assert abs(site["bytes"] - true_bytes) <= max(3 * site["stderr_bytes"], 0.15 * true_bytes), (site, true_bytes)
+        assert site["frames"][0]["object"].endswith("/heap_holder"), site["frames"][:3]
+        assert site["frames"][0]["offset"].startswith("0x")
+    assert 2.4 <= top[0]["bytes"] / top[1]["bytes"] <= 3.6, top
+    # Freed blocks leave the sampled set.
+    assert sum(s["bytes"] for s in sites_at(run, "freed")["top"]) < 0.05 * sum(truth)
+
+
+def test_only_a_run_with_heap_sample_has_call_sites(tmp_path):
+    run = harness(tmp_path, "--ledger", "-a", "glibc", "--", str(HOLDER), "sites")
+    assert all("heap_sites" not in m for m in run["marks"]), run["marks"]
+    run = harness(tmp_path, "--ledger", "--heap-sample", "512K", "-a", "glibc", "--", str(HOLDER), "sites")
+    assert all(m["heap_sites"]["interval_bytes"] == 524288 for m in run["marks"]), run["marks"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--ledger", "--heap-sample", "64Q"], "--heap-sample 64Q is not a size"),
+    (["--heap-sample", "64K"], "it needs --ledger"),
+])
+def test_a_bad_heap_sample_is_refused(tmp_path, args, message):
+    r = subprocess.run([str(HARNESS), "-n", "1", "-q", "--out", str(tmp_path / "r.json"), *args, "--",
+                        str(HOLDER), "sites"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and message in r.stderr, (r.returncode, r.stderr)
+
+
+DLOPEN_LOOP = """
+import ctypes, _ctypes, signal, time
+# Allocations in a signal handler, 1000 times a second, while libraries load and unload.
+signal.signal(signal.SIGALRM, lambda *a: [bytearray(1000) for _ in range(50)])
+signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+end = time.monotonic() + 0.6
+while time.monotonic() < end:
+    for lib in ("libbz2.so.1.0", "libsqlite3.so.0"):
+        _ctypes.dlclose(ctypes.CDLL(lib)._handle)
+signal.setitimer(signal.ITIMER_REAL, 0, 0)
+"""
+
+
+@pytest.mark.parametrize("allocator", ["glibc", "jemalloc", "tcmalloc"])
+def test_every_allocation_sampled_through_dlopen_and_signal_handlers(tmp_path, allocator):
+    # --heap-sample 1: every allocation takes a stack, inside dlopen's lock and in the handler.
+    run = harness(tmp_path, "--ledger", "--heap-sample", "1", "-a", allocator, "--mark-at", "200=busy", "--",
+                  "/usr/bin/python3", "-c", DLOPEN_LOOP)
+    sites = sites_at(run, "busy")
+    assert sites["interval_bytes"] == 1 and sites["top"], sites

@@ -7,10 +7,18 @@
 #include <stdint.h>
 
 #define MEMHARNESS_LEDGER_MAGIC "memharness-ldgr"
-#define MEMHARNESS_LEDGER_VERSION 1u
+#define MEMHARNESS_LEDGER_VERSION 2u
 /* Slot 0 is shared (atomic adds) by threads past the others and by threads
    that are exiting; slots 1..N belong to one live thread each. */
 #define MEMHARNESS_LEDGER_SLOTS 256u
+/* Sampled blocks (open addressing by address) and their call stacks (appended,
+   deduplicated by a hash of the frames), in one region the library maps. */
+#define MEMHARNESS_LEDGER_BLOCKS (1u << 17)
+#define MEMHARNESS_LEDGER_STACKS (1u << 13)
+#define MEMHARNESS_LEDGER_FRAMES 64u
+/* A block slot's address when the slot never held a block / held one that was freed. */
+#define MEMHARNESS_LEDGER_EMPTY 0u
+#define MEMHARNESS_LEDGER_GONE 1u
 
 /* One thread's part. Only its owner writes it (plain loads and stores, no
    lock prefix); a block freed by another thread is subtracted in that thread's
@@ -24,6 +32,23 @@ struct memharness_ledger_slot {
   uint32_t pad_[7];
 };
 
+/* A live sampled block: it stands for `weight` bytes of the live heap
+   (size / (1 - exp(-size / interval))). addr is written last (release). */
+struct memharness_ledger_block {
+  uint64_t addr;
+  uint32_t stack; /* index into the stack table */
+  uint32_t pad_;
+  uint64_t size;  /* usable bytes */
+  double weight;
+};
+
+struct memharness_ledger_stack {
+  uint64_t hash;
+  uint32_t depth; /* frames used; the innermost first */
+  uint32_t pad_;
+  uint64_t frame[MEMHARNESS_LEDGER_FRAMES]; /* return addresses */
+};
+
 struct memharness_ledger {
   char magic[16];
   uint32_t version;
@@ -32,6 +57,13 @@ struct memharness_ledger {
   int32_t pid;          /* the process whose counts these are (reset in a fork's child) */
   uint64_t next_malloc; /* the malloc behind the ledger: which allocator serves it */
   uint64_t pad_[4];
+  /* Sampling (MEMHARNESS_LEDGER_SAMPLE bytes on average between samples; 0: off). */
+  uint64_t sample_interval;
+  uint64_t blocks;       /* address of the block table (MEMHARNESS_LEDGER_BLOCKS), 0 when off */
+  uint64_t stacks;       /* address of the stack table (MEMHARNESS_LEDGER_STACKS) */
+  uint32_t stacks_used;  /* stacks appended so far: the reader reads these */
+  uint32_t blocks_live;  /* sampled blocks in the table now */
+  uint64_t dropped;      /* samples not kept: a table was full */
   struct memharness_ledger_slot slot[MEMHARNESS_LEDGER_SLOTS];
 };
 

@@ -134,6 +134,20 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
     }
     e.run.memory_limit = *bytes;
   }
+  if (!o.heap_sample.empty()) {
+    auto bytes = o.heap_sample == "0" ? std::optional<uint64_t>(0) : parse_size(o.heap_sample);
+    if (!bytes) {
+      error = "--heap-sample " + o.heap_sample +
+              " is not a size: give bytes or a number with K, M or G, e.g. 512K (0: no sampling)";
+      return false;
+    }
+    if (!o.run.ledger) {
+      error = "--heap-sample " + o.heap_sample + " samples in the heap ledger: it needs --ledger";
+      return false;
+    }
+    e.run.heap_sample = *bytes;
+  }
+  e.run.ledger_seed = o.seed;
   return !o.run.ledger || ledger_built(find_layout(), error);
 }
 

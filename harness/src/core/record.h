@@ -48,6 +48,25 @@ const std::vector<SampleColumn>& sample_columns();
 uint32_t column_bit(std::string_view column);
 inline bool cell_missing(const Sample& s, std::string_view column) { return (s.missing & column_bit(column)) != 0; }
 
+// The live sampled heap by call stack (--heap-sample): a site's bytes are the
+// sum of its sampled blocks' weights, its standard error sqrt(sum w(w - s)).
+struct HeapFrame {
+  std::string object;  // the mapping the return address falls in, as maps names it ("[anonymous]": none)
+  uint64_t offset = 0;  // from the file's start (its first mapping)
+};
+struct HeapSite {
+  double bytes = 0, stderr_bytes = 0;
+  int64_t samples = 0;
+  std::vector<HeapFrame> frames;  // innermost first; empty for the rest summed
+};
+struct HeapSites {
+  uint64_t interval_bytes = 0;   // the mean gap between samples
+  std::vector<HeapSite> top;     // by estimated bytes, at most 50
+  HeapSite rest;                 // every other site summed
+  int64_t rest_sites = 0;
+  uint64_t dropped = 0;          // samples the ledger's tables had no room for
+};
+
 struct Mark {
   double t_ms = 0;
   std::string name;
@@ -58,6 +77,8 @@ struct Mark {
   // Whether VmHWM was reset after this mark (/proc/PID/clear_refs, 5), so that
   // the next mark's VmHWM is the peak of the phase in between.
   bool hwm_reset = false;
+  // The live heap by call site at this mark (runs with --heap-sample only).
+  std::optional<HeapSites> heap_sites;
 };
 
 struct ThreadStat {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace mh {
@@ -29,6 +30,10 @@ struct RunSettings {
   // --ledger: every job's runs with the heap ledger (a suite entry may ask for
   // it alone with "ledger": true).
   bool ledger = false;
+  // --heap-sample: the ledger's mean gap in bytes between sampled allocations
+  // (call sites at every mark); 0: no sampling.
+  uint64_t heap_sample = 0;
+  std::optional<uint64_t> ledger_seed;  // --seed: the ledger's sampling generator
 };
 
 }  // namespace mh

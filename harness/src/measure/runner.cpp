@@ -352,6 +352,11 @@ ChildSpec OneRun::child_spec() const {
   std::string preload = req_.ledger_library;
   if (!req_.allocator.library.empty()) preload += (preload.empty() ? "" : ":") + req_.allocator.library;
   if (!preload.empty()) spec.env["LD_PRELOAD"] = preload;
+  if (!req_.ledger_library.empty()) {
+    // The ledger samples call sites only when asked (--heap-sample): 0 keeps its cost that of counting.
+    spec.env["MEMHARNESS_LEDGER_SAMPLE"] = std::to_string(req_.run.heap_sample);
+    if (req_.run.ledger_seed) spec.env["MEMHARNESS_LEDGER_SEED"] = std::to_string(*req_.run.ledger_seed);
+  }
   spec.env["MEMHARNESS_MARK_FD"] = std::to_string(channels_.mark_write());
   spec.env["MEMHARNESS_ACK_FD"] = std::to_string(channels_.ack_read());
   spec.env["TMPDIR"] = tmp_.path();
@@ -442,6 +447,7 @@ void OneRun::sample(const Child& child, Clock::time_point t0) {
   cfg.on_progress = req_.on_progress;
   cfg.tree = req_.program && req_.program->tree;
   cfg.ledger_library = req_.ledger_library;
+  cfg.heap_sites = !req_.ledger_library.empty() && req_.run.heap_sample > 0;
   if (driver_) cfg.driver = &*driver_;
   if (trace_.following()) cfg.trace = &trace_;
   std::string sampler_error;

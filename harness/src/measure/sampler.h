@@ -65,6 +65,8 @@ struct SamplerConfig {
   // The heap ledger preloaded in the run ("" for none): its counters are read
   // with every sample of every process of the tree.
   std::string ledger_library;
+  // --heap-sample: the ledger's sampled call sites are read at every mark.
+  bool heap_sites = false;
 };
 
 // Samples every settings.sample_ms, smaps_rollup every settings.smaps_ms (0:

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -114,14 +115,36 @@ Json samples_json(const RunRecord& r) {
   return samples;
 }
 
+Json site_json(const HeapSite& s) {
+  Json j{{"bytes", std::round(s.bytes)}, {"stderr_bytes", std::round(s.stderr_bytes)}, {"samples", s.samples}};
+  if (s.frames.empty()) return j;
+  Json frames = Json::array();
+  // Not symbolised yet: the object and the offset in it, never a bare address as a name.
+  for (const auto& f : s.frames)
+    frames.push_back(Json{{"object", f.object}, {"offset", fmt::format("{:#x}", f.offset)}});
+  j["frames"] = std::move(frames);
+  return j;
+}
+
+Json heap_sites_json(const HeapSites& h) {
+  Json top = Json::array();
+  for (const auto& s : h.top) top.push_back(site_json(s));
+  Json rest = site_json(h.rest);
+  rest["sites"] = h.rest_sites;
+  return Json{{"interval_bytes", h.interval_bytes}, {"top", std::move(top)}, {"rest", std::move(rest)},
+              {"dropped", h.dropped}};
+}
+
 Json marks_json(const RunRecord& r) {
   Json marks = Json::array();
-  for (const auto& m : r.marks)
+  for (const auto& m : r.marks) {
     marks.push_back(Json{{"t_ms", std::round(m.t_ms * 100) / 100},
                          {"name", m.name},
                          {"sample", sample_json(m.sample, r.sampler.unreadable)},
                          {"hwm_kb", m.hwm_kb ? Json(*m.hwm_kb) : Json(nullptr)},
                          {"hwm_reset", m.hwm_reset}});
+    if (m.heap_sites) marks.back()["heap_sites"] = heap_sites_json(*m.heap_sites);
+  }
   return marks;
 }
 
@@ -328,6 +351,31 @@ std::vector<Sample> samples_from(const JsonIn& s, SamplerStats& sampler) {
   return out;
 }
 
+HeapSite site_from(const JsonIn& j) {
+  constexpr double kMaxBytes = 1e18;
+  HeapSite s;
+  s.bytes = j.number_or("bytes", 0, 0, kMaxBytes);
+  s.stderr_bytes = j.number_or("stderr_bytes", 0, 0, kMaxBytes);
+  s.samples = j.integer_or("samples", 0, 0, INT64_MAX);
+  if (auto frames = j.find("frames"))
+    frames->each_element([&](const JsonIn& f) {
+      s.frames.push_back({f.string_or("object", ""), std::strtoull(f.string_or("offset", "0").c_str(), nullptr, 16)});
+    });
+  return s;
+}
+
+HeapSites heap_sites_from(const JsonIn& j) {
+  HeapSites h;
+  h.interval_bytes = uint64_t(j.integer_or("interval_bytes", 0, 0, INT64_MAX));
+  h.dropped = uint64_t(j.integer_or("dropped", 0, 0, INT64_MAX));
+  if (auto top = j.find("top")) top->each_element([&](const JsonIn& s) { h.top.push_back(site_from(s)); });
+  if (auto rest = j.find("rest")) {
+    h.rest = site_from(*rest);
+    h.rest_sites = rest->integer_or("sites", 0, 0, INT64_MAX);
+  }
+  return h;
+}
+
 std::vector<Mark> marks_from(const JsonIn& marks) {
   std::vector<Mark> out;
   marks.each_element([&](const JsonIn& m) {
@@ -337,6 +385,7 @@ std::vector<Mark> marks_from(const JsonIn& marks) {
     if (auto s = m.find("sample")) mk.sample = sample_from(*s);
     mk.hwm_kb = m.integer_or_null("hwm_kb", 0, kMaxKb);
     mk.hwm_reset = m.boolean_or("hwm_reset", false);
+    if (auto h = m.find("heap_sites")) mk.heap_sites = heap_sites_from(*h);
     out.push_back(std::move(mk));
   });
   return out;

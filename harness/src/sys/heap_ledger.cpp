@@ -3,7 +3,9 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memharness/ledger.h>
@@ -47,7 +49,97 @@ std::optional<uint64_t> load_base(std::string_view maps, const std::string& libr
   return base;
 }
 
+struct Mapping {
+  uint64_t start, end, base;  // base: where the file's offset 0 is
+  std::string path;
+};
+
+// The file-backed mappings of maps text, each with its file's load base.
+std::vector<Mapping> file_mappings(std::string_view maps) {
+  std::vector<Mapping> out;
+  procfs::for_each_line(maps, [&](std::string_view line) {
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[8] = {};
+    int path_at = 0;
+    const std::string l(line);
+    if (std::sscanf(l.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &path_at) < 4 ||
+        path_at == 0 || size_t(path_at) >= l.size())
+      return;
+    out.push_back({start, end, start - offset, l.substr(size_t(path_at))});
+  });
+  return out;
+}
+
+HeapFrame frame_of(const std::vector<Mapping>& maps, uint64_t ip) {
+  for (const auto& m : maps)
+    if (ip >= m.start && ip < m.end) return {m.path, ip - m.base};
+  return {"[anonymous]", ip};
+}
+
+struct SiteSum {
+  double bytes = 0, var = 0;
+  int64_t samples = 0;
+};
+
+void add_to(HeapSite& site, const SiteSum& sum) {
+  site.bytes += sum.bytes;
+  site.stderr_bytes = std::sqrt(site.stderr_bytes * site.stderr_bytes + sum.var);
+  site.samples += sum.samples;
+}
+
 }  // namespace
+
+std::optional<HeapSites> LedgerReader::sites(size_t top) {
+  memharness_ledger head{};
+  if (!read_head(head)) return std::nullopt;
+  if (head.sample_interval == 0 || head.blocks == 0) {
+    why_ = "the process samples no allocations (MEMHARNESS_LEDGER_SAMPLE=0)";
+    return std::nullopt;
+  }
+  return fold(head, top);
+}
+
+std::optional<HeapSites> LedgerReader::fold(const memharness_ledger& head, size_t top) {
+  std::vector<memharness_ledger_block> blocks(MEMHARNESS_LEDGER_BLOCKS);
+  const uint32_t n_stacks = std::min(head.stacks_used, MEMHARNESS_LEDGER_STACKS);
+  std::vector<memharness_ledger_stack> stacks(n_stacks);
+  if (!read_block(head.blocks, blocks.data(), blocks.size() * sizeof blocks[0]) ||
+      (n_stacks && !read_block(head.stacks, stacks.data(), stacks.size() * sizeof stacks[0])))
+    return std::nullopt;
+  // Each live block (a slot being written is skipped: its stack is out of range).
+  std::vector<SiteSum> by_stack(n_stacks);
+  for (const auto& b : blocks) {
+    if (b.addr <= MEMHARNESS_LEDGER_GONE || b.stack >= n_stacks) continue;
+    auto& s = by_stack[b.stack];
+    s.bytes += b.weight;
+    s.var += b.weight * (b.weight - double(b.size));
+    ++s.samples;
+  }
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < n_stacks; ++i)
+    if (by_stack[i].samples) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return by_stack[a].bytes > by_stack[b].bytes; });
+  const auto maps = procfs::read_text(root_ + "/" + std::to_string(pid_) + "/maps");
+  const auto mappings = file_mappings(maps ? *maps : "");
+  HeapSites out;
+  out.interval_bytes = head.sample_interval;
+  out.dropped = head.dropped;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto& sum = by_stack[order[k]];
+    if (k >= top) {
+      add_to(out.rest, sum);
+      ++out.rest_sites;
+      continue;
+    }
+    HeapSite site;
+    add_to(site, sum);
+    const auto& st = stacks[order[k]];
+    for (uint32_t f = 0; f < std::min(st.depth, MEMHARNESS_LEDGER_FRAMES); ++f)
+      site.frames.push_back(frame_of(mappings, st.frame[f]));
+    out.top.push_back(std::move(site));
+  }
+  return out;
+}
 
 LedgerReader::LedgerReader(int pid, std::string library, std::string proc_root)
     : pid_(pid), library_(std::move(library)), root_(std::move(proc_root)) {
@@ -82,13 +174,11 @@ bool LedgerReader::read_block(uint64_t addr, void* out, size_t len) {
   return false;
 }
 
-std::optional<LedgerCounts> LedgerReader::read(bool look_now) {
-  if (look_now) next_locate_ = {};
-  memharness_ledger head{};
+bool LedgerReader::read_head(memharness_ledger& head) {
   constexpr size_t kHead = offsetof(memharness_ledger, slot);
   // Twice at most: a block that moved (an exec) is found again once.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (addr_ == 0 && !locate()) return std::nullopt;
+    if (addr_ == 0 && !locate()) return false;
     if (read_block(addr_, &head, kHead) && std::memcmp(head.magic, MEMHARNESS_LEDGER_MAGIC, sizeof head.magic) == 0 &&
         head.version == MEMHARNESS_LEDGER_VERSION && head.pid == pid_ &&
         head.slots_used <= MEMHARNESS_LEDGER_SLOTS)
@@ -96,8 +186,16 @@ std::optional<LedgerCounts> LedgerReader::read(bool look_now) {
     if (why_.empty() || why_ == "not read yet") why_ = "no ledger counters of this process at the symbol's address";
     addr_ = 0;
     next_locate_ = {};
-    if (attempt == 1) return std::nullopt;
+    if (attempt == 1) return false;
   }
+  return true;
+}
+
+std::optional<LedgerCounts> LedgerReader::read(bool look_now) {
+  if (look_now) next_locate_ = {};
+  memharness_ledger head{};
+  constexpr size_t kHead = offsetof(memharness_ledger, slot);
+  if (!read_head(head)) return std::nullopt;
   const size_t n = std::max<uint32_t>(head.slots_used, 1);
   slots_.resize(n * sizeof(memharness_ledger_slot));
   if (!read_block(addr_ + kHead, slots_.data(), slots_.size())) return std::nullopt;

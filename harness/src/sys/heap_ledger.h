@@ -9,6 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "core/record.h"
+
+// The counter block (memharness/ledger.h, included where it is read).
+struct memharness_ledger;
+
 namespace mh {
 
 struct LedgerCounts {
@@ -25,11 +30,19 @@ class LedgerReader {
   // one is looked for again at most every 20 ms, unless `look_now` (a mark).
   std::optional<LedgerCounts> read(bool look_now = false);
   const std::string& why() const { return why_; }
+  // The live sampled blocks by call stack, the `top` heaviest kept (the rest
+  // summed), each frame as the mapped object and offset it falls in. None
+  // when the process samples nothing or cannot be read (why()).
+  std::optional<HeapSites> sites(size_t top = 50);
 
  private:
   // Where the counter block is in the process now (after an exec it moves).
   bool locate();
   bool read_block(uint64_t addr, void* out, size_t len);
+  // Folds the block table into sites by stack id.
+  std::optional<HeapSites> fold(const ::memharness_ledger& head, size_t top);
+  // The counter block's head (located and checked); false when there is none.
+  bool read_head(::memharness_ledger& head);
   int pid_;
   std::string library_, root_, why_;
   uint64_t addr_ = 0;

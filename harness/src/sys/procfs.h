@@ -74,6 +74,9 @@ class ProcReader {
   // Reads the heap ledger's counters with every sample from now on (the
   // heap_* columns); without it they are unreadable.
   void use_ledger(const std::string& library);
+  // The ledger's live sampled heap by call site (none without one, or when
+  // the process samples nothing).
+  std::optional<HeapSites> heap_sites() { return ledger_ ? ledger_->sites() : std::nullopt; }
   std::vector<ThreadStat> threads() const;
   // VmHWM from the last sample that read status (none when it had none).
   std::optional<int64_t> last_hwm_kb() const { return last_hwm_kb_; }
