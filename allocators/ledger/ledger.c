@@ -514,6 +514,14 @@ static inline void counted_free(void* p) {
   }
 }
 
+/* Every free's start: false for nothing to free (null, a bootstrap block). */
+static inline int freeing(void* p) {
+  if (!p || UNLIKELY(is_boot(p))) return 0;
+  bootstrapping();
+  counted_free(p);
+  return 1;
+}
+
 /* Before a block may move: a sampled one leaves the table while its address
    is still its own (another thread may be handed it as soon as it is freed). */
 static inline void resize_begins(void* p) {
@@ -544,9 +552,7 @@ API void* malloc(size_t n) {
 }
 
 API void free(void* p) {
-  if (!p || UNLIKELY(is_boot(p))) return;
-  bootstrapping();
-  counted_free(p);
+  if (!freeing(p)) return;
   next.free(p);
 }
 
@@ -633,17 +639,13 @@ API size_t malloc_usable_size(void* p) {
 }
 
 API void free_sized(void* p, size_t n) {
-  if (!p || UNLIKELY(is_boot(p))) return;
-  bootstrapping();
-  counted_free(p);
+  if (!freeing(p)) return;
   if (next.free_sized) next.free_sized(p, n);
   else next.free(p);
 }
 
 API void free_aligned_sized(void* p, size_t align, size_t n) {
-  if (!p || UNLIKELY(is_boot(p))) return;
-  bootstrapping();
-  counted_free(p);
+  if (!freeing(p)) return;
   if (next.free_aligned_sized) next.free_aligned_sized(p, align, n);
   else next.free(p);
 }
@@ -678,17 +680,13 @@ API size_t xallocx(void* p, size_t n, size_t extra, int flags) {
 }
 
 API void sdallocx(void* p, size_t n, int flags) {
-  if (!p || UNLIKELY(is_boot(p))) return;
-  bootstrapping();
-  counted_free(p);
+  if (!freeing(p)) return;
   if (next.sdallocx) next.sdallocx(p, n, flags);
   else next.free(p);
 }
 
 API void dallocx(void* p, int flags) {
-  if (!p || UNLIKELY(is_boot(p))) return;
-  bootstrapping();
-  counted_free(p);
+  if (!freeing(p)) return;
   if (next.dallocx) next.dallocx(p, flags);
   else next.free(p);
 }
@@ -715,18 +713,13 @@ static void missing(const char* name) {
 #define NEW(sym, params, args)                   \
   API void* _##sym params {                      \
     bootstrapping();                             \
-    const int outer = depth == 0;                \
     void* p;                                     \
     {                                            \
       if (!next.sym) missing(#sym);              \
       FORWARDED;                                 \
       p = next.sym args;                         \
     }                                            \
-    if (outer && p) {                            \
-      const int64_t u = usable_of(p);            \
-      count(u, 1, u);                            \
-      sample_alloc(p, u);                        \
-    }                                            \
+    counted_alloc(p); /* the guard is off again */ \
     return p;                                    \
   }
 
@@ -743,9 +736,7 @@ NEW(ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t al, const void* nt), (n
    plainer one, as the C++ library's own would. */
 #define DELETE(sym, params, args, fallback)            \
   API void _##sym params {                             \
-    if (!p || UNLIKELY(is_boot(p))) return;            \
-    bootstrapping();                                   \
-    counted_free(p);                                   \
+    if (!freeing(p)) return;                           \
     FORWARDED;                                         \
     if (next.sym) next.sym args;                       \
     else fallback;                                     \
