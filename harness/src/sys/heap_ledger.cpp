@@ -23,16 +23,19 @@ constexpr auto kLocateGap = std::chrono::milliseconds(20);
 
 // The counter block's offset in the library, read once per library file.
 std::optional<uint64_t> symbol_offset(const std::string& library, std::string& why) {
-  static std::map<std::string, std::optional<uint64_t>> known;
-  static std::map<std::string, std::string> reasons;
+  struct Found {
+    std::optional<uint64_t> offset;
+    std::string why_not;
+  };
+  static std::map<std::string, Found> known;
   auto it = known.find(library);
   if (it == known.end()) {
-    std::string w;
-    it = known.emplace(library, dynamic_symbol_value(library, "memharness_ledger", w)).first;
-    reasons[library] = w;
+    Found f;
+    f.offset = dynamic_symbol_value(library, "memharness_ledger", f.why_not);
+    it = known.emplace(library, std::move(f)).first;
   }
-  if (!it->second) why = library + ": " + reasons[library];
-  return it->second;
+  if (!it->second.offset) why = library + ": " + it->second.why_not;
+  return it->second.offset;
 }
 
 // The start of the library's first mapping (file offset 0) in maps text.
