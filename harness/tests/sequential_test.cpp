@@ -74,6 +74,36 @@ TEST(Sequential, AChangeBetweenOneAndTwoThresholdsInItsOwnSpreadNeedsMoreRounds)
   EXPECT_GT(o.rounds_needed[0], 5);
 }
 
+TEST(Sequential, ATimeThatNeverCameRanksAsCensoredAtEveryLook) {
+  // Baseline runs that ended 300-340 ms after their mark with memory still not
+  // back (censored at those bounds); candidate times that came, 400-440 ms.
+  // Ranked at their bounds the baseline would look faster in every pair and
+  // the candidate a regression; as censored values no pair can be told apart.
+  MetricRounds m{"after.ms_to_90pct", lower(0.05), {}, {}, {}};
+  for (int i = 0; i < 20; ++i) {
+    m.base.push_back(300 + 2 * i);
+    m.again.push_back(301 + 2 * i);
+    m.cand.push_back(400 + 2 * i);
+  }
+  EXPECT_EQ(run_sequential({m}, looks_up_to(20), 0.05).decisions[0], Decision::Regression);
+  m.base_above.assign(20, 1);
+  m.again_above.assign(20, 1);
+  EXPECT_NE(run_sequential({m}, looks_up_to(20), 0.05).decisions[0], Decision::Regression);
+  // The other way: memory never back in the baseline within 3000 ms, back in
+  // 120-160 ms in the candidate: an improvement at the first look.
+  MetricRounds never{"after.ms_to_90pct", lower(0.05), {}, {}, {}};
+  for (int i = 0; i < 20; ++i) {
+    never.base.push_back(3000 + i);
+    never.again.push_back(3001 + i);
+    never.cand.push_back(120 + 2 * i);
+  }
+  never.base_above.assign(20, 1);
+  never.again_above.assign(20, 1);
+  const auto o = run_sequential({never}, looks_up_to(20), 0.05);
+  EXPECT_EQ(o.decisions[0], Decision::Improvement);
+  EXPECT_EQ(o.rounds_needed[0], 5);
+}
+
 // Forty recorded rounds of A against A: four metrics of different spread.
 std::vector<MetricRounds> a_against_a() {
   return {noisy("peak_rss_kb", 50000, 0.005, 0, 40, 11, lower(0.03, 1024)),

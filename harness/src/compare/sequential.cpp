@@ -53,8 +53,20 @@ std::vector<double> scaled(const std::vector<double>& v, double factor) {
   return out;
 }
 
-std::vector<double> first(const std::vector<double>& v, int rounds) {
+template <typename T>
+std::vector<T> first(const std::vector<T>& v, int rounds) {
   return {v.begin(), v.begin() + std::min<ptrdiff_t>(rounds, ptrdiff_t(v.size()))};
+}
+
+// A side's first values as observations, each censored where its flag says so.
+std::vector<Observation> observed(const std::vector<double>& values, const std::vector<char>& above) {
+  std::vector<Observation> out;
+  for (size_t i = 0; i < values.size(); ++i) out.push_back({values[i], i < above.size() && above[i] != 0});
+  return out;
+}
+
+bool any_censored(const std::vector<Observation>& v) {
+  return std::any_of(v.begin(), v.end(), [](const Observation& o) { return o.above; });
 }
 
 bool gating(const MetricRounds& m) { return m.rule.direction != Direction::None; }
@@ -75,7 +87,15 @@ LookStats look_stats(const MetricRounds& m, int rounds) {
   if (s.base.empty() || s.cand.empty()) return s;
   s.change = relative_change(stats::median(s.base), stats::median(s.cand));
   s.floor = std::max(noise_floor(a, again), relative_spread(s.base));
-  s.p = mann_whitney_p(s.base, s.cand);
+  // A time that never came ranks above every time that came before its bound
+  // (Gehan's test), as the fixed-rounds comparison ranks it; without censored
+  // values Gehan's test is Mann-Whitney's.
+  auto base_obs = observed(a, first(m.base_above, rounds));
+  const auto again_obs = observed(again, first(m.again_above, rounds));
+  base_obs.insert(base_obs.end(), again_obs.begin(), again_obs.end());
+  const auto cand_obs = observed(s.cand, first(m.cand_above, rounds));
+  s.p = any_censored(base_obs) || any_censored(cand_obs) ? gehan_p(base_obs, cand_obs)
+                                                         : mann_whitney_p(s.base, s.cand);
   return s;
 }
 
@@ -165,10 +185,15 @@ std::vector<MetricRounds> rounds_of(const WorkloadComparison& w, const std::vect
     MetricRounds mr{m.metric, m.rule, {}, {}, {}};
     for (const RunRecord* r : mine) {
       std::optional<double> v = metric_value(*r, m.metric);
-      if (!v) v = metric_above(*r, m.metric);
+      const bool above = !v || !std::isfinite(*v);
+      if (above) v = metric_above(*r, m.metric);
       if (!v || !std::isfinite(*v)) continue;
-      auto& to = r->role == kRoleBaseline ? mr.base : r->role == kRoleCandidate ? mr.cand : mr.again;
+      const bool base = r->role == kRoleBaseline, cand = r->role == kRoleCandidate;
+      auto& to = base ? mr.base : cand ? mr.cand : mr.again;
+      auto& flags = base ? mr.base_above : cand ? mr.cand_above : mr.again_above;
+      flags.resize(to.size(), 0);
       to.push_back(*v);
+      flags.push_back(above ? 1 : 0);
     }
     out.push_back(std::move(mr));
   }
@@ -228,10 +253,17 @@ ReplayRates replay(const std::vector<MetricRounds>& recorded, const std::vector<
       const MetricRounds& from = recorded[k];
       MetricRounds& to = drawn[k];
       to.base.clear(), to.cand.clear(), to.again.clear();
+      to.base_above.clear(), to.cand_above.clear(), to.again_above.clear();
+      const auto flag = [](const std::vector<char>& f, size_t i) -> char { return i < f.size() ? f[i] : 0; };
       for (size_t i : pick) {
         to.base.push_back(from.base[i]);
+        to.base_above.push_back(flag(from.base_above, i));
         to.cand.push_back(from.cand[i] * factor[k]);
-        if (i < from.again.size()) to.again.push_back(from.again[i]);
+        to.cand_above.push_back(flag(from.cand_above, i));
+        if (i < from.again.size()) {
+          to.again.push_back(from.again[i]);
+          to.again_above.push_back(flag(from.again_above, i));
+        }
       }
     }
     const SequentialOutcome o = run_sequential(drawn, looks, alpha);

@@ -26,10 +26,14 @@ enum class Decision { Regression, Improvement, Same, Unknown };
 const char* decision_name(Decision d);
 
 // One metric of one workload: its values by round (index i: round i + 1).
+// A time that never came within its run is its bound, flagged in the *_above
+// vector of its side (empty when none of that side's is), so that a look
+// tests it as censored (Gehan's test) rather than as a time that came.
 struct MetricRounds {
   std::string metric;
   MetricRule rule;
   std::vector<double> base, cand, again;
+  std::vector<char> base_above = {}, cand_above = {}, again_above = {};
 };
 
 // "same": the change it could still be is within the threshold, at 1 - alpha
