@@ -141,12 +141,23 @@ std::map<std::string, std::vector<MetricRounds>> recorded_rounds() {
   EXPECT_FALSE(j.is_discarded());
   std::map<std::string, std::vector<MetricRounds>> out;
   if (!t || j.is_discarded()) return out;
+  // A role's censored values: their indices under "<role>-above".
+  const auto flags = [](const Json& m, const char* role, size_t n) {
+    std::vector<char> out(n, 0);
+    if (auto at = m.find(std::string(role) + "-above"); at != m.end())
+      for (const auto& i : *at) out.at(i.get<size_t>()) = 1;
+    return out;
+  };
   for (const auto& [workload, metrics] : j["workloads"].items())
-    for (const auto& [name, m] : metrics.items())
-      out[workload].push_back(MetricRounds{name, t->rule_for(name, m["better"].get<std::string>()),
-                                           m["baseline"].get<std::vector<double>>(),
-                                           m["candidate"].get<std::vector<double>>(),
-                                           m["baseline-again"].get<std::vector<double>>()});
+    for (const auto& [name, m] : metrics.items()) {
+      MetricRounds r{name, t->rule_for(name, m["better"].get<std::string>()),
+                     m["baseline"].get<std::vector<double>>(), m["candidate"].get<std::vector<double>>(),
+                     m["baseline-again"].get<std::vector<double>>()};
+      r.base_above = flags(m, "baseline", r.base.size());
+      r.cand_above = flags(m, "candidate", r.cand.size());
+      r.again_above = flags(m, "baseline-again", r.again.size());
+      out[workload].push_back(std::move(r));
+    }
   return out;
 }
 
