@@ -40,6 +40,7 @@ class Plan:
     comparison: Path = None        # None: a shard, whose verdict comes from the merge
     markdown: Path = None
     runs: Path = None
+    history: list = field(default_factory=list)   # after the comparison: steps, then the page
 
 
 def inp(name):
@@ -69,6 +70,19 @@ def history():
     return ["--history", str(workspace() / inp("history"))] if inp("history") else []
 
 
+def history_after(p):
+    """With a history store, once the comparison is in it: its steps (gating on the last
+    N revisions with history-last) and its page, OUT/history-site."""
+    if not inp("history"):
+        return
+    last = inp("history-last")
+    if last and not last.isdigit():
+        raise BadInput(f"input history-last: '{last}' is not a number of revisions (e.g. 1; empty: steps "
+                       "are listed, not gated on)")
+    p.history.append([harness(), "history", "steps"] + history() + (["--last", last] if last else []))
+    p.history.append([harness(), "history", "page"] + history() + ["--out", str(p.out / "history-site")])
+
+
 def plan_compare(out, common):
     missing = [name for name in ("baseline", "candidate") if not inp(name)]
     if missing:
@@ -91,6 +105,7 @@ def plan_compare(out, common):
     p = Plan(out=out, comparison=out / "comparison.json", markdown=out / "comparison.md", runs=out / "runs.json")
     p.commands.append(head + ["--report", str(p.runs), "--out", str(p.comparison),
                               "--export-markdown", str(p.markdown)] + target)
+    history_after(p)
     return p
 
 
@@ -111,6 +126,7 @@ def plan_merge(out, common):
         p.commands.append([harness(), "history", "add"] + history() + [str(p.runs)])
     p.commands.append([harness(), "compare", str(p.runs), "--out", str(p.comparison),
                        "--export-markdown", str(p.markdown)] + common)
+    history_after(p)
     return p
 
 
@@ -228,6 +244,31 @@ def comment(markdown):
         print(f"::warning::memharness: the pull-request comment was not written: {e}", flush=True)
 
 
+def steps_and_page(p):
+    """The history's steps into the summary and the page beside the reports; the steps'
+    exit code (1: a regression step among the last history-last revisions)."""
+    if not p.history:
+        return 0
+    print("memharness: " + shlex.join(p.history[0]), flush=True)
+    steps = subprocess.run(p.history[0], cwd=workspace(), capture_output=True, text=True)
+    sys.stderr.write(steps.stderr)
+    summarise(f"### memharness: steps in the history\n\n```\n{steps.stdout.strip() or '(none)'}\n```")
+    page = subprocess.run(p.history[1], cwd=workspace(), capture_output=True, text=True)
+    if page.returncode == 0:
+        set_outputs(site=p.out / "history-site")
+    else:
+        print(f"::warning::memharness: no history page: {page.stderr.strip()[-500:]}", flush=True)
+    set_outputs(steps={0: "none", 1: "regression"}.get(steps.returncode, "error"))
+    if steps.returncode not in VERDICTS:
+        print(f"::warning::memharness: history steps exited {steps.returncode}: {steps.stderr.strip()[-500:]}",
+              flush=True)
+        return 0
+    if steps.returncode == 1:
+        print(f"::error::memharness: a regression step among the last {inp('history-last')} revisions of the "
+              "history (the summary lists it)", flush=True)
+    return steps.returncode
+
+
 def report(p, rc):
     """Outputs, summary, plot and comment of a comparison that ran; the step's exit code."""
     verdict, why = judged(p, rc)
@@ -238,7 +279,7 @@ def report(p, rc):
     comment(markdown)
     if rc == 1:
         print(f"::error::memharness: regression{why}: {p.markdown}", flush=True)
-    return rc
+    return max(rc, steps_and_page(p))
 
 
 def main():

@@ -177,7 +177,7 @@ def test_action_yml_passes_every_input_to_the_script():
     [step] = action["runs"]["steps"]
     assert step["run"] == '"$GITHUB_ACTION_PATH/ci/action.sh"'
     passed = {k[len("INPUT_"):].lower() for k in step["env"] if k.startswith("INPUT_")}
-    assert passed == set(action["inputs"]) - {"token"}
+    assert passed == {name.replace("-", "_") for name in action["inputs"]} - {"token"}
     assert step["env"]["GITHUB_TOKEN"] == "${{ inputs.token }}"
     assert set(action["outputs"]) >= {"verdict", "report", "markdown"}
 
@@ -187,3 +187,47 @@ def test_example_workflow_uses_the_action():
     uses = [step.get("uses", "") for job in workflow["jobs"].values() for step in job["steps"]]
     assert "./" in uses or any(u.endswith("/memharness@v1") for u in uses)
     assert any("shard" in job.get("strategy", {}).get("matrix", {}) for job in workflow["jobs"].values())
+
+
+def test_history_steps_gate_the_step_and_the_page_is_written(github, tmp_path):
+    """A store whose program held 100 MB at two revisions and 120 MB at a third; the
+    action's comparison adds a fourth at 120 MB: the step at the third revision is a
+    regression among the last 2, so the step fails as a regression, with the steps in
+    the summary and the page beside the reports. With history-last 0 it passes."""
+    workspace = Path(github["GITHUB_WORKSPACE"])
+    programs = ROOT / "build" / "harness" / "tests" / "test-programs"
+    prog, store = workspace / "prog", workspace / "history" / "memory.sqlite"
+    for revision, held in (("r1", "hold-100"), ("r2", "hold-100"), ("r3", "hold-120")):
+        prog.write_bytes((programs / held).read_bytes())
+        prog.chmod(0o755)
+        done = subprocess.run([HARNESS, "-a", "glibc", "--runs", "2", "--quiet", "--history", str(store),
+                               "--revision", revision, "--machine", "ci", "-o", str(tmp_path / f"{revision}.json"),
+                               "--name", "prog", "--", str(prog)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    result, summary, out = act(github, baseline="glibc", candidate="glibc", command=str(prog), runs="2",
+                               history="history/memory.sqlite", args="--revision r4 --machine ci",
+                               **{"history_last": "2"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert out["verdict"] == "no-regression" and out["steps"] == "regression"
+    [peak] = [line for line in summary.splitlines() if "peak_rss_kb (KiB) at r3" in line]
+    assert "steps in the history" in summary and ": regression +" in peak
+    assert "::error::memharness: a regression step" in result.stdout
+    assert (Path(out["site"]) / "index.html").exists()
+    result, summary, out = act(github, baseline="glibc", candidate="glibc", command=str(prog), runs="2",
+                               history="history/memory.sqlite", args="--revision r5 --machine ci",
+                               **{"history_last": "0"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert out["steps"] == "none"
+
+
+def test_history_workflow_keeps_the_store_on_a_branch_under_one_concurrency_group():
+    workflow = yaml.safe_load((ROOT / "ci" / "history-workflow.yml").read_text())
+    assert workflow["concurrency"]["group"] and workflow["concurrency"]["cancel-in-progress"] is False
+    [job] = workflow["jobs"].values()
+    [action] = [step for step in job["steps"] if step.get("uses") == "./"]
+    assert action["with"]["history"].startswith("history/") and action["with"]["history-last"] == 1
+    inputs = yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]
+    assert set(action["with"]) <= set(inputs)
+    run = "\n".join(step.get("run", "") for step in job["steps"])
+    assert "memharness-history" in run and "git push" in run
+    assert any(step.get("uses", "").startswith("actions/deploy-pages") for step in job["steps"])
