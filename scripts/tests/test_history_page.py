@@ -5,7 +5,8 @@ as many points as the store has revisions and shows the store's median; the step
 list names the step; a name from a report shows as text. A click on a point opens
 the RSS over time of that revision's runs, one line each, peaking where the store
 says; a migrated store's old runs say they have no series. Takes screenshots.
-About 5 s here, most of it Chromium starting.
+About 11 s here: Chromium starting 3.5 s, the click on a point 2.5 s (adding its
+six reports included), the migrated store's 1.2 s.
 """
 import shutil
 import sqlite3
