@@ -39,8 +39,8 @@ Json trace_json(const TracedRun& r) {
     any_anon = any_anon || p.anon_kb.has_value();
   }
   for (const auto& m : r.trace.marks) marks.push_back(Json{m.t_ms, m.name});
-  return Json{{"role", r.role},   {"repetition", r.repetition}, {"date", r.date},  {"t", t},
-              {"rss", rss},       {"anon", any_anon ? anon : Json(nullptr)},       {"marks", marks}};
+  return Json{{"role", r.role}, {"repetition", r.repetition}, {"t", t},
+              {"rss", rss},       {"anon", any_anon ? anon : Json(nullptr)}, {"marks", marks}};
 }
 
 Json step_json(const Step& st, const std::map<size_t, std::string>& acknowledged) {
@@ -115,14 +115,15 @@ function runLines(p) {
       datasets.push({label: name + ' anon', kind: 'anon', data: line(r.anon), borderColor: colour,
                      backgroundColor: colour, borderWidth: 1, borderDash: [5, 3], pointRadius: 0});
     r.marks.forEach(([t, mark]) => marks.push({x: t / 1000, name: mark, colour}));
-    notes.push(name + (r.marks.length ? ' marks: ' + r.marks.map(([t, mark]) => mark + ' ' + (t / 1000).toFixed(3) +
-                                                                     ' s').join(', ') : ': no marks'));
+    const listed = r.marks.map(([t, mark]) => mark + ' ' + (t / 1000).toFixed(3) + ' s').join(', ');
+    notes.push(name + (r.marks.length ? ' marks: ' + listed : ': no marks'));
   });
   return {datasets, marks, notes};
 }
 function showRuns(s, k, box) {
   const p = s.points[k], lines = runLines(p);
   if (panel.chart) panel.chart.destroy();
+  panel.chart = null;
   panel.replaceChildren();
   box.appendChild(panel);
   panel.hidden = false;
@@ -135,7 +136,10 @@ function showRuns(s, k, box) {
   const notes = el('ul');
   lines.notes.forEach(n => notes.appendChild(el('li', n)));
   panel.appendChild(notes);
-  if (lines.datasets.length === 0) return panel.scrollIntoView({block: 'nearest'});
+  if (lines.datasets.length > 0) plotRuns(lines, notes);
+  panel.scrollIntoView({block: 'nearest'});
+}
+function plotRuns(lines, notes) {
   const canvas = el('canvas');
   canvas.id = 'run-chart';
   panel.insertBefore(canvas, notes);
@@ -149,7 +153,6 @@ function showRuns(s, k, box) {
     },
     plugins: [markLines(lines.marks)],
   });
-  panel.scrollIntoView({block: 'nearest'});
 }
 function pct(x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(1) + '%'; }
 const list = document.getElementById('steps'), charts = document.getElementById('charts');

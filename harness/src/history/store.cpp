@@ -304,14 +304,14 @@ std::vector<Series> Store::series(const SeriesFilter& f) {
 }
 
 std::vector<TracedRun> Store::traces(const std::vector<int64_t>& ids) {
-  Statement run(db_, "SELECT role, date, repetition FROM runs WHERE id = ?1");
+  Statement run(db_, "SELECT role, repetition FROM runs WHERE id = ?1");
   Statement samples(db_, "SELECT t_ms, rss_kb, anon_kb FROM run_samples WHERE run_id = ?1 ORDER BY seq");
   Statement marks(db_, "SELECT t_ms, name FROM run_marks WHERE run_id = ?1 ORDER BY seq");
   std::vector<TracedRun> out;
   for (const int64_t id : ids) {
     run.integer(1, id);
     if (run.step() == SQLITE_ROW) {
-      TracedRun r{id, run.column_text(0), run.column_text(1), run.column_integer(2).value_or(0), {}};
+      TracedRun r{id, run.column_text(0), run.column_integer(1).value_or(0), {}};
       samples.integer(1, id);
       while (samples.step() == SQLITE_ROW)
         r.trace.points.push_back({samples.column_real(0).value_or(0), samples.column_integer(1),

@@ -68,7 +68,7 @@ struct StoredRun {
 // A stored run as a page names it, with its trace.
 struct TracedRun {
   int64_t id = 0;
-  std::string role, date;
+  std::string role;
   int64_t repetition = 0;
   RunTrace trace;
 };
