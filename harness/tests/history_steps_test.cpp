@@ -25,7 +25,7 @@ Series series_of(size_t revisions, size_t runs, double noise, Level level, uint6
   std::normal_distribution<double> n(0, noise);
   Series s{"peak_rss_kb", "w", "{}", "scav", "m", {}};
   for (size_t i = 0; i < revisions; ++i) {
-    Point p{fmt::format("r{}", i), int64_t(i), {}};
+    Point p{fmt::format("r{}", i), int64_t(i), {}, {}};
     for (size_t k = 0; k < runs; ++k) p.values.push_back({level(i) * (1 + n(rng)), false});
     s.points.push_back(p);
   }
@@ -118,7 +118,7 @@ Series resampled(const Recorded& r, std::mt19937_64& rng, size_t step_at, double
   const bool higher_is_worse = r.rule.direction == compare::Direction::Lower;
   Series s{r.metric, r.workload, "{}", "scav", "m", {}};
   for (size_t i = 0; i < kRevisions; ++i) {
-    Point p{fmt::format("r{}", i), int64_t(i), {}};
+    Point p{fmt::format("r{}", i), int64_t(i), {}, {}};
     for (size_t k = 0; k < kRunsEach; ++k) {
       const double v = r.values[pick(rng)];
       p.values.push_back({i >= step_at ? (higher_is_worse ? v * factor : v / factor) : v, false});

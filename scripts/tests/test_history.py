@@ -22,9 +22,10 @@ def harness(*args):
     return subprocess.run([str(HARNESS), *map(str, args)], capture_output=True, text=True, timeout=60)
 
 
-def report_at(folder, revision, peak_kb, workload="burst-writefile"):
+def report_at(folder, revision, peak_kb, workload="burst-writefile", mark=None):
     """The fixture's glibc runs as a report made at `revision`, every run's
-    peak_rss_kb near `peak_kb` (a report begun at its own time: new runs)."""
+    peak_rss_kb near `peak_kb` and its sampled RSS scaled to peak there (a
+    report begun at its own time: new runs), the first mark named `mark` if given."""
     smoke = json.loads(SMOKE.read_text())
     report = copy.deepcopy(smoke)
     report["context"]["date"] = f"2026-01-01T00:00:{len(list(folder.glob('*.json'))):02d}Z"
@@ -32,6 +33,10 @@ def report_at(folder, revision, peak_kb, workload="burst-writefile"):
     for k, run in enumerate(report["runs"]):
         run["workload"] = workload
         run["metrics"]["peak_rss_kb"] = peak_kb + 8 * k
+        rss = run["samples"]["rss_kb"]
+        run["samples"]["rss_kb"] = [round(v * (peak_kb + 8 * k) / max(rss)) for v in rss]
+        if mark is not None:
+            run["marks"][0]["name"] = mark
     report.pop("summary", None)
     path = folder / f"{revision}.json"
     path.write_text(json.dumps(report))
@@ -61,6 +66,17 @@ def test_a_report_added_twice_adds_nothing(tmp_path):
     assert values["peak_rss_kb"] == 9000
     # Not measured stays null, with its reason.
     assert values["perf.cycles"] is None
+    # Each run's sampled RSS and its marks, stored once too.
+    runs = json.loads(report.read_text())["runs"]
+    with sqlite3.connect(store) as db:
+        samples = db.execute("SELECT count(*) FROM run_samples").fetchone()[0]
+        assert samples == sum(len(r["samples"]["t_ms"]) for r in runs)
+        assert db.execute("SELECT count(*) FROM run_marks").fetchone()[0] == sum(len(r["marks"]) for r in runs)
+        peaks = db.execute("SELECT max(rss_kb) FROM run_samples JOIN runs ON runs.id = run_id "
+                           "GROUP BY run_id ORDER BY run_id").fetchall()
+        marks = db.execute("SELECT name, t_ms FROM run_marks WHERE run_id = 1 ORDER BY seq").fetchall()
+    assert [p for (p,) in peaks] == [9000, 9008, 9016]
+    assert marks == [(m["name"], pytest.approx(m["t_ms"], abs=0.051)) for m in runs[0]["marks"]]  # to 0.1 ms
 
 
 def test_a_bad_report_is_refused_and_adds_nothing(tmp_path):
@@ -95,24 +111,63 @@ CREATE TABLE run_values(run_id INTEGER NOT NULL REFERENCES runs(id), metric TEXT
 """
 
 
+# Version 2 as it was released: version 1 and its migration.
+V2 = V1 + """
+ALTER TABLE runs ADD COLUMN cpu_model TEXT NOT NULL DEFAULT '';
+ALTER TABLE run_values ADD COLUMN above REAL;
+CREATE TABLE acknowledgements(workload TEXT NOT NULL, allocator TEXT NOT NULL, metric TEXT NOT NULL,
+  revision TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY(workload, allocator, metric, revision));
+CREATE INDEX run_values_metric ON run_values(metric);
+UPDATE schema_version SET version = 2;
+"""
+
+
+def old_store(path, ddl, revision="abc1234"):
+    """A store of an older schema made here with its DDL: three ok runs of
+    idle-return under scav at `revision`, peak_rss_kb 4000, 4100 and 4200."""
+    with sqlite3.connect(path) as db:
+        db.executescript(ddl)
+        for i in range(3):
+            db.execute("INSERT INTO runs(id, hash, workload, params, allocator, allocator_revision, revision, "
+                       "position, machine, kernel, thp, harness_version, date, status, role, repetition) "
+                       "VALUES (?, ?, 'idle-return', '{}', 'scav', '', ?, 7, 'vm', 'Linux', 'madvise', '0.1.0', "
+                       "'2026-01-01T00:00:00Z', 'ok', '', ?)", (i + 1, f"h{i}", revision, i))
+            db.execute("INSERT INTO run_values(run_id, metric, value, reason) VALUES (?, 'peak_rss_kb', ?, '')",
+                       (i + 1, 4000 + 100 * i))
+    db.close()
+
+
 def test_a_version_1_store_is_migrated(tmp_path):
     store = tmp_path / "old.sqlite"
-    with sqlite3.connect(store) as db:
-        db.executescript(V1)
-        for i in range(3):
-            db.execute("INSERT INTO runs VALUES (?, ?, 'idle-return', '{}', 'scav', '', 'abc1234', 7, 'vm', "
-                       "'Linux', 'madvise', '0.1.0', '2026-01-01T00:00:00Z', 'ok', '', ?)", (i + 1, f"h{i}", i))
-            db.execute("INSERT INTO run_values VALUES (?, 'peak_rss_kb', ?, '')", (i + 1, 4000 + 100 * i))
-    db.close()
+    old_store(store, V1)
     r = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "idle-return")
     assert r.returncode == 0, r.stderr
     row = next(line for line in r.stdout.splitlines() if line.startswith("abc1234"))
     assert row.split()[1:6] == ["7", "3", "4100", "4000", "4200"]
     with sqlite3.connect(store) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchone()[0] == 2
+        assert db.execute("SELECT version FROM schema_version").fetchone()[0] == 3
         assert "above" in [c[1] for c in db.execute("PRAGMA table_info(run_values)")]
     # And the migrated file takes new runs.
     assert add(store, report_at(tmp_path, "r1", 9000), "r1").returncode == 0
+
+
+def test_a_version_2_store_is_migrated_its_old_runs_without_series(tmp_path):
+    store = tmp_path / "old.sqlite"
+    old_store(store, V2)
+    add_new = add(store, report_at(tmp_path, "r1", 9000), "r1")
+    assert add_new.returncode == 0, add_new.stderr
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchone()[0] == 3
+        with_series = db.execute("SELECT revision, count(DISTINCT run_id) FROM run_samples "
+                                 "JOIN runs ON runs.id = run_id GROUP BY revision").fetchall()
+    assert with_series == [("r1", 3)]
+    out = tmp_path / "site"
+    r = harness("history", "page", "--history", store, "--metric", "peak_rss_kb", "--out", out)
+    assert r.returncode == 0, r.stderr
+    _, data = page_data(out / "index.html")
+    [old] = [s for s in data["series"] if s["workload"] == "idle-return"]
+    assert [data["runs"][str(i)]["t"] for i in old["points"][0]["run_ids"]] == [[], [], []]
+    assert r.stdout.startswith("2 charts")
 
 
 def test_two_stores_merge(tmp_path):
@@ -127,6 +182,11 @@ def test_two_stores_merge(tmp_path):
     with sqlite3.connect(a) as db:
         assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 6
         assert db.execute("SELECT count(DISTINCT run_id) FROM run_values").fetchone()[0] == 6
+        merged = db.execute("SELECT count(*), count(DISTINCT run_id) FROM run_samples").fetchone()
+        marks = db.execute("SELECT count(*) FROM run_marks").fetchone()[0]
+    with sqlite3.connect(b) as db:
+        assert merged == (db.execute("SELECT count(*) FROM run_samples").fetchone()[0], 6)
+        assert marks == db.execute("SELECT count(*) FROM run_marks").fetchone()[0]
 
 
 def test_a_recent_regression_fails_steps_until_acknowledged(tmp_path):
@@ -193,3 +253,7 @@ def test_the_page_inlines_its_data_with_names_escaped(tmp_path):
     assert series["workload"] == HOSTILE
     assert [p["median"] for p in series["points"]] == [9008] * 3 + [12008] * 3
     assert [(s["revision"], s["verdict"]) for s in series["steps"]] == [("r03", "regression")]
+    # The traces of the runs the chart shows, and of no other.
+    shown = sorted(i for p in series["points"] for i in p["run_ids"])
+    assert sorted(map(int, data["runs"])) == shown == list(range(1, 19))
+    assert max(data["runs"]["18"]["rss"]) == 12016

@@ -178,7 +178,8 @@ int write_page(const Options& o, history::Store& store) {
       if (const auto* ack = acknowledged(acks, j.series, st)) ps.acknowledged[st.index] = ack->reason;
     page.push_back(std::move(ps));
   }
-  if (auto e = history::write_page(o.history.out, page); !e.empty()) return bad_input(kWho, e);
+  const auto runs = store.traces(history::shown_runs(page));
+  if (auto e = history::write_page(o.history.out, page, runs); !e.empty()) return bad_input(kWho, e);
   fmt::print("{} charts written to {}/index.html\n", page.size(), escape::terminal(o.history.out));
   return 0;
 }

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/metrics.h"
 
 namespace mh::history {
@@ -42,7 +45,58 @@ std::map<std::string, StoredValue> values_of(const RunRecord& r) {
   return out;
 }
 
+// The kept indices of one stretch [from, to): its least and most RSS, in
+// time order; its first sample when no RSS of it was read.
+void keep_extremes(const std::vector<Sample>& samples, size_t from, size_t to, std::vector<size_t>& kept) {
+  std::optional<size_t> low, high;
+  for (size_t i = from; i < to; ++i) {
+    if (cell_missing(samples[i], "rss_kb")) continue;
+    if (!low || samples[i].rss_kb < samples[*low].rss_kb) low = i;
+    if (!high || samples[i].rss_kb > samples[*high].rss_kb) high = i;
+  }
+  if (!low) {
+    kept.push_back(from);
+    return;
+  }
+  kept.push_back(std::min(*low, *high));
+  if (*low != *high) kept.push_back(std::max(*low, *high));
+}
+
+double tenth_ms(double t) { return std::round(t * 10) / 10; }
+
+std::optional<int64_t> cell(const Sample& s, const char* column, int64_t value) {
+  return cell_missing(s, column) ? std::nullopt : std::optional<int64_t>(value);
+}
+
 }  // namespace
+
+std::vector<size_t> kept_samples(const std::vector<Sample>& samples, size_t max_points) {
+  const size_t n = samples.size();
+  std::vector<size_t> kept;
+  if (n <= std::max<size_t>(max_points, 2)) {
+    for (size_t i = 0; i < n; ++i) kept.push_back(i);
+    return kept;
+  }
+  const size_t inner = n - 2, stretches = std::max<size_t>((max_points - 2) / 2, 1);
+  kept.push_back(0);
+  for (size_t b = 0; b < stretches; ++b) {
+    const size_t from = 1 + b * inner / stretches, to = 1 + (b + 1) * inner / stretches;
+    if (from < to) keep_extremes(samples, from, to, kept);
+  }
+  kept.push_back(n - 1);
+  return kept;
+}
+
+RunTrace trace_of(const RunRecord& r) {
+  RunTrace t;
+  for (const size_t i : kept_samples(r.samples, kMaxTracePoints)) {
+    const Sample& s = r.samples[i];
+    t.points.push_back({tenth_ms(s.t_ms), cell(s, "rss_kb", s.rss_kb), cell(s, "anon_kb", s.anon_kb)});
+  }
+  for (size_t i = 0; i < r.marks.size() && i < kMaxTraceMarks; ++i)
+    t.marks.push_back({tenth_ms(r.marks[i].t_ms), r.marks[i].name});
+  return t;
+}
 
 std::pair<std::string, std::string> split_pin(const std::string& allocator) {
   const auto at = allocator.find('@');
@@ -72,6 +126,7 @@ std::vector<StoredRun> stored_runs(const ReportData& report, const std::string& 
     s.role = r.role;
     s.repetition = r.repetition;
     s.values = values_of(r);
+    s.trace = trace_of(r);
     out.push_back(std::move(s));
   }
   return out;

@@ -16,6 +16,16 @@ namespace mh::history {
 // a name without a revision -> {name, ""}.
 std::pair<std::string, std::string> split_pin(const std::string& allocator);
 
+// The samples a run's trace keeps of `samples`, by index in time order: all
+// when there are at most `max_points`, else the first, the last, and of each
+// of (max_points - 2) / 2 equal stretches between them the samples of least
+// and most RSS, so that the trace keeps the sampled peak and the troughs.
+std::vector<size_t> kept_samples(const std::vector<Sample>& samples, size_t max_points);
+
+// A run's trace: its kept samples' RSS and anonymous RSS, and its first
+// kMaxTraceMarks marks.
+RunTrace trace_of(const RunRecord& r);
+
 // The report's runs, their revision the pin's (fill in or replace it before
 // adding: a revision measured in another way, its first-parent position) and
 // their machine `machine`, or the report's host when "".

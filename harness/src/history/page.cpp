@@ -2,6 +2,7 @@
 #include "history/page.h"
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "core/escape.h"
@@ -20,7 +21,26 @@ Json point_json(const Point& p) {
               {"median", s.median},
               {"min", s.min},
               {"max", s.max},
-              {"censored", s.above.size()}};
+              {"censored", s.above.size()},
+              {"run_ids", p.runs}};
+}
+
+// A run's trace as the page's script reads it: columns of times (ms), RSS and
+// anonymous RSS (kB, null where not read; anon null when never read), marks
+// as [t_ms, name].
+Json trace_json(const TracedRun& r) {
+  Json t = Json::array(), rss = Json::array(), anon = Json::array(), marks = Json::array();
+  bool any_anon = false;
+  const auto cell = [](const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); };
+  for (const auto& p : r.trace.points) {
+    t.push_back(p.t_ms);
+    rss.push_back(cell(p.rss_kb));
+    anon.push_back(cell(p.anon_kb));
+    any_anon = any_anon || p.anon_kb.has_value();
+  }
+  for (const auto& m : r.trace.marks) marks.push_back(Json{m.t_ms, m.name});
+  return Json{{"role", r.role}, {"repetition", r.repetition}, {"t", t},
+              {"rss", rss},       {"anon", any_anon ? anon : Json(nullptr)}, {"marks", marks}};
 }
 
 Json step_json(const Step& st, const std::map<size_t, std::string>& acknowledged) {
@@ -44,6 +64,95 @@ function el(tag, text) {
   const e = document.createElement(tag);
   if (text !== undefined) e.textContent = text;
   return e;
+}
+)js"
+// The panel a click on a point opens under its chart: the RSS (solid) and
+// anonymous RSS (dashed) of each of the revision's runs against seconds since
+// the run's start, its marks as vertical lines named on the canvas.
+R"js(
+const palette = ['rgb(54, 162, 235)', 'rgb(220, 50, 50)', 'rgb(40, 160, 90)', 'rgb(240, 140, 30)',
+                 'rgb(150, 90, 200)', 'rgb(120, 120, 120)'];
+const panel = document.getElementById('run-panel');
+function markLines(marks) {
+  return {id: 'markLines', afterDatasetsDraw(chart) {
+    const ctx = chart.ctx, area = chart.chartArea, x = chart.scales.x;
+    const named = new Set();
+    ctx.save();
+    ctx.font = '11px sans-serif';
+    marks.forEach(m => {
+      const px = x.getPixelForValue(m.x);
+      if (px < area.left || px > area.right) return;
+      ctx.strokeStyle = ctx.fillStyle = m.colour;
+      ctx.setLineDash([2, 3]);
+      ctx.beginPath();
+      ctx.moveTo(px, area.top);
+      ctx.lineTo(px, area.bottom);
+      ctx.stroke();
+      if (named.has(m.name)) return;  // the same mark of the other runs: named once
+      named.add(m.name);
+      ctx.save();
+      ctx.translate(px + 3, area.top + 2);
+      ctx.rotate(Math.PI / 2);
+      ctx.fillText(m.name, 0, 0);
+      ctx.restore();
+    });
+    ctx.restore();
+  }};
+}
+function runLines(p) {
+  const datasets = [], marks = [], notes = [];
+  p.run_ids.forEach((id, n) => {
+    const r = data.runs[id], colour = palette[n % palette.length];
+    const name = 'run ' + (n + 1) + (r.role ? ' ' + r.role : '') + ' (repetition ' + r.repetition + ')';
+    if (r.t.length === 0) {
+      notes.push(name + ': no series stored for this run');
+      return;
+    }
+    const line = ys => r.t.map((t, j) => ({x: t / 1000, y: ys[j] === null ? null : ys[j] / 1024}));
+    datasets.push({label: name + ' RSS', kind: 'rss', data: line(r.rss), borderColor: colour,
+                   backgroundColor: colour, borderWidth: 1.5, pointRadius: 0});
+    if (r.anon !== null)
+      datasets.push({label: name + ' anon', kind: 'anon', data: line(r.anon), borderColor: colour,
+                     backgroundColor: colour, borderWidth: 1, borderDash: [5, 3], pointRadius: 0});
+    r.marks.forEach(([t, mark]) => marks.push({x: t / 1000, name: mark, colour}));
+    const listed = r.marks.map(([t, mark]) => mark + ' ' + (t / 1000).toFixed(3) + ' s').join(', ');
+    notes.push(name + (r.marks.length ? ' marks: ' + listed : ': no marks'));
+  });
+  return {datasets, marks, notes};
+}
+function showRuns(s, k, box) {
+  const p = s.points[k], lines = runLines(p);
+  if (panel.chart) panel.chart.destroy();
+  panel.chart = null;
+  panel.replaceChildren();
+  box.appendChild(panel);
+  panel.hidden = false;
+  panel.dataset.revision = p.revision;
+  panel.appendChild(el('h4', s.workload + ' · ' + s.allocator + ' · ' + s.machine + ' at ' + p.revision +
+                             ': RSS of ' + p.run_ids.length + ' runs'));
+  const close = el('button', 'close');
+  close.onclick = () => { panel.hidden = true; };
+  panel.appendChild(close);
+  const notes = el('ul');
+  lines.notes.forEach(n => notes.appendChild(el('li', n)));
+  panel.appendChild(notes);
+  if (lines.datasets.length > 0) plotRuns(lines, notes);
+  panel.scrollIntoView({block: 'nearest'});
+}
+function plotRuns(lines, notes) {
+  const canvas = el('canvas');
+  canvas.id = 'run-chart';
+  panel.insertBefore(canvas, notes);
+  panel.chart = new Chart(canvas, {
+    type: 'line',
+    data: {datasets: lines.datasets},
+    options: {
+      animation: false, aspectRatio: 3, spanGaps: true,
+      scales: {x: {type: 'linear', title: {display: true, text: 's since the run started'}},
+               y: {title: {display: true, text: 'MB'}}},
+    },
+    plugins: [markLines(lines.marks)],
+  });
 }
 function pct(x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(1) + '%'; }
 const list = document.getElementById('steps'), charts = document.getElementById('charts');
@@ -86,8 +195,10 @@ data.series.forEach((s, i) => {
       aspectRatio: 3,
       plugins: {tooltip: {callbacks: {afterLabel: c => {
         const p = s.points[c.dataIndex];
-        return p.runs + ' runs' + (p.censored ? ', ' + p.censored + ' censored' : '');
+        return p.runs + ' runs' + (p.censored ? ', ' + p.censored + ' censored' : '') + '; click: their RSS';
       }}}},
+      onClick: (e, hit) => { if (hit.length) showRuns(s, hit[0].index, box); },
+      onHover: (e, hit) => { e.native.target.style.cursor = hit.length ? 'pointer' : 'default'; },
     },
   });
 });
@@ -98,7 +209,14 @@ document.body.dataset.rendered = String(data.series.length);
 
 }  // namespace
 
-Json page_data(const std::vector<PageSeries>& series) {
+std::vector<int64_t> shown_runs(const std::vector<PageSeries>& series) {
+  std::set<int64_t> ids;
+  for (const auto& ps : series)
+    for (const auto& p : ps.series.points) ids.insert(p.runs.begin(), p.runs.end());
+  return {ids.begin(), ids.end()};
+}
+
+Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRun>& runs) {
   Json out = Json::array();
   for (const auto& ps : series) {
     const Series& s = ps.series;
@@ -114,7 +232,9 @@ Json page_data(const std::vector<PageSeries>& series) {
                        {"points", points},
                        {"steps", steps}});
   }
-  return Json{{"series", out}};
+  Json traces = Json::object();
+  for (const auto& r : runs) traces[std::to_string(r.id)] = trace_json(r);
+  return Json{{"series", out}, {"runs", traces}};
 }
 
 std::string page_html(const Json& data) {
@@ -122,15 +242,18 @@ std::string page_html(const Json& data) {
   html << "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<title>memharness history</title>\n<script src=\"chart.min.js\"></script>\n"
           "<style>body{font-family:sans-serif;max-width:70em;margin:auto}section{margin:2em 0}"
-          "li.regression{color:#b00}li.acknowledged{color:#666}</style>\n</head>\n<body>\n"
+          "li.regression{color:#b00}li.acknowledged{color:#666}#run-panel{border:1px solid #ccc;padding:0 1em}"
+          "</style>\n</head>\n<body>\n"
           "<h1>memharness history</h1>\n<p id=\"status\">the page's script did not run</p>\n"
           "<h2>Steps</h2>\n<ul id=\"steps\"></ul>\n<h2>Series</h2>\n<div id=\"charts\"></div>\n"
+          "<section id=\"run-panel\" hidden></section>\n"
           "<script type=\"application/json\" id=\"history-data\">"
        << escape::script_json(data.dump()) << "</script>\n<script>" << kScript << "</script>\n</body>\n</html>\n";
   return html.str();
 }
 
-std::string write_page(const std::string& dir, const std::vector<PageSeries>& series) {
+std::string write_page(const std::string& dir, const std::vector<PageSeries>& series,
+                       const std::vector<TracedRun>& runs) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(kChartJs, ec))
@@ -139,7 +262,7 @@ std::string write_page(const std::string& dir, const std::vector<PageSeries>& se
   if (ec) return dir + ": " + ec.message();
   fs::copy_file(kChartJs, fs::path(dir) / "chart.min.js", fs::copy_options::overwrite_existing, ec);
   if (ec) return dir + "/chart.min.js: " + ec.message();
-  return output_file::write_atomic((fs::path(dir) / "index.html").string(), page_html(page_data(series)));
+  return output_file::write_atomic((fs::path(dir) / "index.html").string(), page_html(page_data(series, runs)));
 }
 
 }  // namespace mh::history

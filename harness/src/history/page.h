@@ -4,6 +4,7 @@
 // never as HTML. Main thread only.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,11 +24,17 @@ struct PageSeries {
   std::map<size_t, std::string> acknowledged;  // step index -> the reason
 };
 
-// What the page shows, as the page's script reads it.
-Json page_data(const std::vector<PageSeries>& series);
+// The store's ids of the runs the charts show, each once: the runs whose
+// traces the page inlines (a click on a point plots its runs' RSS over time).
+std::vector<int64_t> shown_runs(const std::vector<PageSeries>& series);
+
+// What the page shows, as the page's script reads it, with the traces of
+// the runs the charts show (Store::traces of shown_runs).
+Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRun>& runs);
 // The page over `data`.
 std::string page_html(const Json& data);
 // Writes DIR/index.html and DIR/chart.min.js; "" or the error.
-std::string write_page(const std::string& dir, const std::vector<PageSeries>& series);
+std::string write_page(const std::string& dir, const std::vector<PageSeries>& series,
+                       const std::vector<TracedRun>& runs);
 
 }  // namespace mh::history

@@ -35,6 +35,14 @@ CREATE TABLE acknowledgements(workload TEXT NOT NULL, allocator TEXT NOT NULL, m
   revision TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY(workload, allocator, metric, revision));
 CREATE INDEX run_values_metric ON run_values(metric);
 UPDATE schema_version SET version = 2;
+)",
+    // Without rowid: a run's points lie together under its id, no second index.
+    R"(
+CREATE TABLE run_samples(run_id INTEGER NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, t_ms REAL NOT NULL,
+  rss_kb INTEGER, anon_kb INTEGER, PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+CREATE TABLE run_marks(run_id INTEGER NOT NULL REFERENCES runs(id), seq INTEGER NOT NULL, t_ms REAL NOT NULL,
+  name TEXT NOT NULL, PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+UPDATE schema_version SET version = 3;
 )"};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1);
 
@@ -90,6 +98,29 @@ void bind_run(Statement& s, const StoredRun& r) {
     s.text(++i, *v);
   s.integer(++i, r.repetition);
   s.text(++i, r.cpu_model);
+}
+
+// A new run's trace under its id; false when an insert failed.
+bool insert_trace(Statement& sample, Statement& mark, int64_t id, const RunTrace& t) {
+  bool ok = true;
+  for (size_t i = 0; i < t.points.size() && ok; ++i) {
+    sample.integer(1, id);
+    sample.integer(2, int64_t(i));
+    sample.real(3, t.points[i].t_ms);
+    sample.integer(4, t.points[i].rss_kb);
+    sample.integer(5, t.points[i].anon_kb);
+    ok = sample.step() == SQLITE_DONE;
+    sample.reset();
+  }
+  for (size_t i = 0; i < t.marks.size() && ok; ++i) {
+    mark.integer(1, id);
+    mark.integer(2, int64_t(i));
+    mark.real(3, t.marks[i].t_ms);
+    mark.text(4, t.marks[i].name);
+    ok = mark.step() == SQLITE_DONE;
+    mark.reset();
+  }
+  return ok;
 }
 
 // The key of a series and the order of its points (by position, unknown
@@ -168,6 +199,8 @@ std::optional<size_t> Store::add(const std::vector<StoredRun>& runs, std::string
   Statement insert(db_, std::string("INSERT OR IGNORE INTO runs(") + kRunColumns +
                             ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
   Statement value(db_, "INSERT INTO run_values(run_id, metric, value, above, reason) VALUES (?1, ?2, ?3, ?4, ?5)");
+  Statement sample(db_, "INSERT INTO run_samples(run_id, seq, t_ms, rss_kb, anon_kb) VALUES (?1, ?2, ?3, ?4, ?5)");
+  Statement mark(db_, "INSERT INTO run_marks(run_id, seq, t_ms, name) VALUES (?1, ?2, ?3, ?4)");
   size_t added = 0;
   bool failed = false;
   for (size_t i = 0; i < runs.size() && !failed; ++i) {
@@ -186,6 +219,7 @@ std::optional<size_t> Store::add(const std::vector<StoredRun>& runs, std::string
       failed = failed || value.step() != SQLITE_DONE;
       value.reset();
     }
+    failed = failed || !insert_trace(sample, mark, id, runs[i].trace);
   }
   if (failed) {
     error = sqlite3_errmsg(db_);
@@ -213,6 +247,12 @@ std::optional<size_t> Store::merge_from(const std::string& other, std::string& e
                "INSERT OR IGNORE INTO main.run_values(run_id, metric, value, above, reason) "
                "SELECT r.id, v.metric, v.value, v.above, v.reason FROM other.run_values v "
                "JOIN other.runs o ON o.id = v.run_id JOIN main.runs r ON r.hash = o.hash;"
+               "INSERT OR IGNORE INTO main.run_samples(run_id, seq, t_ms, rss_kb, anon_kb) "
+               "SELECT r.id, s.seq, s.t_ms, s.rss_kb, s.anon_kb FROM other.run_samples s "
+               "JOIN other.runs o ON o.id = s.run_id JOIN main.runs r ON r.hash = o.hash;"
+               "INSERT OR IGNORE INTO main.run_marks(run_id, seq, t_ms, name) "
+               "SELECT r.id, m.seq, m.t_ms, m.name FROM other.run_marks m "
+               "JOIN other.runs o ON o.id = m.run_id JOIN main.runs r ON r.hash = o.hash;"
                "INSERT OR IGNORE INTO main.acknowledgements SELECT * FROM other.acknowledgements;"
                "COMMIT",
            error);
@@ -249,6 +289,7 @@ std::vector<Series> Store::series(const SeriesFilter& f) {
     }
     const auto above = s.column_real(8);
     point.values.push_back({above ? *above : s.column_real(7).value_or(0), above.has_value()});
+    point.runs.push_back(*s.column_integer(9));
   }
   std::vector<Series> out;
   for (auto& [key, points] : found) {
@@ -258,6 +299,29 @@ std::vector<Series> Store::series(const SeriesFilter& f) {
     std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [order, p] : ordered) series.points.push_back(std::move(p));
     out.push_back(std::move(series));
+  }
+  return out;
+}
+
+std::vector<TracedRun> Store::traces(const std::vector<int64_t>& ids) {
+  Statement run(db_, "SELECT role, repetition FROM runs WHERE id = ?1");
+  Statement samples(db_, "SELECT t_ms, rss_kb, anon_kb FROM run_samples WHERE run_id = ?1 ORDER BY seq");
+  Statement marks(db_, "SELECT t_ms, name FROM run_marks WHERE run_id = ?1 ORDER BY seq");
+  std::vector<TracedRun> out;
+  for (const int64_t id : ids) {
+    run.integer(1, id);
+    if (run.step() == SQLITE_ROW) {
+      TracedRun r{id, run.column_text(0), run.column_integer(1).value_or(0), {}};
+      samples.integer(1, id);
+      while (samples.step() == SQLITE_ROW)
+        r.trace.points.push_back({samples.column_real(0).value_or(0), samples.column_integer(1),
+                                  samples.column_integer(2)});
+      marks.integer(1, id);
+      while (marks.step() == SQLITE_ROW)
+        r.trace.marks.push_back({marks.column_real(0).value_or(0), marks.column_text(1)});
+      out.push_back(std::move(r));
+    }
+    for (auto* s : {&run, &samples, &marks}) s->reset();
   }
   return out;
 }

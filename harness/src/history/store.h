@@ -18,8 +18,32 @@ struct sqlite3;
 namespace mh::history {
 
 // 1: runs and values without bounds; 2: censored bounds, the machine's CPU
-// model and acknowledged steps.
-inline constexpr int kSchemaVersion = 2;
+// model and acknowledged steps; 3: each run's sampled RSS, downsampled, and
+// its marks (runs stored before have neither).
+inline constexpr int kSchemaVersion = 3;
+
+// What a run keeps of its samples: at most kMaxTracePoints of them, the
+// first, the last and the peak RSS among them (from_report.h). A missing
+// cell is none, never 0.
+inline constexpr size_t kMaxTracePoints = 300;
+inline constexpr size_t kMaxTraceMarks = 100;  // the first ones
+
+struct TracePoint {
+  double t_ms = 0;  // since the run's start, to 0.1 ms
+  std::optional<int64_t> rss_kb, anon_kb;
+};
+
+struct TraceMark {
+  double t_ms = 0;
+  std::string name;
+};
+
+// A run's RSS over time as the store keeps it; both empty for a run stored
+// by a harness of schema version 2 or older.
+struct RunTrace {
+  std::vector<TracePoint> points;
+  std::vector<TraceMark> marks;
+};
 
 struct StoredValue {
   std::optional<double> value;
@@ -38,6 +62,15 @@ struct StoredRun {
   std::string machine, cpu_model, kernel, thp, harness_version, date, status, role;
   int64_t repetition = 0;
   std::map<std::string, StoredValue> values;
+  RunTrace trace;
+};
+
+// A stored run as a page names it, with its trace.
+struct TracedRun {
+  int64_t id = 0;
+  std::string role;
+  int64_t repetition = 0;
+  RunTrace trace;
 };
 
 // The runs of one revision in a series, ok runs only.
@@ -45,6 +78,7 @@ struct Point {
   std::string revision;
   std::optional<int64_t> position;
   std::vector<compare::Observation> values;
+  std::vector<int64_t> runs;  // the store's id of each value's run
 };
 
 // metric x workload (with its parameters) x allocator x machine, across revisions.
@@ -78,6 +112,8 @@ class Store {
   bool acknowledge(const Acknowledgement& a, std::string& error);
   std::vector<Acknowledgement> acknowledgements();
   size_t run_count();
+  // The runs of these ids with their traces, in the order given (unknown ids left out).
+  std::vector<TracedRun> traces(const std::vector<int64_t>& ids);
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
