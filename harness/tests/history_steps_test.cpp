@@ -133,6 +133,17 @@ double median_of(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The scatter of single runs including their tails: (p90 - p10) / 2.563 over
+// the median (2.563 standard deviations for normal scatter). A series whose
+// runs are mostly alike but now and then far off (a purge that lands in the
+// run or not) has a small median absolute deviation and a large tail.
+double tail_spread(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const auto at = [&](double q) { return v[size_t(q * double(v.size() - 1))]; };
+  const double median = std::fabs(median_of(v));
+  return median > 0 ? (at(0.9) - at(0.1)) / 2.563 / median : 0;
+}
+
 TEST(HistorySteps, RecordedAAgainstAHistoriesHaveAFalseStepInAtMostFivePercent) {
   const auto recorded = recorded_runs();
   ASSERT_FALSE(recorded.empty());
@@ -172,18 +183,20 @@ TEST(HistorySteps, StepOfOneAndAHalfThresholdsInRecordedRunsIsFoundAtItsRevision
       for (const auto& st : find_steps(resampled(r, rng, at, factor), r.rule, {2, 0.05, 0}))
         found += st.index == at && st.verdict == compare::Verdict::Regression;
     }
-    // Where single runs scatter by more than a third of the step, the step
-    // is found less often (cpu_ms, the after.* times: 18 to 67 in 100 here);
-    // they are printed, not held to this.
-    if (factor - 1 >= 3 * spread) {
+    // Where single runs scatter by more than a third of the step, tails
+    // included, the step is found less often (cpu_ms, the after.* times, runs
+    // with a bimodal figure: 15 to 89 in 100 here); they are printed, not
+    // held to this.
+    if (factor - 1 >= 3 * std::max(spread, tail_spread(r.values))) {
       least = std::min(least, found);
       EXPECT_GE(found, kHistories * 85 / 100) << r.workload << " " << r.metric;
     }
-    fmt::print("{} {}: a step of {:.1f}% found at its revision in {} of {} histories\n", r.workload, r.metric,
-               100 * (factor - 1), found, kHistories);
+    fmt::print("{} {}: a step of {:.1f}% found at its revision in {} of {} histories (runs scatter {:.1f}%, "
+               "{:.1f}% with their tails)\n", r.workload, r.metric, 100 * (factor - 1), found, kHistories,
+               100 * spread, 100 * tail_spread(r.values));
   }
-  fmt::print("{} series with a step beyond the floor; where the step is 3 times the runs' scatter or more, the least "
-             "found in {} of {} histories\n", tried, least, kHistories);
+  fmt::print("{} series with a step beyond the floor; where the step is 3 times the runs' scatter (tails included) "
+             "or more, the least found in {} of {} histories\n", tried, least, kHistories);
 }
 
 }  // namespace
