@@ -140,9 +140,11 @@ def test_a_bad_heap_sample_is_refused(tmp_path, args, message):
 
 DLOPEN_LOOP = """
 import ctypes, _ctypes, signal, time
-# Allocations in a signal handler, 1000 times a second, while libraries load and unload.
+# Allocations in a signal handler, 200 times a second, while libraries load and unload
+# (with every allocation unwinding, a handler may take more than a millisecond on a loaded
+# machine: at 1000 a second they then nest until Python's recursion limit).
 signal.signal(signal.SIGALRM, lambda *a: [bytearray(1000) for _ in range(50)])
-signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+signal.setitimer(signal.ITIMER_REAL, 0.005, 0.005)
 end = time.monotonic() + 0.6
 while time.monotonic() < end:
     for lib in ("libbz2.so.1.0", "libsqlite3.so.0"):
