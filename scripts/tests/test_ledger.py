@@ -99,6 +99,16 @@ def test_a_program_the_ledger_cannot_reach_says_why(tmp_path):
     assert "not mapped" in reasons["heap_live_kb"], reasons
 
 
+def test_a_ledger_of_another_layout_version_is_refused_naming_both(tmp_path):
+    run = harness(tmp_path, "--ledger", "-a", "glibc", "--", str(HOLDER), "version")
+    live = live_at(run)
+    assert live["start"] is not None and live["other"] is None, live
+    reason = run["sampler"]["null_cells"]["heap_live_kb"]
+    from_header = (ROOT / "harness" / "include" / "memharness" / "ledger.h").read_text()
+    version = int(from_header.split("#define MEMHARNESS_LEDGER_VERSION ")[1].split("u")[0])
+    assert f"layout version {version - 1}, this harness reads version {version} only" in reason, reason
+
+
 def sites_at(run, mark):
     return next(m for m in run["marks"] if m["name"] == mark).get("heap_sites")
 
