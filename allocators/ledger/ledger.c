@@ -338,7 +338,9 @@ static void sampling_init(void) {
   const size_t stacks = MEMHARNESS_LEDGER_STACKS * sizeof(struct memharness_ledger_stack);
   const size_t index = STACK_INDEX * sizeof(uint32_t);
   const size_t counts = HOME_COUNTS * sizeof(uint16_t);
-  char* region = mmap(NULL, blocks + stacks + index + counts, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const size_t sites = MEMHARNESS_LEDGER_STACKS * sizeof(struct memharness_ledger_site);
+  char* region =
+      mmap(NULL, blocks + stacks + index + counts + 2 * sites, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (region == MAP_FAILED) {
     memharness_ledger.sample_interval = 0;
     return;
@@ -346,6 +348,8 @@ static void sampling_init(void) {
   stack_index = (uint32_t*)(region + blocks + stacks);
   home_counts = (uint16_t*)(region + blocks + stacks + index);
   memharness_ledger.stacks = (uint64_t)(uintptr_t)(region + blocks);
+  memharness_ledger.sites = (uint64_t)(uintptr_t)(region + blocks + stacks + index + counts);
+  memharness_ledger.peak_sites = memharness_ledger.sites + sites;
   __atomic_store_n(&memharness_ledger.blocks, (uint64_t)(uintptr_t)region, __ATOMIC_RELEASE);
 }
 
@@ -357,6 +361,51 @@ static void unlock_tables(void) { __atomic_store_n(&table_lock, 0, __ATOMIC_RELE
 
 static struct memharness_ledger_block* block_table(void) {
   return (struct memharness_ledger_block*)(uintptr_t)memharness_ledger.blocks;
+}
+
+/* A sequence number that is odd while the table it guards is written (the
+   reader outside retries). Under the lock. */
+static void begin_write(uint64_t* seq) {
+  __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void end_write(uint64_t* seq) { __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE); }
+
+static struct memharness_ledger_site* site_table(void) {
+  return (struct memharness_ledger_site*)(uintptr_t)memharness_ledger.sites;
+}
+
+/* A block joins (+1) or leaves (-1) its stack's live sums. Under the lock. A
+   stack left without blocks is exactly 0 again, whatever rounding gathered. */
+static void add_to_site(uint32_t stack, double weight, uint64_t size, int sign) {
+  struct memharness_ledger_site* s = &site_table()[stack];
+  begin_write(&memharness_ledger.sites_seq);
+  const int64_t n = s->samples + sign;
+  s->samples = n;
+  s->bytes = n ? s->bytes + sign * weight : 0;
+  s->var = n ? s->var + sign * weight * (weight - (double)size) : 0;
+  end_write(&memharness_ledger.sites_seq);
+}
+
+/* At a sampled allocation, under the lock: the live heap is the slots' sum
+   (up to 256 loads, never on the unsampled path); more than 1% above the last
+   snapshot's, the live sums are copied into the peak table. The snapshot may
+   lag the true peak by 1% and by the unsampled allocations after the last sample. */
+static void snapshot_if_peak(void) {
+  const uint32_t used = __atomic_load_n(&memharness_ledger.slots_used, __ATOMIC_ACQUIRE);
+  int64_t live = 0;
+  for (uint32_t i = 0; i < used && i < MEMHARNESS_LEDGER_SLOTS; ++i)
+    live += __atomic_load_n(&memharness_ledger.slot[i].live_bytes, __ATOMIC_RELAXED);
+  const int64_t last = memharness_ledger.peak_live_bytes;
+  if (memharness_ledger.snapshots != 0 && live <= last + last / 100) return;
+  const uint32_t stacks = memharness_ledger.stacks_used;
+  begin_write(&memharness_ledger.peak_seq);
+  memcpy((void*)(uintptr_t)memharness_ledger.peak_sites, site_table(), stacks * sizeof(struct memharness_ledger_site));
+  memharness_ledger.peak_stacks = stacks;
+  memharness_ledger.peak_live_bytes = live;
+  ++memharness_ledger.snapshots;
+  end_write(&memharness_ledger.peak_seq);
 }
 
 /* Probes are bounded: a block that finds no slot within them is not kept. */
@@ -422,6 +471,7 @@ static void keep_block(uint64_t addr, int64_t stack, uint64_t size, double weigh
     b->weight = weight;
     __atomic_store_n(&b->addr, addr, __ATOMIC_RELEASE);
     count_home(addr, 1);
+    add_to_site((uint32_t)stack, weight, size, 1);
     __atomic_fetch_add(&memharness_ledger.blocks_live, 1, __ATOMIC_RELAXED);
     return;
   }
@@ -453,6 +503,7 @@ __attribute__((noinline)) static void sample_slow(void* p, int64_t usable) {
   const double weight = s / -expm1(-s / (double)memharness_ledger.sample_interval);
   lock_tables();
   keep_block((uint64_t)(uintptr_t)p, stack_id(frame, f.n), (uint64_t)usable, weight);
+  snapshot_if_peak();
   unlock_tables();
   --depth;
 }
@@ -472,6 +523,7 @@ __attribute__((noinline)) static void unsample(void* p) {
     if (b->addr == addr) {
       __atomic_store_n(&b->addr, MEMHARNESS_LEDGER_GONE, __ATOMIC_RELEASE);
       count_home(addr, -1);
+      add_to_site(b->stack, b->weight, b->size, -1);
       __atomic_fetch_sub(&memharness_ledger.blocks_live, 1, __ATOMIC_RELAXED);
     }
     unlock_tables();

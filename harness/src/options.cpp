@@ -301,6 +301,8 @@ void CommandLine::add_run_command() {
   app_.add_option("-o,--out", o_.out,
                   "report file, replaced if it exists (default results/<workload>-<UTC time>.json, never an existing "
                   "file)");
+  app_.add_option("--seed", o_.seed,
+                  "with --heap-sample: the seed of the ledger's sampling generator (default: the ledger's own, fixed)");
   app_.add_flag("-l,--list", list_, "list the workloads and their parameters");
 }
 

@@ -5,12 +5,17 @@
 // while the parent marks "both" (child_usable_kb). `exec`: runs itself again
 // by exec, the new image doing the plain run. `sites`: two call sites hold
 // 3:1 of the heap (load_index, parse_rows), for the sampled call sites.
+// `version`: marks "start", then writes another layout version into the
+// ledger's counters (as a ledger of another build would have) and marks "other".
+#include <dlfcn.h>
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <memharness/ledger.h>
 #include <memharness/mark.h>
 #include <new>
 #include <string>
@@ -150,6 +155,16 @@ int sites() {
   return 0;
 }
 
+int other_version() {
+  memharness_mark("start");
+  auto* ledger = static_cast<char*>(dlsym(RTLD_DEFAULT, "memharness_ledger"));
+  if (!ledger) return 1;
+  const uint32_t other = MEMHARNESS_LEDGER_VERSION - 1;
+  std::memcpy(ledger + offsetof(memharness_ledger, version), &other, sizeof other);
+  memharness_mark("other");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,6 +172,7 @@ int main(int argc, char** argv) {
   if (mode == "plain") return plain();
   if (mode == "fork") return forking();
   if (mode == "sites") return sites();
+  if (mode == "version") return other_version();
   if (mode == "exec") {
     // Some heap before the exec: the new image must not count it.
     Held before;

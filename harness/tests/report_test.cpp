@@ -104,6 +104,32 @@ TEST(Report, HeapSitesAtAMarkAreWrittenAndReadBack) {
   EXPECT_FALSE(run_to_json(fake_run(1))["marks"][0].contains("heap_sites"));
 }
 
+TEST(Report, TheHeapSitesAtThePeakAreWrittenAndReadBackWithTheirLiveHeap) {
+  RunRecord r = fake_run(1);
+  EXPECT_FALSE(run_to_json(r).contains("heap_sites_peak"));
+  HeapSites h;
+  h.interval_bytes = 524288;
+  h.top.push_back(HeapSite{67108864, 8000000, 102, {{"/usr/bin/prog", 0x2b4d}}});
+  h.heap_live_bytes = 85204992;
+  h.snapshots = 371;
+  r.heap_sites_peak = h;
+  const Json run = run_to_json(r);
+  const Json& peak = run["heap_sites_peak"];
+  EXPECT_EQ(peak["heap_live_bytes"], 85204992);
+  EXPECT_EQ(peak["snapshots"], 371);
+  EXPECT_EQ(peak["top"][0]["frames"][0]["offset"], "0x2b4d");
+  // A mark's sites have no snapshot fields.
+  r.marks[0].heap_sites = h;
+  EXPECT_FALSE(run_to_json(r)["marks"][0]["heap_sites"].contains("snapshots"));
+  const std::string what = "report";
+  const RunRecord back = run_from_json(JsonIn(run, what));
+  ASSERT_TRUE(back.heap_sites_peak);
+  EXPECT_EQ(back.heap_sites_peak->heap_live_bytes, 85204992);
+  EXPECT_EQ(back.heap_sites_peak->snapshots, 371u);
+  EXPECT_EQ(back.heap_sites_peak->interval_bytes, 524288u);
+  EXPECT_EQ(back.heap_sites_peak->top[0].samples, 102);
+}
+
 TEST(Report, CanonicalTextIsStableAndParses) {
   Json j = make_report(context(), {fake_run(1)});
   std::string a = dump_canonical(j), b = dump_canonical(Json::parse(a));

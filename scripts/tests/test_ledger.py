@@ -99,6 +99,16 @@ def test_a_program_the_ledger_cannot_reach_says_why(tmp_path):
     assert "not mapped" in reasons["heap_live_kb"], reasons
 
 
+def test_a_ledger_of_another_layout_version_is_refused_naming_both(tmp_path):
+    run = harness(tmp_path, "--ledger", "-a", "glibc", "--", str(HOLDER), "version")
+    live = live_at(run)
+    assert live["start"] is not None and live["other"] is None, live
+    reason = run["sampler"]["null_cells"]["heap_live_kb"]
+    from_header = (ROOT / "harness" / "include" / "memharness" / "ledger.h").read_text()
+    version = int(from_header.split("#define MEMHARNESS_LEDGER_VERSION ")[1].split("u")[0])
+    assert f"layout version {version - 1}, this harness reads version {version} only" in reason, reason
+
+
 def sites_at(run, mark):
     return next(m for m in run["marks"] if m["name"] == mark).get("heap_sites")
 
@@ -140,9 +150,11 @@ def test_a_bad_heap_sample_is_refused(tmp_path, args, message):
 
 DLOPEN_LOOP = """
 import ctypes, _ctypes, signal, time
-# Allocations in a signal handler, 1000 times a second, while libraries load and unload.
+# Allocations in a signal handler, 200 times a second, while libraries load and unload
+# (with every allocation unwinding, a handler may take more than a millisecond on a loaded
+# machine: at 1000 a second they then nest until Python's recursion limit).
 signal.signal(signal.SIGALRM, lambda *a: [bytearray(1000) for _ in range(50)])
-signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+signal.setitimer(signal.ITIMER_REAL, 0.005, 0.005)
 end = time.monotonic() + 0.6
 while time.monotonic() < end:
     for lib in ("libbz2.so.1.0", "libsqlite3.so.0"):

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define MEMHARNESS_LEDGER_MAGIC "memharness-ldgr"
-#define MEMHARNESS_LEDGER_VERSION 2u
+#define MEMHARNESS_LEDGER_VERSION 3u
 /* Slot 0 is shared (atomic adds) by threads past the others and by threads
    that are exiting; slots 1..N belong to one live thread each. */
 #define MEMHARNESS_LEDGER_SLOTS 256u
@@ -49,6 +49,16 @@ struct memharness_ledger_stack {
   uint64_t frame[MEMHARNESS_LEDGER_FRAMES]; /* return addresses */
 };
 
+/* One stack's live sampled blocks, summed (an entry per stack id, in the live
+   table and in the peak snapshot): bytes = sum of their weights, var = sum of
+   w (w - size), samples = how many. Only written under the table lock; a
+   stack without live blocks has all three 0. */
+struct memharness_ledger_site {
+  double bytes;
+  double var;
+  int64_t samples;
+};
+
 struct memharness_ledger {
   char magic[16];
   uint32_t version;
@@ -64,6 +74,20 @@ struct memharness_ledger {
   uint32_t stacks_used;  /* stacks appended so far: the reader reads these */
   uint32_t blocks_live;  /* sampled blocks in the table now */
   uint64_t dropped;      /* samples not kept: a table was full */
+  /* The per-stack sums (MEMHARNESS_LEDGER_STACKS entries each): of the live
+     sampled blocks now, and as they were at the peak snapshot. sites_seq is
+     odd while the live sums change (a reader retries). */
+  uint64_t sites;
+  uint64_t peak_sites;
+  uint64_t sites_seq;
+  /* The peak snapshot: taken at a sampled allocation when the live heap (the
+     slots' sum) is more than 1% above the last snapshot's. peak_seq is
+     odd while one is being written; peak_stacks: the entries it holds. */
+  uint64_t peak_seq;
+  int64_t peak_live_bytes;
+  uint64_t snapshots;
+  uint32_t peak_stacks;
+  uint32_t pad2_;
   struct memharness_ledger_slot slot[MEMHARNESS_LEDGER_SLOTS];
 };
 

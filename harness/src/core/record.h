@@ -65,6 +65,12 @@ struct HeapSites {
   HeapSite rest;                 // every other site summed
   int64_t rest_sites = 0;
   uint64_t dropped = 0;          // samples the ledger's tables had no room for
+  // RunRecord::heap_sites_peak is the live heap by call site at its peak: the
+  // ledger's last snapshot, read at the last mark or the exit stop. These two
+  // are its only: the live heap when the ledger took it, and how many it took
+  // in the run (a new one each time the live heap passed the last by 1%).
+  int64_t heap_live_bytes = 0;
+  uint64_t snapshots = 0;
 };
 
 struct Mark {
@@ -173,6 +179,7 @@ struct RunRecord {
   double wall_ms = 0;
   std::vector<Sample> samples;
   std::vector<Mark> marks;
+  std::optional<HeapSites> heap_sites_peak;
   // Metrics: from the samples and marks, from the kernel (wait4), from the
   // workload itself. The derived ones are computed in derived_metrics.h.
   // The largest RSS of any sample, raised to the kernel's high-water mark where

@@ -139,6 +139,9 @@ class Sampler {
   // The driver's marks after a wake-up (and once after the child exited).
   void drive(bool alive);
   void take_exit_reading();
+  // The ledger's peak snapshot, read at every mark and at the exit stop: the
+  // last read stands (the process may be gone at the next).
+  void read_peak_sites();
   void drain_marks(bool process_alive);
   // Takes in what the workload wrote; true when it stopped at the line limit
   // with more perhaps waiting.
@@ -306,7 +309,13 @@ void Sampler::take_exit_reading() {
     rec_.hwm_kb.value = static_cast<double>(*proc_.last_hwm_kb());
     rec_.hwm_at_exit_stop = true;
   }
+  read_peak_sites();
   cfg_.trace->let_exit();
+}
+
+void Sampler::read_peak_sites() {
+  if (!cfg_.heap_sites) return;
+  if (auto peak = proc_.heap_sites_peak()) rec_.heap_sites_peak = std::move(peak);
 }
 
 bool Sampler::take(Sample& s, bool at_mark) {
@@ -350,6 +359,7 @@ void Sampler::add_mark(const std::string& name, Clock::time_point received, bool
     mk.hwm_kb = proc_.last_hwm_kb();
     mk.hwm_reset = cfg_.reset_hwm && proc_.reset_hwm();
     if (cfg_.heap_sites) mk.heap_sites = proc_.heap_sites();
+    read_peak_sites();
     merge_all_threads();
   } else if (have_last_) {
     mk.sample = last_;

@@ -135,6 +135,14 @@ Json heap_sites_json(const HeapSites& h) {
               {"dropped", h.dropped}};
 }
 
+// The ledger's peak snapshot: a mark's shape, with the live heap it was taken at.
+Json heap_sites_peak_json(const HeapSites& h) {
+  Json j = heap_sites_json(h);
+  j["heap_live_bytes"] = h.heap_live_bytes;
+  j["snapshots"] = h.snapshots;
+  return j;
+}
+
 Json marks_json(const RunRecord& r) {
   Json marks = Json::array();
   for (const auto& m : r.marks) {
@@ -243,6 +251,7 @@ Json run_to_json(const RunRecord& r) {
   };
   // Where the peak came from; absent in reports written before it was kept.
   if (!r.peak_from.empty()) j["peak_from"] = r.peak_from;
+  if (r.heap_sites_peak) j["heap_sites_peak"] = heap_sites_peak_json(*r.heap_sites_peak);
   if (r.harness_rss_at_fork_kb) j["harness_rss_at_fork_kb"] = *r.harness_rss_at_fork_kb;
   return j;
 }
@@ -376,6 +385,13 @@ HeapSites heap_sites_from(const JsonIn& j) {
   return h;
 }
 
+HeapSites heap_sites_peak_from(const JsonIn& j) {
+  HeapSites h = heap_sites_from(j);
+  h.heap_live_bytes = j.integer_or("heap_live_bytes", 0, -INT64_MAX, INT64_MAX);
+  h.snapshots = uint64_t(j.integer_or("snapshots", 0, 0, INT64_MAX));
+  return h;
+}
+
 std::vector<Mark> marks_from(const JsonIn& marks) {
   std::vector<Mark> out;
   marks.each_element([&](const JsonIn& m) {
@@ -502,6 +518,7 @@ RunRecord run_from_json(const JsonIn& j) {
   if (auto sp = j.find("sampler")) r.sampler = sampler_from(*sp);
   if (auto s = j.find("samples")) r.samples = samples_from(*s, r.sampler);
   if (auto m = j.find("marks")) r.marks = marks_from(*m);
+  if (auto h = j.find("heap_sites_peak")) r.heap_sites_peak = heap_sites_peak_from(*h);
   if (auto m = j.find("metrics")) read_metrics(*m, r);
   r.curve_info = object_or(j, "curve_info", Json::object());
   r.peak_from = j.string_or("peak_from", "");

@@ -10,6 +10,8 @@
 #include <map>
 #include <memharness/ledger.h>
 
+#include <fmt/format.h>
+
 #include "sys/elf_symbols.h"
 #include "sys/procfs.h"
 
@@ -79,66 +81,95 @@ HeapFrame frame_of(const std::vector<Mapping>& maps, uint64_t ip) {
   return {"[anonymous]", ip};
 }
 
-struct SiteSum {
-  double bytes = 0, var = 0;
-  int64_t samples = 0;
-};
-
-void add_to(HeapSite& site, const SiteSum& sum) {
+void add_to(HeapSite& site, const memharness_ledger_site& sum) {
   site.bytes += sum.bytes;
-  site.stderr_bytes = std::sqrt(site.stderr_bytes * site.stderr_bytes + sum.var);
+  site.stderr_bytes = std::sqrt(site.stderr_bytes * site.stderr_bytes + std::max(sum.var, 0.0));
   site.samples += sum.samples;
 }
+
+// Tries at a table that keeps changing (every allocation sampled): then it is
+// read as it stands, each entry's fields torn at worst by one block.
+constexpr int kSumsTries = 8;
 
 }  // namespace
 
 std::optional<HeapSites> LedgerReader::sites(size_t top) {
   memharness_ledger head{};
-  if (!read_head(head)) return std::nullopt;
-  if (head.sample_interval == 0 || head.blocks == 0) {
-    why_ = "the process samples no allocations (MEMHARNESS_LEDGER_SAMPLE=0)";
-    return std::nullopt;
-  }
-  return fold(head, top);
+  std::vector<memharness_ledger_site> sums;
+  if (!read_sums(head, false, sums)) return std::nullopt;
+  return fold(head, sums, top);
 }
 
-std::optional<HeapSites> LedgerReader::fold(const memharness_ledger& head, size_t top) {
-  std::vector<memharness_ledger_block> blocks(MEMHARNESS_LEDGER_BLOCKS);
-  const uint32_t n_stacks = std::min(head.stacks_used, MEMHARNESS_LEDGER_STACKS);
-  std::vector<memharness_ledger_stack> stacks(n_stacks);
-  if (!read_block(head.blocks, blocks.data(), blocks.size() * sizeof blocks[0]) ||
-      (n_stacks && !read_block(head.stacks, stacks.data(), stacks.size() * sizeof stacks[0])))
+std::optional<HeapSites> LedgerReader::peak_sites(size_t top) {
+  memharness_ledger head{};
+  std::vector<memharness_ledger_site> sums;
+  if (!read_sums(head, true, sums)) return std::nullopt;
+  if (head.snapshots == 0) {
+    why_ = "the ledger took no peak snapshot (no sampled allocation yet)";
     return std::nullopt;
-  // Each live block (a slot being written is skipped: its stack is out of range).
-  std::vector<SiteSum> by_stack(n_stacks);
-  for (const auto& b : blocks) {
-    if (b.addr <= MEMHARNESS_LEDGER_GONE || b.stack >= n_stacks) continue;
-    auto& s = by_stack[b.stack];
-    s.bytes += b.weight;
-    s.var += b.weight * (b.weight - double(b.size));
-    ++s.samples;
   }
+  auto out = fold(head, sums, top);
+  if (out) {
+    out->heap_live_bytes = head.peak_live_bytes;
+    out->snapshots = head.snapshots;
+  }
+  return out;
+}
+
+bool LedgerReader::read_sums(memharness_ledger& head, bool peak, std::vector<memharness_ledger_site>& sums) {
+  const size_t seq_at = peak ? offsetof(memharness_ledger, peak_seq) : offsetof(memharness_ledger, sites_seq);
+  for (int attempt = 0; attempt < kSumsTries; ++attempt) {
+    if (!read_head(head)) return false;
+    if (head.sample_interval == 0 || head.sites == 0) {
+      why_ = "the process samples no allocations (MEMHARNESS_LEDGER_SAMPLE=0)";
+      return false;
+    }
+    const uint64_t seq = peak ? head.peak_seq : head.sites_seq;
+    sums.resize(std::min(peak ? head.peak_stacks : head.stacks_used, MEMHARNESS_LEDGER_STACKS));
+    uint64_t seq_after = 0;
+    if ((!sums.empty() && !read_block(peak ? head.peak_sites : head.sites, sums.data(), sums.size() * sizeof sums[0])) ||
+        !read_block(addr_ + seq_at, &seq_after, sizeof seq_after))
+      return false;
+    if (seq % 2 == 0 && seq_after == seq) break;
+  }
+  return true;
+}
+
+std::optional<HeapSites> LedgerReader::fold(const memharness_ledger& head, const std::vector<memharness_ledger_site>& sums,
+                                            size_t top) {
   std::vector<uint32_t> order;
-  for (uint32_t i = 0; i < n_stacks; ++i)
-    if (by_stack[i].samples) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return by_stack[a].bytes > by_stack[b].bytes; });
+  for (uint32_t i = 0; i < sums.size(); ++i)
+    if (sums[i].samples > 0) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sums[a].bytes > sums[b].bytes; });
+  // Only the stacks shown are read: one read of up to `top` entries of the stack table.
+  const size_t shown = std::min(top, order.size());
+  std::vector<memharness_ledger_stack> stacks(shown);
+  std::vector<iovec> local(shown), remote(shown);
+  for (size_t k = 0; k < shown; ++k) {
+    local[k] = {&stacks[k], sizeof stacks[k]};
+    remote[k] = {reinterpret_cast<void*>(head.stacks + order[k] * sizeof stacks[k]), sizeof stacks[k]};
+  }
+  const ssize_t want = ssize_t(shown * sizeof(memharness_ledger_stack));
+  if (shown && process_vm_readv(pid_, local.data(), shown, remote.data(), shown, 0) != want) {
+    why_ = std::string("process_vm_readv of the stack table: ") + std::strerror(errno);
+    return std::nullopt;
+  }
   const auto maps = procfs::read_text(root_ + "/" + std::to_string(pid_) + "/maps");
   const auto mappings = file_mappings(maps ? *maps : "");
   HeapSites out;
   out.interval_bytes = head.sample_interval;
   out.dropped = head.dropped;
   for (size_t k = 0; k < order.size(); ++k) {
-    const auto& sum = by_stack[order[k]];
-    if (k >= top) {
+    const auto& sum = sums[order[k]];
+    if (k >= shown) {
       add_to(out.rest, sum);
       ++out.rest_sites;
       continue;
     }
     HeapSite site;
     add_to(site, sum);
-    const auto& st = stacks[order[k]];
-    for (uint32_t f = 0; f < std::min(st.depth, MEMHARNESS_LEDGER_FRAMES); ++f)
-      site.frames.push_back(frame_of(mappings, st.frame[f]));
+    for (uint32_t f = 0; f < std::min(stacks[k].depth, MEMHARNESS_LEDGER_FRAMES); ++f)
+      site.frames.push_back(frame_of(mappings, stacks[k].frame[f]));
     out.top.push_back(std::move(site));
   }
   return out;
@@ -177,21 +208,41 @@ bool LedgerReader::read_block(uint64_t addr, void* out, size_t len) {
   return false;
 }
 
+namespace {
+
+// Why a head read at the symbol's address is not this process's ledger of
+// this layout ("" when it is).
+std::string head_mismatch(const memharness_ledger& head, int pid) {
+  if (std::memcmp(head.magic, MEMHARNESS_LEDGER_MAGIC, sizeof head.magic) != 0)
+    return "no ledger counters of this process at the symbol's address";
+  if (head.version != MEMHARNESS_LEDGER_VERSION)
+    return fmt::format("the ledger in the process has layout version {}, this harness reads version {} only (the "
+                       "ledger library comes from another build of memharness)",
+                       head.version, MEMHARNESS_LEDGER_VERSION);
+  if (head.pid != pid) return fmt::format("the ledger's counters are those of process {}, not of {}", head.pid, pid);
+  if (head.slots_used > MEMHARNESS_LEDGER_SLOTS)
+    return fmt::format("the ledger claims {} thread slots, more than its {}", head.slots_used, MEMHARNESS_LEDGER_SLOTS);
+  return "";
+}
+
+}  // namespace
+
 bool LedgerReader::read_head(memharness_ledger& head) {
   constexpr size_t kHead = offsetof(memharness_ledger, slot);
   // Twice at most: a block that moved (an exec) is found again once.
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (addr_ == 0 && !locate()) return false;
-    if (read_block(addr_, &head, kHead) && std::memcmp(head.magic, MEMHARNESS_LEDGER_MAGIC, sizeof head.magic) == 0 &&
-        head.version == MEMHARNESS_LEDGER_VERSION && head.pid == pid_ &&
-        head.slots_used <= MEMHARNESS_LEDGER_SLOTS)
-      break;
-    if (why_.empty() || why_ == "not read yet") why_ = "no ledger counters of this process at the symbol's address";
+    if (!read_block(addr_, &head, kHead)) {
+      addr_ = 0;
+      next_locate_ = {};
+      continue;
+    }
+    why_ = head_mismatch(head, pid_);
+    if (why_.empty()) return true;
     addr_ = 0;
     next_locate_ = {};
-    if (attempt == 1) return false;
   }
-  return true;
+  return false;
 }
 
 std::optional<LedgerCounts> LedgerReader::read(bool look_now) {

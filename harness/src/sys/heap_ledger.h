@@ -13,6 +13,7 @@
 
 // The counter block (memharness/ledger.h, included where it is read).
 struct memharness_ledger;
+struct memharness_ledger_site;
 
 namespace mh {
 
@@ -34,13 +35,21 @@ class LedgerReader {
   // summed), each frame as the mapped object and offset it falls in. None
   // when the process samples nothing or cannot be read (why()).
   std::optional<HeapSites> sites(size_t top = 50);
+  // The same as the ledger's peak snapshot holds them, with the live heap it
+  // was taken at and how many were taken; none before the first (why()).
+  std::optional<HeapSites> peak_sites(size_t top = 50);
 
  private:
   // Where the counter block is in the process now (after an exec it moves).
   bool locate();
   bool read_block(uint64_t addr, void* out, size_t len);
-  // Folds the block table into sites by stack id.
-  std::optional<HeapSites> fold(const ::memharness_ledger& head, size_t top);
+  // The per-stack sums, live or of the peak snapshot, read until the table's
+  // sequence number says no write overlapped (a few tries), with the head
+  // they belong to. False when the process samples nothing (why()).
+  bool read_sums(::memharness_ledger& head, bool peak, std::vector<::memharness_ledger_site>& sums);
+  // The heaviest `top` stacks of the sums, their frames read, the rest summed.
+  std::optional<HeapSites> fold(const ::memharness_ledger& head, const std::vector<::memharness_ledger_site>& sums,
+                                size_t top);
   // The counter block's head (located and checked); false when there is none.
   bool read_head(::memharness_ledger& head);
   int pid_;

@@ -77,6 +77,8 @@ class ProcReader {
   // The ledger's live sampled heap by call site (none without one, or when
   // the process samples nothing).
   std::optional<HeapSites> heap_sites() { return ledger_ ? ledger_->sites() : std::nullopt; }
+  // The same at the ledger's peak snapshot.
+  std::optional<HeapSites> heap_sites_peak() { return ledger_ ? ledger_->peak_sites() : std::nullopt; }
   std::vector<ThreadStat> threads() const;
   // VmHWM from the last sample that read status (none when it had none).
   std::optional<int64_t> last_hwm_kb() const { return last_hwm_kb_; }
