@@ -237,6 +237,7 @@ class CommandLine {
   CLI::App* add_sweep_command();
   CLI::App* add_merge_command();
   CLI::App* add_plot_command();
+  CLI::App* add_export_command();
   CLI::App* add_history_command();
 
   std::string chosen_help() const;
@@ -258,6 +259,7 @@ class CommandLine {
   int sweep_runs_;
   std::string both_allocator_;  // compare --allocator: the allocator of both reports
   CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
+  CLI::App* export_ = nullptr;
   CLI::App* history_ = nullptr;
 };
 
@@ -274,6 +276,7 @@ CommandLine::CommandLine(Options o)
   sweep_ = add_sweep_command();
   merge_ = add_merge_command();
   plot_ = add_plot_command();
+  export_ = add_export_command();
   history_ = add_history_command();
 }
 
@@ -284,7 +287,7 @@ void CommandLine::add_run_command() {
       "   or: harness [OPTIONS] --suite NAME\n"
       "   or: harness [OPTIONS] -- PROGRAM [ARGS...]    (any program, argv as given, no shell)\n"
       "   or: harness --list\n"
-      "   or: harness compare|bisect|sweep|merge|plot|history ... (each with its own --help)"));
+      "   or: harness compare|bisect|sweep|merge|plot|export|history ... (each with its own --help)"));
   app_.footer(
       "Workload parameters (harness --list shows each workload's, with defaults) follow the workload. Every "
       "workload also takes --smoke: a small, fast version, what the tests run.\n\n"
@@ -414,10 +417,29 @@ CLI::App* CommandLine::add_merge_command() {
 CLI::App* CommandLine::add_plot_command() {
   CLI::App* plot = app_.add_subcommand(
       "plot", "plot reports with matplotlib: harness plot REPORT... -o FILE.png (RSS over time), or harness plot "
-              "--compare COMPARISON.json -o FILE.png; the arguments go to scripts/plot_rss.py or plot_compare.py");
+              "--compare COMPARISON.json -o FILE.png, or harness plot --flame REPORT [--mark NAME] -o FILE.png (the live "
+              "heap by call site); the arguments go to scripts/plot_rss.py, plot_compare.py or plot_flame.py");
   plot->prefix_command();
   plot->set_help_flag();  // --help goes to the plot command, which shows the scripts' own
   return plot;
+}
+
+CLI::App* CommandLine::add_export_command() {
+  ExportOptions& e = o_.export_options;
+  CLI::App* exp = app_.add_subcommand(
+      "export", "write a view of a report: --folded REPORT, the live heap by call site (--heap-sample) as folded "
+                "stacks, root first, for flamegraph.pl, inferno or speedscope");
+  exp->add_option("--folded", e.folded, "the report (written with --ledger --heap-sample)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  auto* mark = exp->add_option("--mark", e.mark, "the mark whose call sites to write (default: the peak)");
+  exp->add_flag("--peak", e.peak,
+                "the call sites at the peak: the run's peak snapshot, else the mark with the largest live heap (the "
+                "default)")
+      ->excludes(mark);
+  exp->add_option("--allocator", e.allocator, "the allocator whose run to write (default: the first with call sites)");
+  exp->add_option("-o,--out", o_.out, "the output file, - for standard output (the default)");
+  return exp;
 }
 
 // harness history VERB: the store's verbs, each with the options it reads.
@@ -485,7 +507,7 @@ ParseOutcome CommandLine::parse(int argc, char** argv) {
 
 // --help: the help of the subcommand it was given to (plot shows its scripts' own).
 std::string CommandLine::chosen_help() const {
-  for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_})
+  for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_, export_})
     if (app_.got_subcommand(sub)) return sub->help();
   if (app_.got_subcommand(history_)) {
     for (const CLI::App* verb : history_->get_subcommands())
@@ -508,6 +530,10 @@ ParseOutcome CommandLine::chosen() {
   if (app_.got_subcommand(sweep_)) return workloads_chosen(*sweep_, Command::Sweep, sweep_runs_);
   if (app_.got_subcommand(merge_)) {
     o_.command = Command::Merge;
+    return {o_, 0};
+  }
+  if (app_.got_subcommand(export_)) {
+    o_.command = Command::Export;
     return {o_, 0};
   }
   if (app_.got_subcommand(compare_)) return compare_chosen();

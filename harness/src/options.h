@@ -12,7 +12,7 @@
 
 namespace mh {
 
-enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History };
+enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export };
 
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
@@ -37,6 +37,14 @@ struct HistoryOptions {
   int min_segment = 2;
   double alpha = 0.05;
 };
+// harness export: what of a report to write (--folded REPORT: the live heap's
+// call sites as folded stacks), at which mark ("" with peak: the peak), of
+// which allocator's run ("" : the report's first with call sites).
+struct ExportOptions {
+  std::string folded, mark, allocator;
+  bool peak = false;
+};
+
 inline constexpr const char* kDefaultHistory = "results/history.sqlite";
 
 struct Options {
@@ -89,6 +97,7 @@ struct Options {
   std::vector<std::string> inputs;
   std::vector<std::string> argv;  // the exact command line, for the report
   HistoryOptions history;
+  ExportOptions export_options;
 };
 
 struct ParseOutcome {

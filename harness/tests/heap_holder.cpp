@@ -4,7 +4,8 @@
 // `fork`: a child frees what it inherited, allocates its own and holds it
 // while the parent marks "both" (child_usable_kb). `exec`: runs itself again
 // by exec, the new image doing the plain run. `sites`: two call sites hold
-// 3:1 of the heap (load_index, parse_rows), for the sampled call sites.
+// 3:1 of the heap (load_index, parse_rows), for the sampled call sites
+// (`sites MB`: load_index holds MB MiB instead of 48).
 // `version`: marks "start", then writes another layout version into the
 // ledger's counters (as a ledger of another build would have) and marks "other".
 #include <dlfcn.h>
@@ -141,12 +142,13 @@ __attribute__((noinline)) size_t parse_rows(std::vector<void*>& keep, size_t byt
   return usable;
 }
 
-int sites() {
+// `index_mb`: what load_index holds (two runs that differ in one site).
+int sites(size_t index_mb) {
   std::vector<void*> index, rows;
-  index.reserve(1024);
+  index.reserve(4096);
   rows.reserve(8192);
   memharness_mark("start");
-  memharness_metric("load_index_kb", double(load_index(index, 48 << 20)) / 1024);
+  memharness_metric("load_index_kb", double(load_index(index, index_mb << 20)) / 1024);
   memharness_metric("parse_rows_kb", double(parse_rows(rows, 16 << 20)) / 1024);
   memharness_mark("allocated");
   for (auto* p : index) std::free(p);
@@ -171,7 +173,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "plain";
   if (mode == "plain") return plain();
   if (mode == "fork") return forking();
-  if (mode == "sites") return sites();
+  if (mode == "sites") return sites(argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 48);
   if (mode == "version") return other_version();
   if (mode == "exec") {
     // Some heap before the exec: the new image must not count it.

@@ -130,6 +130,40 @@ TEST(Report, TheHeapSitesAtThePeakAreWrittenAndReadBackWithTheirLiveHeap) {
   EXPECT_EQ(back.heap_sites_peak->top[0].samples, 102);
 }
 
+TEST(Report, SymbolisedFramesAndTheirObjectsAreWrittenAndReadBack) {
+  RunRecord r = fake_run(1);
+  HeapSites h;
+  HeapFrame named("/usr/bin/prog", 0x1f3b), gone("/lib/gone.so", 0x10);
+  named.function = "load(int)";
+  named.file = "/src/prog.cpp";
+  named.line = 42;
+  named.source = "dwarf";
+  gone.source = "none";
+  gone.reason = "cannot open it: No such file or directory";
+  h.top.push_back(HeapSite{4096, 10, 1, {named, gone}});
+  r.marks[0].heap_sites = h;
+  r.heap_objects["/usr/bin/prog"] = HeapObject{"0a1b2c", ""};
+  r.heap_objects["/lib/gone.so"] = HeapObject{std::nullopt, "cannot open it: No such file or directory"};
+  const Json run = run_to_json(r);
+  const Json& frames = run["marks"][0]["heap_sites"]["top"][0]["frames"];
+  EXPECT_EQ(frames[0]["function"], "load(int)");
+  EXPECT_EQ(frames[0]["line"], 42);
+  EXPECT_TRUE(frames[1]["function"].is_null());
+  EXPECT_EQ(frames[1]["source"], "none");
+  EXPECT_EQ(run["heap_objects"]["/usr/bin/prog"]["build_id"], "0a1b2c");
+  EXPECT_TRUE(run["heap_objects"]["/lib/gone.so"]["build_id"].is_null());
+  const std::string what = "report";
+  const RunRecord back = run_from_json(JsonIn(run, what));
+  const auto& f = back.marks[0].heap_sites->top[0].frames;
+  EXPECT_EQ(f[0].file, "/src/prog.cpp");
+  EXPECT_EQ(f[0].line, 42);
+  EXPECT_EQ(f[1].reason, gone.reason);
+  EXPECT_EQ(back.heap_objects.at("/usr/bin/prog").build_id, "0a1b2c");
+  EXPECT_FALSE(back.heap_objects.at("/lib/gone.so").build_id);
+  // A run without call sites has no table of objects.
+  EXPECT_FALSE(run_to_json(fake_run(1)).contains("heap_objects"));
+}
+
 TEST(Report, CanonicalTextIsStableAndParses) {
   Json j = make_report(context(), {fake_run(1)});
   std::string a = dump_canonical(j), b = dump_canonical(Json::parse(a));

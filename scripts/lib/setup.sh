@@ -13,7 +13,7 @@ MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # essential), and the history page's Chart.js (copied beside the page).
 MEMHARNESS_PACKAGES=(
   cmake g++ make git pkg-config clang clang-tidy
-  libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libre2-dev libsqlite3-dev
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libre2-dev libsqlite3-dev libdw-dev
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
   python3 python3-matplotlib python3-pytest python3-jsonschema
   sqlite3 redis-server redis-tools coreutils

@@ -49,21 +49,27 @@ def compare_reports(old, new, allocator=None, baseline_allocator=None, candidate
                     environ=None, scripts=HERE):
     """The checked memharness.comparison/1 dict `harness compare OLD NEW` writes;
     PlotError with the harness's own message when it refuses the input."""
-    harness = find_harness(environ, scripts)
-    command = [harness, "compare", old, new]
+    arguments = ["compare", old, new]
     for flag, value in (("--allocator", allocator), ("--baseline-allocator", baseline_allocator),
                         ("--candidate-allocator", candidate_allocator)):
         if value:
-            command += [flag, value]
+            arguments += [flag, value]
     with tempfile.TemporaryDirectory(prefix="memharness-plot-") as folder:
         out = os.path.join(folder, "comparison.json")
-        try:
-            result = subprocess.run(command + ["-o", out], stdin=subprocess.DEVNULL, capture_output=True,
-                                    text=True, timeout=600)
-        except (OSError, subprocess.SubprocessError) as e:
-            raise PlotError(f"cannot run {harness}: {e}") from None
         # 0: no regression, 1: a regression; both wrote the comparison.
-        if result.returncode not in (0, 1) or not os.path.exists(out):
-            message = result.stderr.strip() or result.stdout.strip() or f"exit status {result.returncode}"
-            raise PlotError(f"{harness} compare refused the two reports: {message}")
+        run_harness(arguments + ["-o", out], out, "compare refused the two reports", (0, 1), environ, scripts)
         return load_comparison(out)
+
+
+def run_harness(arguments, out, refused, ok=(0,), environ=None, scripts=HERE):
+    """Runs `harness ARGUMENTS`, which writes `out`; PlotError, `refused` and the
+    harness's own message, when it cannot run, exits otherwise or wrote nothing."""
+    harness = find_harness(environ, scripts)
+    try:
+        result = subprocess.run([harness] + arguments, stdin=subprocess.DEVNULL, capture_output=True,
+                                text=True, timeout=600)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise PlotError(f"cannot run {harness}: {e}") from None
+    if result.returncode not in ok or not os.path.exists(out):
+        message = result.stderr.strip() or result.stdout.strip() or f"exit status {result.returncode}"
+        raise PlotError(f"{harness} {refused}: {message}")

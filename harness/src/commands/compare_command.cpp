@@ -18,6 +18,7 @@
 #include "commands/looks.h"
 #include "commands/resolve.h"
 #include "compare/compare_report.h"
+#include "compare/heap_site_diff.h"
 #include "compare/sequential.h"
 #include "core/curve.h"
 #include "report/context.h"
@@ -363,12 +364,14 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
   g.context["thresholds"] = thresholds_path;
   Json comparison = comparison_to_json(c, g.context);
   comparison["complete"] = g.outcome.complete;
+  const auto site_changes = heap_site_changes(g.runs);
+  if (!site_changes.empty()) comparison["heap_sites"] = heap_site_changes_json(site_changes);
   if (auto e = output_file::write_atomic(out, dump_canonical(comparison)); !e.empty()) {
     fmt::print(stderr, "{}: {}\n", kWho, e);
     return 1;
   }
-  fmt::print(table_stream({out, o.export_markdown, o.export_csv}), "{}comparison: {}\n", comparison_table(c),
-             out == output_file::kStdout ? "standard output" : out);
+  fmt::print(table_stream({out, o.export_markdown, o.export_csv}), "{}{}comparison: {}\n", comparison_table(c),
+             heap_site_changes_table(site_changes), out == output_file::kStdout ? "standard output" : out);
   for (const auto& [path, text] : {std::pair{o.export_markdown, comparison_markdown(c)}, std::pair{o.export_csv, comparison_csv(c)}})
     if (auto err = write_export(path, text); !err.empty()) {
       fmt::print(stderr, "{}: {}\n", kWho, err);

@@ -21,10 +21,11 @@ int plot_help(const std::string& scripts, const std::string& python) {
   fmt::print(
       "Usage: harness plot REPORT... -o FILE.png|svg [--metric COLUMN] [--workload NAME]\n"
       "   or: harness plot --compare COMPARISON.json -o FILE.png|svg [--metric NAME]...\n"
-      "   or: harness plot --compare OLD.json NEW.json -o FILE.png|svg [--allocator NAME] ...\n\n"
-      "The first form runs scripts/plot_rss.py, the others scripts/plot_compare.py, with the arguments as given. "
-      "Their options:\n");
-  for (const char* script : {"plot_rss.py", "plot_compare.py"}) {
+      "   or: harness plot --compare OLD.json NEW.json -o FILE.png|svg [--allocator NAME] ...\n"
+      "   or: harness plot --flame REPORT -o FILE.png|svg [--mark NAME] [--allocator NAME]\n\n"
+      "The first form runs scripts/plot_rss.py, the --compare ones scripts/plot_compare.py, --flame "
+      "scripts/plot_flame.py, with the arguments as given. Their options:\n");
+  for (const char* script : {"plot_rss.py", "plot_compare.py", "plot_flame.py"}) {
     auto c = run_capture({python, scripts + "/" + script, "--help"});
     fmt::print("\n{}{}", c.out, c.exit_code == 0 ? "" : c.err);
   }
@@ -47,10 +48,12 @@ int plot_command(const Options& o) {
   std::vector<std::string> args = o.inputs;
   const bool help = !args.empty() && (args.front() == "-h" || args.front() == "--help");
   std::string script = "plot_rss.py";
-  if (!args.empty() && args.front() == "--compare") {
-    script = "plot_compare.py";
-    args.erase(args.begin());
-  }
+  for (auto [flag, named] : {std::pair{"--compare", "plot_compare.py"}, std::pair{"--flame", "plot_flame.py"}})
+    if (!args.empty() && args.front() == flag) {
+      script = named;
+      args.erase(args.begin());
+      break;
+    }
   std::string scripts = l.share + "/scripts";
   if (!std::filesystem::exists(scripts + "/" + script)) scripts = l.source + "/scripts";
   if (!std::filesystem::exists(scripts + "/" + script)) {
@@ -65,7 +68,8 @@ int plot_command(const Options& o) {
   std::string python = py.out.substr(0, py.out.find('\n'));
   if (help) return plot_help(scripts, python);
   if (auto e = check_plot_output(args); !e.empty()) return bad_input("harness plot", e);
-  // plot_compare.py runs `harness compare` on two reports: this harness, unless the user named one.
+  // plot_compare.py runs `harness compare` on two reports, plot_flame.py `harness export`: this harness,
+  // unless the user named one.
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) setenv("MEMHARNESS_HARNESS", self.c_str(), 0);

@@ -13,6 +13,7 @@
 #include "commands/from_options.h"
 #include "commands/resolve.h"
 #include "report/summary_exports.h"
+#include "report/heap_sites_table.h"
 #include "report/summary_table.h"
 #include "report/context.h"
 #include "report/output_names.h"
@@ -36,7 +37,7 @@ int finish_execution(const Execution& e, const Options& o, const char* who) {
   std::map<std::string, std::vector<Headline>> headlines;
   for (const auto& job : e.jobs) headlines[job.workload.name] = headline_metrics(job.workload);
   std::FILE* table = table_stream({e.out, o.export_markdown, o.export_csv});
-  fmt::print(table, "{}", summary_table(runs, headlines));
+  fmt::print(table, "{}{}", summary_table(runs, headlines), heap_sites_table(runs));
   const DeclaredMetrics declared = declared_by_jobs(e.jobs);
   for (const auto& [path, text] : {std::pair{o.export_markdown, summary_markdown(runs, headlines)},
                                    std::pair{o.export_csv, summary_csv(runs, declared)}})

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mh {
@@ -51,8 +52,17 @@ inline bool cell_missing(const Sample& s, std::string_view column) { return (s.m
 // The live sampled heap by call stack (--heap-sample): a site's bytes are the
 // sum of its sampled blocks' weights, its standard error sqrt(sum w(w - s)).
 struct HeapFrame {
+  HeapFrame() = default;
+  HeapFrame(std::string object_, uint64_t offset_) : object(std::move(object_)), offset(offset_) {}
   std::string object;  // the mapping the return address falls in, as maps names it ("[anonymous]": none)
   uint64_t offset = 0;  // from the file's start (its first mapping)
+  // Filled after the run from the object file (sys/symbolize.h): the function
+  // (demangled), the file and line of the call where DWARF has them, and where
+  // the name came from: "dwarf", "symtab", "dynsym", or "none" (then `reason`
+  // says why; the frame is its object and offset). "" when not symbolised.
+  std::string function, file;
+  int line = 0;  // 0: unknown
+  std::string source, reason;
 };
 struct HeapSite {
   double bytes = 0, stderr_bytes = 0;
@@ -71,6 +81,13 @@ struct HeapSites {
   // in the run (a new one each time the live heap passed the last by 1%).
   int64_t heap_live_bytes = 0;
   uint64_t snapshots = 0;
+};
+
+// An object file the heap's call stacks went through: its GNU build ID (hex),
+// so that its frames can be symbolised again later, or null with the reason.
+struct HeapObject {
+  std::optional<std::string> build_id;
+  std::string reason;
 };
 
 struct Mark {
@@ -180,6 +197,8 @@ struct RunRecord {
   std::vector<Sample> samples;
   std::vector<Mark> marks;
   std::optional<HeapSites> heap_sites_peak;
+  // The objects of the heap sites' frames (--heap-sample), by path.
+  std::map<std::string, HeapObject> heap_objects;
   // Metrics: from the samples and marks, from the kernel (wait4), from the
   // workload itself. The derived ones are computed in derived_metrics.h.
   // The largest RSS of any sample, raised to the kernel's high-water mark where

@@ -26,6 +26,7 @@
 #include "measure/sampler.h"
 #include "sys/procfs.h"
 #include "sys/spawn.h"
+#include "sys/symbolize.h"
 
 namespace mh {
 
@@ -484,6 +485,8 @@ void OneRun::derive_metrics() {
                                         "maxrss_kb (wait4) is the kernel's maximum"
                                       : "the workload did not report its VmHWM";
   compute_curve(rec_, req_.run.after_mark, req_.declared_after);
+  // The child has ended: its call sites are named from its files now, off its allocation path.
+  symbolize_heap_sites(rec_);
 }
 
 std::string OneRun::read_output() {

@@ -115,13 +115,24 @@ Json samples_json(const RunRecord& r) {
   return samples;
 }
 
+// The object and the offset in it, then what symbolisation found (absent
+// when it was not done): never a bare address as a name.
+Json frame_json(const HeapFrame& f) {
+  Json j{{"object", f.object}, {"offset", fmt::format("{:#x}", f.offset)}};
+  if (f.source.empty()) return j;
+  j["function"] = f.function.empty() ? Json(nullptr) : Json(f.function);
+  j["file"] = f.file.empty() ? Json(nullptr) : Json(f.file);
+  j["line"] = f.line > 0 ? Json(f.line) : Json(nullptr);
+  j["source"] = f.source;
+  if (!f.reason.empty()) j["reason"] = f.reason;
+  return j;
+}
+
 Json site_json(const HeapSite& s) {
   Json j{{"bytes", std::round(s.bytes)}, {"stderr_bytes", std::round(s.stderr_bytes)}, {"samples", s.samples}};
   if (s.frames.empty()) return j;
   Json frames = Json::array();
-  // Not symbolised yet: the object and the offset in it, never a bare address as a name.
-  for (const auto& f : s.frames)
-    frames.push_back(Json{{"object", f.object}, {"offset", fmt::format("{:#x}", f.offset)}});
+  for (const auto& f : s.frames) frames.push_back(frame_json(f));
   j["frames"] = std::move(frames);
   return j;
 }
@@ -140,6 +151,15 @@ Json heap_sites_peak_json(const HeapSites& h) {
   Json j = heap_sites_json(h);
   j["heap_live_bytes"] = h.heap_live_bytes;
   j["snapshots"] = h.snapshots;
+  return j;
+}
+
+Json heap_objects_json(const std::map<std::string, HeapObject>& objects) {
+  Json j = Json::object();
+  for (const auto& [path, o] : objects) {
+    j[path] = Json{{"build_id", o.build_id ? Json(*o.build_id) : Json(nullptr)}};
+    if (!o.reason.empty()) j[path]["reason"] = o.reason;
+  }
   return j;
 }
 
@@ -253,6 +273,7 @@ Json run_to_json(const RunRecord& r) {
   if (!r.peak_from.empty()) j["peak_from"] = r.peak_from;
   if (r.heap_sites_peak) j["heap_sites_peak"] = heap_sites_peak_json(*r.heap_sites_peak);
   if (r.harness_rss_at_fork_kb) j["harness_rss_at_fork_kb"] = *r.harness_rss_at_fork_kb;
+  if (!r.heap_objects.empty()) j["heap_objects"] = heap_objects_json(r.heap_objects);
   return j;
 }
 
@@ -360,16 +381,31 @@ std::vector<Sample> samples_from(const JsonIn& s, SamplerStats& sampler) {
   return out;
 }
 
+// A string that may be null (not known): "" then.
+std::string text_or_null(const JsonIn& j, const char* key) {
+  auto m = j.find(key);
+  return m && !m->is_null() ? m->string() : "";
+}
+
+HeapFrame frame_from(const JsonIn& f) {
+  HeapFrame out;
+  out.object = f.string_or("object", "");
+  out.offset = std::strtoull(f.string_or("offset", "0").c_str(), nullptr, 16);
+  out.function = text_or_null(f, "function");
+  out.file = text_or_null(f, "file");
+  out.line = static_cast<int>(f.integer_or_null("line", 1, kMaxInt).value_or(0));
+  out.source = f.string_or("source", "");
+  out.reason = f.string_or("reason", "");
+  return out;
+}
+
 HeapSite site_from(const JsonIn& j) {
   constexpr double kMaxBytes = 1e18;
   HeapSite s;
   s.bytes = j.number_or("bytes", 0, 0, kMaxBytes);
   s.stderr_bytes = j.number_or("stderr_bytes", 0, 0, kMaxBytes);
   s.samples = j.integer_or("samples", 0, 0, INT64_MAX);
-  if (auto frames = j.find("frames"))
-    frames->each_element([&](const JsonIn& f) {
-      s.frames.push_back({f.string_or("object", ""), std::strtoull(f.string_or("offset", "0").c_str(), nullptr, 16)});
-    });
+  if (auto frames = j.find("frames")) frames->each_element([&](const JsonIn& f) { s.frames.push_back(frame_from(f)); });
   return s;
 }
 
@@ -529,6 +565,11 @@ RunRecord run_from_json(const JsonIn& j) {
   if (auto m = j.find("memory_limit")) r.memory_limit = m->json();
   if (auto p = j.find("protocol_errors")) p->each_element([&](const JsonIn& e) { r.protocol_errors.push_back(e.string()); });
   if (auto l = j.find("leftover_processes")) r.leftover_processes = leftovers_from(*l);
+  if (auto h = j.find("heap_objects"))
+    h->each_member([&](const std::string& path, const JsonIn& o) {
+      const std::string id = text_or_null(o, "build_id");
+      r.heap_objects[path] = HeapObject{id.empty() ? std::nullopt : std::optional(id), o.string_or("reason", "")};
+    });
   return r;
 }
 

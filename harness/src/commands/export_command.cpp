@@ -1,0 +1,77 @@
+// The export command: a view of a report written on its own, read back through
+// the checking reader. --folded: the live heap's call sites of one run at one
+// mark (or its peak) as folded stacks (core/heap_sites.h).
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "commands/commands.h"
+#include "core/heap_sites.h"
+#include "report/report_json.h"
+#include "sys/output_file.h"
+
+namespace mh {
+
+namespace {
+
+constexpr const char* kWho = "harness export";
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The first ok run (else any) of the allocator asked (else of any) that has call sites.
+const RunRecord* run_with_sites(const ReportData& report, const std::string& allocator, std::string& error) {
+  std::vector<std::string> with_sites;
+  for (bool ok_only : {true, false})
+    for (const auto& r : report.runs) {
+      if ((ok_only && r.status != Status::Ok) || !peak_sites(r)) continue;
+      if (allocator.empty() || r.allocator.name == allocator) return &r;
+      if (!ok_only) with_sites.push_back(r.allocator.name);
+    }
+  error = allocator.empty() ? "the report has no call sites (run with --ledger --heap-sample SIZE)"
+                            : "--allocator " + allocator + " has no run with call sites in the report; those with: " +
+                                  joined(with_sites);
+  return nullptr;
+}
+
+std::string unknown_mark(const RunRecord& r, const std::string& mark) {
+  std::vector<std::string> marks;
+  for (const auto& m : r.marks)
+    if (m.heap_sites) marks.push_back(m.name);
+  return fmt::format("--mark {}: no such mark with call sites in run {} of {}; its marks with call sites: {}", mark,
+                     r.repetition, r.allocator.name, joined(marks));
+}
+
+}  // namespace
+
+int export_command(const Options& o) {
+  const ExportOptions& e = o.export_options;
+  std::string error;
+  const std::string out = o.out.empty() ? output_file::kStdout : o.out;
+  if (out != output_file::kStdout)
+    if (auto err = output_file::check_target(out); !err.empty()) return bad_input(kWho, "--out: " + err);
+  auto report = read_report_document(e.folded, error);
+  if (!report) return bad_input(kWho, error);
+  const RunRecord* run = run_with_sites(*report, e.allocator, error);
+  if (!run) return bad_input(kWho, e.folded + ": " + error);
+  const HeapSites* sites = sites_at(*run, e.mark);
+  if (!sites) return bad_input(kWho, unknown_mark(*run, e.mark));
+  const std::string text = folded_stacks(*sites);
+  if (out == output_file::kStdout) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
+  if (auto err = output_file::write_atomic(out, text); !err.empty()) {
+    fmt::print(stderr, "{}: {}\n", kWho, err);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace mh
