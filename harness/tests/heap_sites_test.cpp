@@ -9,6 +9,7 @@
 
 #include "compare/compare.h"
 #include "compare/heap_site_diff.h"
+#include "report/heap_sites_table.h"
 
 namespace mh {
 namespace {
@@ -57,6 +58,35 @@ TEST(HeapSites, TheLabelStartsAtTheFirstFrameOutsideTheAllocator) {
   HeapSite s{1, 0, 1, {HeapFrame{"/opt/libjemalloc.so.2", 0x10}, HeapFrame{"/opt/libfoo.so", 0x2a}}};
   EXPECT_EQ(site_label(s, "/usr/lib/libjemalloc.so.2"), "libfoo.so+0x2a");
   EXPECT_EQ(frame_label(named("/p", 1, "(anonymous namespace)::load(int)")), "(anonymous namespace)::load(…)");
+}
+
+TEST(HeapSites, TheTableTellsSitesApartAndMarksNamesFromAStrippedObject) {
+  // Two sites through one allocation function of a stripped library, reached
+  // from different places three callers up: two callers read the same, so the
+  // lines go on until they differ; a name from .dynsym is marked and explained.
+  auto stripped = [](uint64_t caller) {
+    HeapFrame alloc("/usr/lib/libdb.so", 0xa7504), exported("/usr/lib/libdb.so", 0xa7600);
+    alloc.source = "none";
+    exported.function = "db_malloc";
+    exported.source = "dynsym";
+    return HeapSite{2e6, 1e5, 4,
+                    {alloc, exported, HeapFrame{"/usr/lib/libdb.so", 0xb786c}, named("/opt/prog", caller, "caller")}};
+  };
+  RunRecord r;
+  r.workload = "db";
+  r.allocator.name = "glibc";
+  r.status = Status::Ok;
+  r.heap_sites_peak = HeapSites{};
+  r.heap_sites_peak->top = {stripped(0x100), stripped(0x200), plain_site(1e6, "load")};
+  r.heap_sites_peak->top[1].frames[3].function = "other_caller";
+  const std::string table = heap_sites_table({r});
+  EXPECT_NE(table.find("libdb.so+0xa7504 <- db_malloc* <- libdb.so+0xb786c <- caller\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("<- libdb.so+0xb786c <- other_caller\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("load <- main\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("* a stripped object's exported name"), std::string::npos) << table;
+  // Without such a name, no note.
+  r.heap_sites_peak->top = {plain_site(1e6, "load")};
+  EXPECT_EQ(heap_sites_table({r}).find("stripped"), std::string::npos);
 }
 
 TEST(HeapSites, FoldedStacksAreRootFirstWithIntegerBytes) {

@@ -118,7 +118,9 @@ std::string heap_site_changes_table(const std::vector<SiteChange>& changes) {
       kStandardErrors);
   const DisplayUnit mb = display_unit("bytes");
   std::string workload;
+  bool stripped = false;
   for (const auto& c : changes) {
+    stripped = stripped || c.label.find(kDynsymMark) != std::string::npos;
     if (c.workload != workload) out += escape::terminal(workload = c.workload) + ":\n";
     const double change = c.candidate_bytes - c.baseline_bytes;
     out += fmt::format("  {:>9}  {} ± {} -> {} ± {}  {}\n", fmt::format("{}{}", change > 0 ? "+" : "", display_number(change, mb)),
@@ -126,6 +128,7 @@ std::string heap_site_changes_table(const std::vector<SiteChange>& changes) {
                        display_number(c.candidate_bytes, mb), display_number(c.candidate_stderr, mb),
                        escape::terminal(c.label));
   }
+  if (stripped) out += stripped_names_note();
   return out;
 }
 

@@ -79,7 +79,15 @@ std::string frame_name(const HeapFrame& f) {
 std::string frame_label(const HeapFrame& f) {
   std::string name = f.function.empty() ? frame_name(f) : elide_nested(frame_name(f));
   if (!f.file.empty() && f.line > 0) name += fmt::format(" ({}:{})", base_name(f.file), f.line);
+  // A stripped object's name is its nearest export before the address: somewhere after it.
+  if (f.source == "dynsym") name += kDynsymMark;
   return name;
+}
+
+std::string stripped_names_note() {
+  return fmt::format("{} a stripped object's exported name (its dynamic symbol table): the frame is in code after "
+                     "that function's start, not necessarily in it; OBJECT+0xOFFSET: no name at all\n",
+                     kDynsymMark);
 }
 
 bool allocator_frame(const HeapFrame& f, const std::string& allocator_library) {

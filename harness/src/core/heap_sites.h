@@ -33,6 +33,12 @@ bool allocator_frame(const HeapFrame& f, const std::string& allocator_library);
 std::vector<const HeapFrame*> program_frames(const HeapSite& s, const std::string& allocator_library);
 // The innermost program frame and `callers` of its callers, frame_label's,
 // " <- " between; "[no frames outside the allocator]" when there is none.
+// What frame_label appends to a name found only in a stripped object's dynamic
+// symbol table: the nearest exported function before the address, not the
+// function the address is in.
+inline constexpr const char* kDynsymMark = "*";
+// The line that says so under a table whose labels have such a name.
+std::string stripped_names_note();
 std::string site_label(const HeapSite& s, const std::string& allocator_library, size_t callers = 2);
 // What matches one site across runs and builds: the names of its program
 // frames (functions where known: offsets differ between two builds), joined.
