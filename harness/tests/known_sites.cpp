@@ -1,6 +1,6 @@
 // A program whose heap has known call sites, for the tests of the sampled call
 // sites and the peak snapshot (test_heap_sites.py): load_index holds 64 MiB in
-// 256 KiB blocks, parse_rows 16 MiB in 4 KiB blocks, and 64 small sites
+// 256 KiB blocks, parse_rows 40 MiB in 4 KiB blocks, and 64 small sites
 // (small_site<0..63>) 16 KiB each in small blocks, all held at the mark
 // "loaded" and freed by the mark "freed". Each site's usable bytes are
 // reported (workload.load_index_bytes, parse_rows_bytes, small_bytes): the
@@ -30,7 +30,7 @@ __attribute__((always_inline)) inline size_t hold(Blocks& keep, size_t bytes, si
 
 __attribute__((noinline)) size_t load_index(Blocks& keep) { return hold(keep, size_t(64) << 20, 256 << 10); }
 
-__attribute__((noinline)) size_t parse_rows(Blocks& keep) { return hold(keep, size_t(16) << 20, 4 << 10); }
+__attribute__((noinline)) size_t parse_rows(Blocks& keep) { return hold(keep, size_t(40) << 20, 4 << 10); }
 
 // 64 distinct functions (their block sizes differ, so no two are folded into
 // one), each the innermost frame of its own blocks.
@@ -49,7 +49,7 @@ constexpr std::array<size_t (*)(Blocks&), sizeof...(N)> small_sites(std::index_s
 int main() {
   Blocks index, rows, small;
   index.reserve(512);
-  rows.reserve(8192);
+  rows.reserve(16384);
   small.reserve(64 * 1024);
   memharness_mark("start");
   const size_t index_bytes = load_index(index);
