@@ -7,6 +7,7 @@ The harness under test is build/bin/harness, or $MEMHARNESS_HARNESS.
 """
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,10 +19,10 @@ HOLDER = Path(os.environ.get("MEMHARNESS_HEAP_HOLDER",
                              ROOT / "build" / "harness" / "tests" / "test-programs" / "heap_holder"))
 
 
-def run_holder(out, *program_args, runs=2):
+def run_holder(out, *program_args, runs=2, program=HOLDER):
     """harness --ledger --heap-sample 64K on heap_holder: (the report, the terminal's output)."""
     r = subprocess.run([str(HARNESS), "-n", str(runs), "--ledger", "--heap-sample", "64K", "-a", "glibc",
-                        "--out", str(out), "--", str(HOLDER), *program_args],
+                        "--out", str(out), "--", str(program), *program_args],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     return json.loads(out.read_text()), r.stdout
@@ -122,3 +123,31 @@ def test_compare_shows_the_site_that_grew_and_not_the_one_that_did_not(tmp_path)
     grown = [s for s in sites if "load_index" in s["site"]]
     assert len(grown) == 1 and not any("parse_rows" in s["site"] for s in sites), sites
     assert abs(grown[0]["change_bytes"] - (48 << 20)) < 0.1 * (48 << 20), grown
+
+
+def test_two_reports_of_two_builds_of_a_program_compare_with_their_sites(tmp_path):
+    """Two builds of one program in two folders (old/heap_holder, new/heap_holder:
+    the new one's load_index holds 48 MiB more), each measured on its own: `harness
+    compare OLD.json NEW.json` pairs them by the program's name and shows the site."""
+    reports = []
+    for build, args in (("old", ["sites"]), ("new", ["sites", "96"])):
+        (tmp_path / build).mkdir()
+        program = tmp_path / build / "heap_holder"
+        shutil.copy2(HOLDER, program)
+        report = tmp_path / f"{build}.json"
+        run_holder(report, *args, runs=3, program=program)
+        reports.append(str(report))
+    out = tmp_path / "cmp.json"
+    r = subprocess.run([str(HARNESS), "compare", *reports, "-o", str(out)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    table = r.stdout[r.stdout.index("call sites of the live heap"):]
+    assert "load_index" in table and "parse_rows" not in table, table
+    # A workload's two reports with other parameters are still refused.
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for path, calls in ((a, "50"), (b, "60")):
+        done = subprocess.run([str(HARNESS), "-w", "burst-writefile", "--smoke", "--calls", calls, "-a", "glibc",
+                               "-n", "1", "-q", "-o", str(path)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    r = subprocess.run([str(HARNESS), "compare", str(a), str(b)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "different workloads or parameters" in r.stderr, r.stderr

@@ -158,6 +158,19 @@ bool take_side(const Options& o, const std::string& path, const char* role, cons
   return true;
 }
 
+// What must be the same on both sides of two reports: the workload with its
+// parameters; for a program, its name and settings but not its command, so that
+// two builds of one program (./old/app and ./new/app, both "app") compare, as
+// --baseline-command and --candidate-command compare them live.
+std::string plan_key(const RunRecord& r) {
+  Json params = r.params;
+  if (params.is_object() && params.contains("command")) {
+    params.erase("command");
+    params.erase("path");
+  }
+  return r.workload + " " + params.dump();
+}
+
 // Two plain reports: OLD's runs the baseline, NEW's the candidate.
 std::optional<Gathered> read_two_reports(const Options& o, std::string& error) {
   if (o.inputs.size() != 2) {
@@ -173,7 +186,7 @@ std::optional<Gathered> read_two_reports(const Options& o, std::string& error) {
     return std::nullopt;
   // Both sides must have run the same workloads with the same parameters.
   std::map<std::string, std::set<std::string>> sides;
-  for (const auto& r : g.runs) sides[r.role].insert(r.workload + " " + r.params.dump());
+  for (const auto& r : g.runs) sides[r.role].insert(plan_key(r));
   if (sides[kRoleBaseline] != sides[kRoleCandidate]) {
     error = o.inputs[0] + " and " + o.inputs[1] + " are runs of different workloads or parameters (" +
             *sides[kRoleBaseline].begin() + " against " + *sides[kRoleCandidate].begin() +
