@@ -60,10 +60,6 @@ std::vector<Observation> observations_of(const std::vector<const RunRecord*>& ru
   return out;
 }
 
-bool any_above(const std::vector<Observation>& v) {
-  return std::any_of(v.begin(), v.end(), [](const Observation& o) { return o.above; });
-}
-
 // The smallest relative change the comparison could have called a regression:
 // a change must pass the threshold, the noise floor and the absolute floor, and
 // the test must be able to reach alpha at all with these many runs.
@@ -211,7 +207,7 @@ MetricComparison compare_metric(const WorkloadRuns& w, const std::string& name, 
   m.metric = name;
   m.unit = metric_info(name, w.workload, declared).unit;
   m.rule = rule;
-  m.censored = any_above(bo) || any_above(co);
+  m.censored = any_censored(bo) || any_censored(co);
   const std::vector<double> bv = bounds_of(bo), cv = bounds_of(co);
   m.baseline = censored_side_stats(bo);
   m.candidate = censored_side_stats(co);

@@ -111,6 +111,10 @@ constexpr size_t kGehanExactMax = 30;
 
 }  // namespace
 
+bool any_censored(const std::vector<Observation>& values) {
+  return std::any_of(values.begin(), values.end(), [](const Observation& o) { return o.above; });
+}
+
 SideStats censored_side_stats(const std::vector<Observation>& values) {
   std::vector<double> bounds, ranked;
   std::vector<double> above;

@@ -31,6 +31,8 @@ struct Observation {
   bool above = false;
 };
 SideStats censored_side_stats(const std::vector<Observation>& values);
+// Whether any of the values never came (is censored).
+bool any_censored(const std::vector<Observation>& values);
 
 // (candidate - baseline) / |baseline|; 0 when both are 0; +-inf when only the baseline is 0.
 double relative_change(double baseline, double candidate);

@@ -65,10 +65,6 @@ std::vector<Observation> observed(const std::vector<double>& values, const std::
   return out;
 }
 
-bool any_censored(const std::vector<Observation>& v) {
-  return std::any_of(v.begin(), v.end(), [](const Observation& o) { return o.above; });
-}
-
 bool gating(const MetricRounds& m) { return m.rule.direction != Direction::None; }
 
 // A metric's figures on its first `rounds` rounds: the baseline (A and A'

@@ -358,8 +358,11 @@ void Sampler::add_mark(const std::string& name, Clock::time_point received, bool
     // The peak of the phase that ends here, then a fresh peak for the next.
     mk.hwm_kb = proc_.last_hwm_kb();
     mk.hwm_reset = cfg_.reset_hwm && proc_.reset_hwm();
-    if (cfg_.heap_sites) mk.heap_sites = proc_.heap_sites();
-    read_peak_sites();
+    if (cfg_.heap_sites) {
+      auto sites = proc_.heap_sites_and_peak();
+      mk.heap_sites = std::move(sites.live);
+      if (sites.peak) rec_.heap_sites_peak = std::move(sites.peak);
+    }
     merge_all_threads();
   } else if (have_last_) {
     mk.sample = last_;

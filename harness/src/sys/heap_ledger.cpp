@@ -41,19 +41,6 @@ std::optional<uint64_t> symbol_offset(const std::string& library, std::string& w
 }
 
 // The start of the library's first mapping (file offset 0) in maps text.
-std::optional<uint64_t> load_base(std::string_view maps, const std::string& library) {
-  std::optional<uint64_t> base;
-  procfs::for_each_line(maps, [&](std::string_view line) {
-    if (base || !line.ends_with(library)) return;
-    // start-end perms offset dev inode path
-    unsigned long long start = 0, end = 0, offset = 0;
-    char perms[8] = {};
-    const std::string l(line);
-    if (std::sscanf(l.c_str(), "%llx-%llx %7s %llx", &start, &end, perms, &offset) == 4 && offset == 0) base = start;
-  });
-  return base;
-}
-
 struct Mapping {
   uint64_t start, end, base;  // base: where the file's offset 0 is
   std::string path;
@@ -75,6 +62,13 @@ std::vector<Mapping> file_mappings(std::string_view maps) {
   return out;
 }
 
+// Where `library` is loaded: the start of its mapping at file offset 0.
+std::optional<uint64_t> load_base(std::string_view maps, const std::string& library) {
+  for (const auto& m : file_mappings(maps))
+    if (m.path == library && m.start == m.base) return m.start;
+  return std::nullopt;
+}
+
 HeapFrame frame_of(const std::vector<Mapping>& maps, uint64_t ip) {
   for (const auto& m : maps)
     if (ip >= m.start && ip < m.end) return {m.path, ip - m.base};
@@ -93,14 +87,25 @@ constexpr int kSumsTries = 8;
 
 }  // namespace
 
-std::optional<HeapSites> LedgerReader::sites(size_t top) {
+std::optional<HeapSites> LedgerReader::peak_sites(size_t top) { return snapshot_sites(top, read_maps()); }
+
+LedgerReader::MarkSites LedgerReader::sites_and_peak(size_t top) {
+  const std::string maps = read_maps();
+  return {live_sites(top, maps), snapshot_sites(top, maps)};
+}
+
+std::string LedgerReader::read_maps() const {
+  return procfs::read_text(root_ + "/" + std::to_string(pid_) + "/maps").value_or("");
+}
+
+std::optional<HeapSites> LedgerReader::live_sites(size_t top, std::string_view maps) {
   memharness_ledger head{};
   std::vector<memharness_ledger_site> sums;
   if (!read_sums(head, false, sums)) return std::nullopt;
-  return fold(head, sums, top);
+  return fold(head, sums, top, maps);
 }
 
-std::optional<HeapSites> LedgerReader::peak_sites(size_t top) {
+std::optional<HeapSites> LedgerReader::snapshot_sites(size_t top, std::string_view maps) {
   memharness_ledger head{};
   std::vector<memharness_ledger_site> sums;
   if (!read_sums(head, true, sums)) return std::nullopt;
@@ -108,7 +113,7 @@ std::optional<HeapSites> LedgerReader::peak_sites(size_t top) {
     why_ = "the ledger took no peak snapshot (no sampled allocation yet)";
     return std::nullopt;
   }
-  auto out = fold(head, sums, top);
+  auto out = fold(head, sums, top, maps);
   if (out) {
     out->heap_live_bytes = head.peak_live_bytes;
     out->snapshots = head.snapshots;
@@ -136,7 +141,7 @@ bool LedgerReader::read_sums(memharness_ledger& head, bool peak, std::vector<mem
 }
 
 std::optional<HeapSites> LedgerReader::fold(const memharness_ledger& head, const std::vector<memharness_ledger_site>& sums,
-                                            size_t top) {
+                                            size_t top, std::string_view maps) {
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < sums.size(); ++i)
     if (sums[i].samples > 0) order.push_back(i);
@@ -154,8 +159,7 @@ std::optional<HeapSites> LedgerReader::fold(const memharness_ledger& head, const
     why_ = std::string("process_vm_readv of the stack table: ") + std::strerror(errno);
     return std::nullopt;
   }
-  const auto maps = procfs::read_text(root_ + "/" + std::to_string(pid_) + "/maps");
-  const auto mappings = file_mappings(maps ? *maps : "");
+  const auto mappings = file_mappings(maps);
   HeapSites out;
   out.interval_bytes = head.sample_interval;
   out.dropped = head.dropped;

@@ -31,15 +31,23 @@ class LedgerReader {
   // one is looked for again at most every 20 ms, unless `look_now` (a mark).
   std::optional<LedgerCounts> read(bool look_now = false);
   const std::string& why() const { return why_; }
-  // The live sampled blocks by call stack, the `top` heaviest kept (the rest
-  // summed), each frame as the mapped object and offset it falls in. None
-  // when the process samples nothing or cannot be read (why()).
-  std::optional<HeapSites> sites(size_t top = 50);
-  // The same as the ledger's peak snapshot holds them, with the live heap it
-  // was taken at and how many were taken; none before the first (why()).
+  // The sampled heap by call stack as the ledger's peak snapshot holds it, the
+  // `top` heaviest kept (the rest summed), each frame as the mapped object and
+  // offset it falls in, with the live heap the snapshot was taken at and how
+  // many were taken. None before the first snapshot, when the process samples
+  // nothing, or when it cannot be read (why()).
   std::optional<HeapSites> peak_sites(size_t top = 50);
+  // At a mark: the live sampled blocks by call stack (as above) and the peak
+  // snapshot, the process's maps read once for the two.
+  struct MarkSites {
+    std::optional<HeapSites> live, peak;
+  };
+  MarkSites sites_and_peak(size_t top = 50);
 
  private:
+  std::string read_maps() const;
+  std::optional<HeapSites> live_sites(size_t top, std::string_view maps);
+  std::optional<HeapSites> snapshot_sites(size_t top, std::string_view maps);
   // Where the counter block is in the process now (after an exec it moves).
   bool locate();
   bool read_block(uint64_t addr, void* out, size_t len);
@@ -49,7 +57,7 @@ class LedgerReader {
   bool read_sums(::memharness_ledger& head, bool peak, std::vector<::memharness_ledger_site>& sums);
   // The heaviest `top` stacks of the sums, their frames read, the rest summed.
   std::optional<HeapSites> fold(const ::memharness_ledger& head, const std::vector<::memharness_ledger_site>& sums,
-                                size_t top);
+                                size_t top, std::string_view maps);
   // The counter block's head (located and checked); false when there is none.
   bool read_head(::memharness_ledger& head);
   int pid_;

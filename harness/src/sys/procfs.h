@@ -74,11 +74,11 @@ class ProcReader {
   // Reads the heap ledger's counters with every sample from now on (the
   // heap_* columns); without it they are unreadable.
   void use_ledger(const std::string& library);
-  // The ledger's live sampled heap by call site (none without one, or when
-  // the process samples nothing).
-  std::optional<HeapSites> heap_sites() { return ledger_ ? ledger_->sites() : std::nullopt; }
-  // The same at the ledger's peak snapshot.
+  // The ledger's sampled heap by call site at its peak snapshot (none without
+  // a ledger, or when the process samples nothing).
   std::optional<HeapSites> heap_sites_peak() { return ledger_ ? ledger_->peak_sites() : std::nullopt; }
+  // The live ones and the peak's at once (a mark): the maps read once.
+  LedgerReader::MarkSites heap_sites_and_peak() { return ledger_ ? ledger_->sites_and_peak() : LedgerReader::MarkSites{}; }
   std::vector<ThreadStat> threads() const;
   // VmHWM from the last sample that read status (none when it had none).
   std::optional<int64_t> last_hwm_kb() const { return last_hwm_kb_; }
