@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <regex>
 #include <set>
+#include <vector>
 
 #include "test_util.h"
 
@@ -375,6 +376,30 @@ TEST(Micro, TheThreeShapesAreMeasuredAndTheRestNamedAsFilteredOut) {
   }
   EXPECT_TRUE(w["ns.malloc_free_128k"]["value"].is_null()) << w.dump();
   EXPECT_NE(w["ns.malloc_free_128k"].dump().find("excluded by --filter"), std::string::npos) << w.dump();
+}
+
+// --pin keeps benchmark thread i on the i-th CPU the workload may use: each
+// thread's CPU at the end of its timed loop is that one (a 2-thread benchmark
+// uses two CPUs where there are two); without it nothing is pinned.
+TEST(Micro, PinKeepsEachBenchmarkThreadOnItsCpu) {
+  std::string pinned = test::scratch("micro-pinned.json");
+  auto c = test::run_harness({"-w", "micro", "--smoke", "--pin", "--filter", "batch_handoff|live_set", "-a", "glibc",
+                              "-n", "1", "-q", "-o", pinned});
+  ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
+  Json p = test::load_json(pinned)["runs"][0]["data"]["pinning"];
+  ASSERT_TRUE(p["cpus"].is_array() && !p["cpus"].empty()) << p.dump();
+  const std::vector<int> cpus = p["cpus"].get<std::vector<int>>();
+  EXPECT_EQ(p["ran_on"]["live_set_10k_8b_4k"], Json::array({cpus[0]})) << p.dump();
+  EXPECT_EQ(p["ran_on"]["batch_handoff_64b"], Json::array({cpus[0], cpus[1 % cpus.size()]})) << p.dump();
+  EXPECT_EQ(p["allowed"]["live_set_10k_8b_4k"], Json::array({1})) << p.dump();
+  EXPECT_EQ(p["allowed"]["batch_handoff_64b"], Json::array({1, 1})) << p.dump();
+
+  std::string free_ = test::scratch("micro-unpinned.json");
+  c = test::run_harness({"-w", "micro", "--smoke", "--filter", "live_set", "-a", "glibc", "-n", "1", "-q", "-o", free_});
+  ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
+  p = test::load_json(free_)["runs"][0]["data"]["pinning"];
+  EXPECT_EQ(p["cpus"], Json::array()) << p.dump();
+  EXPECT_EQ(p["allowed"]["live_set_10k_8b_4k"], Json::array({static_cast<int>(cpus.size())})) << p.dump();
 }
 
 // The table shows what the workload declares as its result, with its unit.

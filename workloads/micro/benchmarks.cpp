@@ -8,10 +8,13 @@
 #include "benchmarks.h"
 
 #include <benchmark/benchmark.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -19,6 +22,50 @@
 namespace micro {
 
 namespace {
+
+// The CPUs the process may run on, read once before any thread is pinned; empty
+// when the benchmarks are not pinned.
+std::vector<int> g_pin_cpus;
+
+// With pinning, benchmark thread i runs on the i-th allowed CPU (modulo their
+// number) for the whole run, and the threads it starts inherit that CPU: a thread
+// that migrates mid-repetition leaves its cache behind, which on a 2-core machine
+// is much of a run's scatter.
+void pin(const benchmark::State& state) {
+  if (g_pin_cpus.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(g_pin_cpus[static_cast<size_t>(state.thread_index()) % g_pin_cpus.size()], &one);
+  pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+}
+
+std::mutex g_ran_on_mutex;
+std::map<std::string, std::vector<micro::RanOn>> g_ran_on;
+
+// Pins the benchmark thread (when asked) before its timed loop, and notes the CPU
+// it is on once the loop is over and how many it may run on, by benchmark and
+// thread index.
+class Pinned {
+ public:
+  Pinned(const benchmark::State& state, const char* name) : state_(state), name_(name) { pin(state); }
+  ~Pinned() {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const micro::RanOn here{sched_getcpu(),
+                            pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : -1};
+    const auto i = static_cast<size_t>(state_.thread_index());
+    const std::lock_guard<std::mutex> lock(g_ran_on_mutex);
+    auto& threads = g_ran_on[name_];
+    if (threads.size() <= i) threads.resize(i + 1);
+    threads[i] = here;
+  }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+
+ private:
+  const benchmark::State& state_;
+  const char* name_;
+};
 
 // A live set of blocks whose members are replaced at random: free one, malloc a
 // new size in its place. The draws of (member, size) are made before the clock
@@ -62,11 +109,13 @@ class LiveSet {
 // Random sizes 16..1039 bytes with 1024 blocks alive; each iteration frees one
 // block chosen at random and allocates a new one in its place.
 void malloc_free_random(benchmark::State& state) {
+  const Pinned pinned(state, __func__);
   LiveSet set(1024, 16, 1039, 42);
   for (auto _ : state) set.replace(1);
 }
 
 void malloc_free_128k(benchmark::State& state) {
+  const Pinned pinned(state, __func__);
   for (auto _ : state) {
     void* p = std::malloc(128 * 1024);
     benchmark::DoNotOptimize(p);
@@ -77,6 +126,7 @@ void malloc_free_128k(benchmark::State& state) {
 // One realloc per iteration: a block grows by 16 bytes at a time from 16 B to
 // 64 KiB, then starts over.
 void realloc_grow(benchmark::State& state) {
+  const Pinned pinned(state, __func__);
   void* p = nullptr;
   size_t size = 0;
   for (auto _ : state) {
@@ -93,6 +143,7 @@ void realloc_grow(benchmark::State& state) {
 }
 
 void calloc_4k(benchmark::State& state) {
+  const Pinned pinned(state, __func__);
   for (auto _ : state) {
     void* p = std::calloc(1, 4096);
     benchmark::DoNotOptimize(p);
@@ -120,6 +171,7 @@ void wait_for(Ready ready) {
 }
 
 void producer_consumer(benchmark::State& state) {
+  const Pinned pinned(state, __func__);
   Ring& r = g_ring;
   if (state.thread_index() == 0) {
     size_t head = r.head.load(std::memory_order_relaxed);
@@ -154,6 +206,7 @@ struct BatchRing {
 BatchRing g_batch_ring;
 
 void batch_handoff_64b(benchmark::State& state) {
+  const Pinned pinned(state, __func__);
   BatchRing& r = g_batch_ring;
   if (state.thread_index() == 0) {
     size_t head = r.head.load(std::memory_order_relaxed);
@@ -181,6 +234,7 @@ void batch_handoff_64b(benchmark::State& state) {
 // iteration frees a member chosen at random and mallocs a new random size in its
 // place.
 void live_set_10k_8b_4k(benchmark::State& state) {
+  const Pinned pinned(state, __func__);
   LiveSet set(10000, 8, 4096, 42);
   for (auto _ : state) set.replace(1);
 }
@@ -190,6 +244,7 @@ void live_set_10k_8b_4k(benchmark::State& state) {
 // takes the live set over and replaces 10 000 random members (so it frees blocks
 // the previous round's thread allocated), then exits.
 void larson_2t_8b_1000b(benchmark::State& state) {
+  const Pinned pinned(state, __func__);
   LiveSet set(1000, 8, 1000, 4141 + static_cast<uint64_t>(state.thread_index()));
   for (auto _ : state) {
     std::thread round([&] { set.replace(10000); });
@@ -205,6 +260,24 @@ const std::vector<std::string>& benchmark_names() {
                                                  "batch_handoff_64b", "live_set_10k_8b_4k",
                                                  "larson_2t_8b_1000b"};
   return names;
+}
+
+const std::vector<int>& pin_cpus() { return g_pin_cpus; }
+
+std::map<std::string, std::vector<RanOn>> cpus_ran_on() {
+  const std::lock_guard<std::mutex> lock(g_ran_on_mutex);
+  return g_ran_on;
+}
+
+bool set_pinning(bool on) {
+  g_pin_cpus.clear();
+  if (!on) return true;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) g_pin_cpus.push_back(cpu);
+  return !g_pin_cpus.empty();
 }
 
 void register_benchmarks() {

@@ -4,7 +4,10 @@
 // Main thread only, apart from the threads Google Benchmark starts.
 #include <benchmark/benchmark.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,6 +51,9 @@ const mhwl::WorkloadSpec kSpec{
         {"repetitions", ParamType::Int, "5", "1", 1, 1000, {}, "repetitions of each benchmark (--benchmark_repetitions)"},
         {"min-time", ParamType::Double, "0.5", "0.01", 0.001, 3600, {}, "seconds each repetition runs at least (--benchmark_min_time)"},
         {"filter", ParamType::String, ".", "", 0, -1, {}, "regular expression of the benchmarks to run (--benchmark_filter)"},
+        {"pin", ParamType::Bool, "false", "", 0, -1, {},
+         "pin benchmark thread i to the i-th CPU the workload may run on, for the whole run (threads it starts "
+         "inherit it): no migration mid-repetition"},
     },
     metric_specs(),
     "benchmarks-done",
@@ -84,6 +90,10 @@ int body(mhwl::Context& ctx) {
   benchmark::Initialize(&argc, argv.data());
   if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return 2;
   micro::register_benchmarks();
+  if (!micro::set_pinning(p.flag("pin"))) {
+    std::cerr << "micro: --pin: the CPUs this process may run on cannot be read: " << std::strerror(errno) << "\n";
+    return 2;
+  }
 
   ctx.report.mark("start");
   benchmark::RunSpecifiedBenchmarks();
@@ -112,6 +122,15 @@ int body(mhwl::Context& ctx) {
     else ctx.report.metric_null("ns." + name, "not run: excluded by --filter '" + p.text("filter") + "'");
   }
   ctx.report.data("benchmarks", json);
+  nlohmann::ordered_json pinning = {{"cpus", micro::pin_cpus()},
+                                     {"ran_on", nlohmann::ordered_json::object()},
+                                     {"allowed", nlohmann::ordered_json::object()}};
+  for (const auto& [name, threads] : micro::cpus_ran_on())
+    for (const auto& t : threads) {
+      pinning["ran_on"][name].push_back(t.cpu);
+      pinning["allowed"][name].push_back(t.allowed);
+    }
+  ctx.report.data("pinning", pinning);
   return 0;
 }
 
