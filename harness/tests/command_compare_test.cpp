@@ -9,11 +9,11 @@
 namespace mh {
 namespace {
 
-// A comparison of two commands; the program holds for 50 ms.
+// A comparison of two commands in `rounds` rounds; the program holds for 50 ms.
 Captured compare_commands(const std::string& baseline, const std::string& candidate, const std::string& out,
-                          std::vector<std::string> more = {}) {
+                          std::vector<std::string> more = {}, const std::string& rounds = "5") {
   std::vector<std::string> args = {"compare", "--baseline-command", baseline + " 50", "--candidate-command",
-                                   candidate + " 50", "--runs", "5", "-q", "-o", out};
+                                   candidate + " 50", "--runs", rounds, "-q", "-o", out};
   args.insert(args.end(), more.begin(), more.end());
   return test::run_harness(args);
 }
@@ -33,6 +33,15 @@ TEST(CompareCommands, TwentyPercentMoreHeldIsARegressionOnPeakRss) {
   Json j = test::load_json(out);
   EXPECT_EQ(metric(j, "peak_rss_kb")["verdict"], "regression") << c.out;
   EXPECT_GT(metric(j, "peak_rss_kb")["change"].get<double>(), 0.15) << c.out;
+  // The runs were made in rounds: the change within them, which 5 rounds
+  // estimate but cannot bound at 95%.
+  const Json paired = metric(j, "peak_rss_kb")["paired"];
+  ASSERT_TRUE(paired.is_object()) << metric(j, "peak_rss_kb").dump();
+  EXPECT_EQ(paired["rounds"], 5);
+  EXPECT_GT(paired["change"].get<double>(), 0.15) << paired.dump();
+  EXPECT_LT(paired["change"].get<double>(), 0.25) << paired.dump();
+  EXPECT_EQ(paired["ci"], Json::array({nullptr, nullptr})) << paired.dump();
+  EXPECT_EQ(c.out.find("within rounds"), std::string::npos) << "no interval, no column: " << c.out;
   // Which side ran which command, under which allocator.
   EXPECT_EQ(j["baseline"]["command"], std::string(HOLD_20) + " 50");
   EXPECT_EQ(j["candidate"]["command"], std::string(HOLD_24) + " 50");
@@ -48,19 +57,28 @@ TEST(CompareCommands, TwentyPercentMoreHeldIsARegressionOnPeakRss) {
   EXPECT_NE(test::slurp(md).find("| metric | baseline: " + std::string(HOLD_20) + " 50 |"), std::string::npos)
       << test::slurp(md);
   // The runs report analysed again names the sides the same way.
-  auto again = test::run_harness({"compare", j["context"]["runs_report"].get<std::string>(), "-o",
-                                  test::scratch("commands-again.json")});
+  const std::string again_out = test::scratch("commands-again.json");
+  auto again = test::run_harness({"compare", j["context"]["runs_report"].get<std::string>(), "-o", again_out});
   EXPECT_EQ(again.exit_code, 1) << again.err;
   EXPECT_NE(again.out.find("against baseline " + std::string(HOLD_20) + " 50 under glibc"), std::string::npos)
       << again.out;
+  const Json again_paired = metric(test::load_json(again_out), "peak_rss_kb")["paired"];
+  EXPECT_EQ(again_paired, paired) << again_paired.dump();
 }
 
+// Six rounds: the change within rounds gets its interval, and the table its column.
 TEST(CompareCommands, AProgramAgainstItselfIsNoRegression) {
   const std::string out = test::scratch("commands-aa.json");
-  auto c = compare_commands(HOLD_20, HOLD_20, out, {"-a", "glibc"});
+  auto c = compare_commands(HOLD_20, HOLD_20, out, {"-a", "glibc"}, "6");
   EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
   Json j = test::load_json(out);
   EXPECT_EQ(metric(j, "peak_rss_kb")["verdict"], "no change") << c.out;
+  const Json paired = metric(j, "peak_rss_kb")["paired"];
+  ASSERT_TRUE(paired.is_object() && paired["ci"][0].is_number()) << paired.dump();
+  EXPECT_EQ(paired["rounds"], 6);
+  EXPECT_LE(paired["ci"][0].get<double>(), paired["change"].get<double>()) << paired.dump();
+  EXPECT_GE(paired["ci"][1].get<double>(), paired["change"].get<double>()) << paired.dump();
+  EXPECT_NE(c.out.find("within rounds"), std::string::npos) << c.out;
   EXPECT_EQ(j["workloads"][0]["workload"], "hold-20");
   EXPECT_FALSE(j["regression"].get<bool>());
 }

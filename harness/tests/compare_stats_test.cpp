@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "compare/compare_stats.h"
 
@@ -16,6 +17,58 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ---- side_stats ----
+
+// Within rounds: differences of logs 0.01..0.08, all positive and distinct. The
+// signed-rank statistic is its largest (36), whose two-sided exact p is 2/2^8;
+// the estimate is the median Walsh average (0.045); at 95% the interval leaves
+// out the 3 smallest and largest of the 36 Walsh averages (P(W+ <= 3) = 5/256 <=
+// 0.025 < P(W+ <= 4) = 7/256), so it runs from the 4th (0.02) to the 33rd (0.07).
+TEST(CompareStats, PairedChangeOfRoundsIsTheSignedRankEstimateAndInterval) {
+  std::vector<double> base, cand;
+  for (int k = 1; k <= 8; ++k) {
+    base.push_back(100.0 * k);  // drift between rounds: it cancels within each
+    cand.push_back(100.0 * k * std::exp(0.01 * k));
+  }
+  auto p = paired_change(base, cand, 0.95);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->rounds, 8u);
+  EXPECT_NEAR(p->change, std::expm1(0.045), 1e-12);
+  ASSERT_TRUE(p->bounded);
+  EXPECT_NEAR(p->lo, std::expm1(0.02), 1e-12);
+  EXPECT_NEAR(p->hi, std::expm1(0.07), 1e-12);
+  EXPECT_NEAR(p->p, 2.0 / 256, 1e-12);
+}
+
+// Rounds that move together by 2x while the candidate is 5% slower in each: the
+// medians of the sides cannot tell, the rounds can.
+TEST(CompareStats, PairedChangeSeesThroughDriftBetweenRounds) {
+  const std::vector<double> base = {100, 180, 95, 170, 102, 175, 98, 182, 99, 178};
+  std::vector<double> cand;
+  for (size_t k = 0; k < base.size(); ++k) cand.push_back(base[k] * (1.05 + 0.001 * double(k % 3)));
+  EXPECT_GT(mann_whitney_p(base, cand), 0.05);
+  auto p = paired_change(base, cand, 0.95);
+  ASSERT_TRUE(p.has_value() && p->bounded);
+  EXPECT_GT(p->lo, 0.049);
+  EXPECT_LT(p->hi, 0.053);
+  EXPECT_LT(p->p, 0.01);
+}
+
+// Five rounds cannot reach 95% (the two-sided exact p of five like signs is
+// 2/32): the estimate comes without an interval. Fewer than 2 rounds, or a value
+// of 0, give none.
+TEST(CompareStats, PairedChangeWithTooFewRoundsHasNoInterval) {
+  auto p = paired_change({10, 20, 30, 40, 50}, {11, 22.2, 33.6, 45.2, 57}, 0.95);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_FALSE(p->bounded);
+  EXPECT_NEAR(p->p, 2.0 / 32, 1e-12);
+  EXPECT_FALSE(paired_change({10}, {11}, 0.95).has_value());
+  EXPECT_FALSE(paired_change({10, 0, 30}, {11, 22, 33}, 0.95).has_value());
+  // No change at all: every difference 0, nothing to rank.
+  auto same = paired_change({10, 20, 30}, {10, 20, 30}, 0.95);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(same->change, 0);
+  EXPECT_EQ(same->p, 1);
+}
 
 TEST(CompareStats, SideStatsOfOddCount) {
   auto s = side_stats({4, 1, 100, 3, 2});  // sorted 1 2 3 4 100

@@ -90,6 +90,9 @@ struct Gathered {
   std::string runs_path;     // where the runs made here went
   // Two commands compared: the plan's {"baseline", "candidate", "allocator"}; null for pins.
   Json commands;
+  // The runs were made in rounds (here, or in the comparison whose runs report
+  // was read), so round k of each side ran together: two plain reports were not.
+  bool in_rounds = true;
 };
 
 // Reports read back: --after measures their curves from another mark.
@@ -194,6 +197,7 @@ std::optional<Gathered> read_two_reports(const Options& o, std::string& error) {
     return std::nullopt;
   }
   // Without a second baseline, the baseline's even repetitions stand in for it.
+  g.in_rounds = false;
   for (auto& r : g.runs)
     if (r.role == kRoleBaseline && r.repetition % 2 == 0) r.role = kRoleBaselineAgain;
   g.context = make_context(o.argv);
@@ -365,6 +369,7 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
                       const std::string& thresholds_path, Gathered& g, const std::string& out) {
   CompareSettings settings;
   settings.alpha = o.alpha;
+  settings.paired_rounds = g.in_rounds;
   Comparison c = analyze(g.runs, thresholds, settings, declared_by_workloads(l, g.runs, g.declared));
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;

@@ -196,6 +196,45 @@ std::vector<double> bounds_of(const std::vector<Observation>& v) {
   return out;
 }
 
+// A role's values of a metric by round (repetition); false when a value of it
+// never came in some run (a censored value has no ratio).
+bool values_by_round(const std::vector<const RunRecord*>& runs, const std::string& metric, std::map<int, double>& out) {
+  for (const RunRecord* r : runs) {
+    if (auto v = metric_value(*r, metric); v && std::isfinite(*v)) out[r->repetition] = *v;
+    else if (metric_above(*r, metric)) return false;
+  }
+  return true;
+}
+
+// The change within rounds: each round's candidate against the geometric mean
+// of its A and A' (A alone when the round has no A').
+void set_paired(MetricComparison& m, const WorkloadRuns& w, const CompareSettings& s) {
+  if (!s.paired_rounds) {
+    m.paired_reason = "the runs were not made in rounds (two reports)";
+    return;
+  }
+  std::map<int, double> a, b, again;
+  if (!values_by_round(w.baseline, m.metric, a) || !values_by_round(w.candidate, m.metric, b) ||
+      !values_by_round(w.again, m.metric, again)) {
+    m.paired_reason = "a run's value never came";
+    return;
+  }
+  std::vector<double> base, cand;
+  for (const auto& [round, value] : b) {
+    const auto in_a = a.find(round);
+    if (in_a == a.end()) continue;
+    const auto in_again = again.find(round);
+    const double ref = in_again == again.end() ? in_a->second
+                       : in_a->second > 0 && in_again->second > 0 ? std::sqrt(in_a->second * in_again->second)
+                                                                  : 0;
+    base.push_back(ref);
+    cand.push_back(value);
+  }
+  m.paired = paired_change(base, cand, 1 - s.alpha);
+  if (!m.paired)
+    m.paired_reason = base.size() < 2 ? "fewer than 2 rounds with both sides" : "a value is not above 0 (no ratio)";
+}
+
 // One metric's statistics, baseline (A and A') against candidate; the verdict
 // comes later. A run whose figure never came counts at its bound for the
 // scatter and the interval, and as longer than every observed figure for the
@@ -226,6 +265,7 @@ MetricComparison compare_metric(const WorkloadRuns& w, const std::string& name, 
   m.change = both_never ? 0 : relative_change(m.baseline.median, m.candidate.median);
   m.ci = bootstrap_change_ci(bv, cv, 1 - s.alpha, s.resamples, s.seed);
   m.p = m.censored ? gehan_p(bo, co) : mann_whitney_p(bv, cv);
+  set_paired(m, w, s);
   return m;
 }
 

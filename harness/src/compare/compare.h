@@ -59,6 +59,12 @@ struct MetricComparison {
   // the rounds that decided it; "" and 0 for a fixed number of rounds.
   std::string decision;
   int rounds_needed = 0;
+  // The change within rounds (compare_stats.h, paired_change): the candidate of
+  // each round against the geometric mean of that round's A and A'. Null with
+  // the reason when the runs were not made in rounds, a round lacks a side, a
+  // value never came or is not positive.
+  std::optional<compare::PairedChange> paired;
+  std::string paired_reason;
 };
 
 struct WorkloadComparison {
@@ -92,6 +98,9 @@ struct CompareSettings {
   double alpha = 0.05;
   int resamples = 2000;
   uint64_t seed = 1;  // of the bootstrap
+  // The runs were made in rounds (A, B and A' of round k together, repetition
+  // k): each metric also gets its change within rounds (MetricComparison::paired).
+  bool paired_rounds = false;
 };
 
 // "5 rounds", "6 runs a side" or "10 baseline and 4 candidate runs": how many

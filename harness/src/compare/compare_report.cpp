@@ -94,6 +94,25 @@ constexpr const char* kNeverNote =
     "never: the time did not come within the run; it is more than the time the run had left (\"> T\"), ranked above "
     "every time below T (p: Gehan's test); its change and noise floor are of the bounds";
 
+// "+28.7% (+16.0 to +46.2%)": the change within rounds and its interval, or
+// "-" when there is none.
+std::string paired_cell(const MetricComparison& m) {
+  if (!m.paired) return "-";
+  if (!m.paired->bounded) return fmt::format("{} (too few rounds)", pct(m.paired->change));
+  return fmt::format("{} ({} to {})", pct(m.paired->change), pct(m.paired->lo), pct(m.paired->hi));
+}
+
+// A comparison run in rounds shows the change within them (any_paired).
+const Column kPairedColumn = {"within rounds", paired_cell};
+
+// What that column is, at the comparison's confidence.
+std::string paired_note(const Comparison& c) {
+  return fmt::format("within rounds: each round's candidate against that round's baseline (the geometric mean of its "
+                     "two baseline runs), the Hodges-Lehmann estimate and its {:g}% interval (Wilcoxon signed-rank); "
+                     "it sees through a machine whose speed drifts between rounds, and does not enter the verdict",
+                     100 * (1 - c.alpha));
+}
+
 // --runs auto adds what the rule decided and the rounds it took.
 const Column kSequentialColumns[] = {
     {"decision", [](const MetricComparison& m) { return m.decision; }},
@@ -114,8 +133,30 @@ Json side_name_json(const Comparison& c, const std::string& name) {
   return Json{{"name", name}, {"command", name}, {"allocator", c.allocator}};
 }
 
+// The change within rounds: its estimate, interval (nulls when the rounds are
+// too few for one), Wilcoxon's p and the rounds; null when there is none.
+Json paired_json(const MetricComparison& m) {
+  if (!m.paired) return nullptr;
+  const auto& p = *m.paired;
+  return Json{{"rounds", p.rounds},
+              {"change", finite_or_null(p.change)},
+              {"ci", p.bounded ? Json{finite_or_null(p.lo), finite_or_null(p.hi)} : Json{nullptr, nullptr}},
+              {"p", p.p},
+              {"test", "wilcoxon-signed-rank"}};
+}
+
+// The column is shown once the rounds can bound a change (6 at 95%): with
+// fewer it would only say so on every row; the JSON has the estimates.
+bool any_paired(const Comparison& c) {
+  for (const auto& w : c.workloads)
+    for (const auto& m : w.metrics)
+      if (m.paired && m.paired->bounded && shown(m)) return true;
+  return false;
+}
+
 std::vector<Column> columns(const Comparison& c) {
   std::vector<Column> out(std::begin(kColumns), std::end(kColumns));
+  if (any_paired(c)) out.insert(out.begin() + 4, kPairedColumn);  // after "change"
   if (!c.looks.empty()) out.insert(out.end(), std::begin(kSequentialColumns), std::end(kSequentialColumns));
   return out;
 }
@@ -158,6 +199,8 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
                              {"resolution_reason", m.resolution_reason},
                              {"verdict", verdict_name(m.verdict)}});
     for (size_t i = 0; i < w.metrics.size(); ++i) {
+      metrics[i]["paired"] = paired_json(w.metrics[i]);
+      if (!w.metrics[i].paired) metrics[i]["paired_reason"] = w.metrics[i].paired_reason;
       if (w.metrics[i].censored) metrics[i]["test"] = "gehan";  // p of the censored ranks, not Mann-Whitney
       if (!w.metrics[i].decision.empty()) {
         metrics[i]["decision"] = w.metrics[i].decision;
@@ -216,6 +259,7 @@ std::string comparison_table(const Comparison& c) {
   for (const auto& warn : c.warnings) out += fmt::format("warning: {}\n", escape::terminal(warn));
   out += fmt::format("baseline and candidate: median (min-max) of the runs; {}\n", kUnitConvention);
   if (any_censored(c)) out += std::string(kNeverNote) + "\n";
+  if (any_paired(c)) out += fmt::format("{}\n", paired_note(c));
   out += headline(c, escape::terminal) + "\n";
   return out;
 }
@@ -248,6 +292,7 @@ std::string comparison_markdown(const Comparison& c) {
          "absolute floor, when the test can reach alpha with these runs); p: two-sided Mann-Whitney U, Holm-adjusted over "
          "the workload's metrics; " + std::string(kUnitConvention) + ".\n";
   if (any_censored(c)) out += "\n" + std::string(kNeverNote) + "\n";
+  if (any_paired(c)) out += fmt::format("\n{}.\n", paired_note(c));
   return out;
 }
 

@@ -109,7 +109,114 @@ double exact_two_sided(const std::vector<int>& scores, size_t n1, int w) {
 // Largest pooled sample the exact permutation distribution is counted for.
 constexpr size_t kGehanExactMax = 30;
 
+// The distribution of the signed-rank statistic W+ (the sum of the ranks of the
+// positive differences) for n differences without ties or zeros: count[w] of
+// the 2^n sign patterns, by f(n, w) = f(n - 1, w) + f(n - 1, w - n). Over 2^n,
+// a probability; exact in double for n <= 30 (2^30 patterns).
+std::vector<double> signed_rank_distribution(size_t n) {
+  std::vector<double> count{1};
+  for (size_t k = 1; k <= n; ++k) {
+    std::vector<double> next(count.size() + k, 0.0);
+    for (size_t w = 0; w < count.size(); ++w) {
+      next[w] += count[w];
+      next[w + k] += count[w];
+    }
+    count = std::move(next);
+  }
+  const double total = std::ldexp(1.0, static_cast<int>(n));
+  for (double& c : count) c /= total;
+  return count;
+}
+
+constexpr size_t kExactSignedRank = 30;
+
+// Two-sided signed-rank p-value of d (zeros dropped).
+double signed_rank_p(const std::vector<double>& d) {
+  std::vector<double> a;
+  for (double x : d)
+    if (x != 0) a.push_back(x);
+  const size_t n = a.size();
+  if (n == 0) return 1;
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t l, size_t r) { return std::fabs(a[l]) < std::fabs(a[r]); });
+  double w_plus = 0, tie_term = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && std::fabs(a[order[j]]) == std::fabs(a[order[i]])) ++j;
+    const double avg_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
+    for (size_t k = i; k < j; ++k)
+      if (a[order[k]] > 0) w_plus += avg_rank;
+    const double t = static_cast<double>(j - i);
+    tie_term += t * t * t - t;
+    i = j;
+  }
+  const double dn = static_cast<double>(n);
+  if (n <= kExactSignedRank && tie_term == 0) {
+    const auto dist = signed_rank_distribution(n);
+    const size_t w = static_cast<size_t>(std::llround(w_plus));
+    double lower = 0, upper = 0;
+    for (size_t k = 0; k < dist.size(); ++k) (k <= w ? lower : upper) += dist[k];
+    upper += dist[w];  // P(W+ >= w)
+    return std::min(1.0, 2 * std::min(lower, upper));
+  }
+  const double mean = dn * (dn + 1) / 4;
+  const double var = dn * (dn + 1) * (2 * dn + 1) / 24 - tie_term / 48;
+  if (var <= 0) return 1;
+  const double z = std::max(0.0, std::fabs(w_plus - mean) - 0.5) / std::sqrt(var);
+  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+}
+
+// How many of the smallest (and largest) Walsh averages the interval at
+// `confidence` leaves out: the largest c with P(W+ < c) <= (1 - confidence) / 2,
+// exact for up to kExactSignedRank differences, else from the normal
+// approximation. 0 when even the extremes are not far enough out.
+size_t walsh_cut(size_t n, double confidence) {
+  const double tail = (1 - confidence) / 2;
+  if (n <= kExactSignedRank) {
+    const auto dist = signed_rank_distribution(n);
+    double below = 0;
+    size_t c = 0;
+    while (c < dist.size() && below + dist[c] <= tail) below += dist[c++];
+    return c;
+  }
+  const double dn = static_cast<double>(n);
+  // The normal quantile of 1 - tail, by bisection on erfc.
+  double lo = 0, hi = 10;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
+  }
+  const double c = dn * (dn + 1) / 4 - lo * std::sqrt(dn * (dn + 1) * (2 * dn + 1) / 24);
+  return c <= 0 ? 0 : static_cast<size_t>(std::floor(c));
+}
+
 }  // namespace
+
+std::optional<PairedChange> paired_change(const std::vector<double>& base, const std::vector<double>& cand,
+                                          double confidence) {
+  const size_t n = std::min(base.size(), cand.size());
+  if (n < 2) return std::nullopt;
+  std::vector<double> d(n);
+  for (size_t k = 0; k < n; ++k) {
+    if (!(base[k] > 0) || !(cand[k] > 0) || !std::isfinite(base[k]) || !std::isfinite(cand[k])) return std::nullopt;
+    d[k] = std::log(cand[k] / base[k]);
+  }
+  std::vector<double> walsh;
+  walsh.reserve(n * (n + 1) / 2);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i; j < n; ++j) walsh.push_back((d[i] + d[j]) / 2);
+  std::sort(walsh.begin(), walsh.end());
+  PairedChange out;
+  out.rounds = n;
+  out.change = std::expm1(stats::median(walsh));
+  const size_t cut = walsh_cut(n, std::clamp(confidence, 0.0, 1.0));
+  out.bounded = cut > 0;
+  out.lo = out.bounded ? std::expm1(walsh[cut - 1]) : -1.0;
+  out.hi = out.bounded ? std::expm1(walsh[walsh.size() - cut]) : kInf;
+  out.p = signed_rank_p(d);
+  return out;
+}
 
 bool any_censored(const std::vector<Observation>& values) {
   return std::any_of(values.begin(), values.end(), [](const Observation& o) { return o.above; });

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,27 @@ double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b
 // normal approximation with variance n1 n2 / (n (n-1)) * sum of the squared
 // scores. Without censored values W = 2U - n1 n2. 1 when either side is empty.
 double gehan_p(const std::vector<Observation>& a, const std::vector<Observation>& b);
+
+// A comparison run in rounds (A, B and A' of round k run within moments of each
+// other) pairs its values by round: a machine whose speed drifts for minutes
+// moves both sides of a round alike, so the change within rounds is seen through
+// drift that swamps the medians. d_k = log(cand_k / base_k) per round;
+//   change: exp(the Hodges-Lehmann estimate of d, the median of the Walsh
+//     averages (d_i + d_j) / 2, i <= j) - 1;
+//   lo, hi: the distribution-free interval of that estimate at `confidence`
+//     (Walsh averages at the critical values of the signed-rank statistic;
+//     none, -inf and +inf, when the rounds are too few to reach it);
+//   p: two-sided Wilcoxon signed-rank test of d against 0 (rounds with d = 0
+//     dropped; exact for up to 30 rounds without tied |d|, else the normal
+//     approximation with tie correction).
+// Null when fewer than 2 rounds, or a value is not positive (no log ratio).
+struct PairedChange {
+  size_t rounds = 0;
+  double change = 0, lo = 0, hi = 0, p = 1;
+  bool bounded = false;  // lo and hi are an interval (enough rounds for `confidence`)
+};
+std::optional<PairedChange> paired_change(const std::vector<double>& base, const std::vector<double>& cand,
+                                          double confidence);
 
 // The smallest p-value mann_whitney_p can give for samples of n1 and n2 values
 // (every value of one above every value of the other): with 5 and 5 it is
