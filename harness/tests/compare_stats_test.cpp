@@ -53,6 +53,24 @@ TEST(CompareStats, PairedChangeSeesThroughDriftBetweenRounds) {
   EXPECT_LT(p->p, 0.01);
 }
 
+// 3000 rounds, d = 0.05 + 0.001 (k mod 11 - 5): the median of the ratios (the
+// sign test's estimate, not 4.5 million Walsh averages), an interval inside the
+// spread of d, and a p that rejects.
+TEST(CompareStats, PairedChangeOfManyRoundsIsTheSignTestEstimate) {
+  std::vector<double> base, cand;
+  for (int k = 0; k < 3000; ++k) {
+    base.push_back(10 + k % 7);
+    cand.push_back(base.back() * std::exp(0.05 + 0.001 * (k % 11 - 5)));
+  }
+  auto p = paired_change(base, cand, 0.95);
+  ASSERT_TRUE(p.has_value() && p->bounded);
+  EXPECT_EQ(p->rounds, 3000u);
+  EXPECT_NEAR(p->change, std::expm1(0.05), 1e-9);
+  EXPECT_GE(p->lo, std::expm1(0.045) - 1e-12);
+  EXPECT_LE(p->hi, std::expm1(0.055) + 1e-12);
+  EXPECT_LT(p->p, 1e-9);
+}
+
 // Five rounds cannot reach 95% (the two-sided exact p of five like signs is
 // 2/32): the estimate comes without an interval. Fewer than 2 rounds, or a value
 // of 0, give none.

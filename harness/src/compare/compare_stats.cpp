@@ -167,6 +167,16 @@ double signed_rank_p(const std::vector<double>& d) {
   return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
 }
 
+// The normal quantile of 1 - tail, by bisection on erfc.
+double upper_quantile(double tail) {
+  double lo = 0, hi = 10;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 // How many of the smallest (and largest) Walsh averages the interval at
 // `confidence` leaves out: the largest c with P(W+ < c) <= (1 - confidence) / 2,
 // exact for up to kExactSignedRank differences, else from the normal
@@ -181,14 +191,32 @@ size_t walsh_cut(size_t n, double confidence) {
     return c;
   }
   const double dn = static_cast<double>(n);
-  // The normal quantile of 1 - tail, by bisection on erfc.
-  double lo = 0, hi = 10;
-  for (int i = 0; i < 100; ++i) {
-    const double mid = (lo + hi) / 2;
-    (0.5 * std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
-  }
-  const double c = dn * (dn + 1) / 4 - lo * std::sqrt(dn * (dn + 1) * (2 * dn + 1) / 24);
+  const double c = dn * (dn + 1) / 4 - upper_quantile(tail) * std::sqrt(dn * (dn + 1) * (2 * dn + 1) / 24);
   return c <= 0 ? 0 : static_cast<size_t>(std::floor(c));
+}
+
+
+// More rounds than this (n (n + 1) / 2 Walsh averages: 2 million at 2000) take
+// the median of the differences and the sign test instead.
+constexpr size_t kMaxWalshRounds = 2000;
+
+// The median of the log ratios, its interval from the order statistics the sign
+// test allows (normal approximation: n is large here) and the sign test's p.
+PairedChange sign_test_change(std::vector<double> d, double confidence) {
+  std::sort(d.begin(), d.end());
+  const double n = static_cast<double>(d.size());
+  PairedChange out;
+  out.rounds = d.size();
+  out.change = std::expm1(stats::median(d));
+  const double k = std::floor(n / 2 - upper_quantile((1 - confidence) / 2) * std::sqrt(n) / 2);
+  out.bounded = k >= 1;
+  out.lo = out.bounded ? std::expm1(d[static_cast<size_t>(k) - 1]) : -1.0;
+  out.hi = out.bounded ? std::expm1(d[d.size() - static_cast<size_t>(k)]) : kInf;
+  const double pos = static_cast<double>(std::count_if(d.begin(), d.end(), [](double x) { return x > 0; }));
+  const double nonzero = static_cast<double>(std::count_if(d.begin(), d.end(), [](double x) { return x != 0; }));
+  const double z = nonzero > 0 ? std::max(0.0, std::fabs(pos - nonzero / 2) - 0.5) / (std::sqrt(nonzero) / 2) : 0;
+  out.p = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  return out;
 }
 
 }  // namespace
@@ -202,6 +230,7 @@ std::optional<PairedChange> paired_change(const std::vector<double>& base, const
     if (!(base[k] > 0) || !(cand[k] > 0) || !std::isfinite(base[k]) || !std::isfinite(cand[k])) return std::nullopt;
     d[k] = std::log(cand[k] / base[k]);
   }
+  if (n > kMaxWalshRounds) return sign_test_change(std::move(d), std::clamp(confidence, 0.0, 1.0));
   std::vector<double> walsh;
   walsh.reserve(n * (n + 1) / 2);
   for (size_t i = 0; i < n; ++i)

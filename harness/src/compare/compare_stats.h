@@ -74,6 +74,8 @@ double gehan_p(const std::vector<Observation>& a, const std::vector<Observation>
 //   p: two-sided Wilcoxon signed-rank test of d against 0 (rounds with d = 0
 //     dropped; exact for up to 30 rounds without tied |d|, else the normal
 //     approximation with tie correction).
+// Beyond 2000 rounds (2 million Walsh averages) the median of d, the interval
+// of the order statistics the sign test allows, and the sign test's p.
 // Null when fewer than 2 rounds, or a value is not positive (no log ratio).
 struct PairedChange {
   size_t rounds = 0;
