@@ -13,6 +13,7 @@ bootstrap.ensure_matplotlib()  # also selects the headless Agg backend
 import argparse  # noqa: E402
 
 from memharness_plot.harness import HARNESS_ENV, compare_reports  # noqa: E402
+from memharness_plot import cli  # noqa: E402
 from memharness_plot.report import COMPARISON_SCHEMA, PlotError, load_any  # noqa: E402
 from memharness_plot.units import CONVENTION  # noqa: E402
 
@@ -52,10 +53,7 @@ def parse_args(argv):
                         help="two reports: the allocator of the baseline report")
     parser.add_argument("--candidate-allocator", metavar="NAME",
                         help="two reports: the allocator of the candidate report")
-    args = parser.parse_args(argv)
-    if os.path.splitext(args.output)[1].lower() not in (".png", ".svg"):
-        parser.error(f"-o {args.output}: the output must end in .png or .svg")
-    return args
+    return cli.checked_output(parser, parser.parse_args(argv))
 
 
 def is_runs_report(schema, data):
@@ -105,17 +103,16 @@ def only_workload(data, workload):
 
 def main(argv):
     args = parse_args(argv)
-    try:
+
+    def draw():
         data = only_workload(load(args), args.workload)
         # Drawing modules load only now: bad input is reported without their import time.
         from memharness_plot.compare import compare_figure
         from memharness_plot.style import save_figure
         figure = compare_figure(data, metrics=args.metric)
         save_figure(figure, args.output)
-    except PlotError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+
+    return cli.run(PROG, draw)
 
 
 if __name__ == "__main__":

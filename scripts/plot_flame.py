@@ -13,7 +13,7 @@ bootstrap.ensure_matplotlib()  # also selects the headless Agg backend
 
 import argparse  # noqa: E402
 
-from memharness_plot.report import PlotError  # noqa: E402
+from memharness_plot import cli  # noqa: E402
 
 PROG = "plot_flame.py"
 
@@ -31,24 +31,20 @@ def parse_args(argv):
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="output image, .png or .svg")
     parser.add_argument("--mark", metavar="NAME", help="the mark whose call sites to draw (default: the peak)")
     parser.add_argument("--allocator", metavar="NAME", help="the allocator whose run to draw (default: the first)")
-    args = parser.parse_args(argv)
-    if os.path.splitext(args.output)[1].lower() not in (".png", ".svg"):
-        parser.error(f"-o {args.output}: the output must end in .png or .svg")
-    return args
+    return cli.checked_output(parser, parser.parse_args(argv))
 
 
 def main(argv):
     args = parse_args(argv)
-    try:
+
+    def draw():
         from memharness_plot.flame import flame_figure, folded_stacks
         from memharness_plot.style import save_figure
         stacks = folded_stacks(args.report, mark=args.mark, allocator=args.allocator)
         title = f"live heap by call site at {'mark ' + args.mark if args.mark else 'the peak'}"
         save_figure(flame_figure(stacks, title), args.output)
-    except PlotError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+
+    return cli.run(PROG, draw)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ bootstrap.ensure_matplotlib()  # also selects the headless Agg backend
 
 import argparse  # noqa: E402
 
-from memharness_plot.report import PlotError, load_report  # noqa: E402
+from memharness_plot import cli  # noqa: E402
+from memharness_plot.report import load_report  # noqa: E402
 
 PROG = "plot_heap.py"
 
@@ -30,23 +31,19 @@ def parse_args(argv):
     parser.add_argument("reports", nargs="+", metavar="REPORT", help="report JSON written by harness --ledger")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="output image, .png or .svg")
     parser.add_argument("--workload", metavar="NAME", help="workload to plot when the reports hold several")
-    args = parser.parse_args(argv)
-    if os.path.splitext(args.output)[1].lower() not in (".png", ".svg"):
-        parser.error(f"-o {args.output}: the output must end in .png or .svg")
-    return args
+    return cli.checked_output(parser, parser.parse_args(argv))
 
 
 def main(argv):
     args = parse_args(argv)
-    try:
+
+    def draw():
         reports = [load_report(path) for path in args.reports]
         from memharness_plot.heap import heap_figure
         from memharness_plot.style import save_figure
         save_figure(heap_figure(reports, args.reports, workload=args.workload), args.output)
-    except PlotError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+
+    return cli.run(PROG, draw)
 
 
 if __name__ == "__main__":

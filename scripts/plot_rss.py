@@ -12,7 +12,8 @@ bootstrap.ensure_matplotlib()  # also selects the headless Agg backend
 
 import argparse  # noqa: E402
 
-from memharness_plot.report import PlotError, load_report  # noqa: E402
+from memharness_plot import cli  # noqa: E402
+from memharness_plot.report import load_report  # noqa: E402
 from memharness_plot.units import CONVENTION  # noqa: E402
 
 PROG = "plot_rss.py"
@@ -45,15 +46,13 @@ def parse_args(argv):
     parser.add_argument("--align", metavar="MARK",
                         help="count every run's time from its first mark MARK, so that every "
                              "allocator's curve starts that phase at t=0")
-    args = parser.parse_args(argv)
-    if os.path.splitext(args.output)[1].lower() not in (".png", ".svg"):
-        parser.error(f"-o {args.output}: the output must end in .png or .svg")
-    return args
+    return cli.checked_output(parser, parser.parse_args(argv))
 
 
 def main(argv):
     args = parse_args(argv)
-    try:
+
+    def draw():
         reports = [load_report(path) for path in args.reports]
         # Drawing modules load only now: bad input is reported without their import time.
         from memharness_plot.rss import rss_figure
@@ -61,10 +60,8 @@ def main(argv):
         figure = rss_figure(reports, metric=args.metric, workload=args.workload, names=args.reports,
                             align=args.align)
         save_figure(figure, args.output)
-    except PlotError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+
+    return cli.run(PROG, draw)
 
 
 if __name__ == "__main__":

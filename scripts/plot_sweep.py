@@ -12,7 +12,8 @@ bootstrap.ensure_matplotlib()  # also selects the headless Agg backend
 
 import argparse  # noqa: E402
 
-from memharness_plot.report import PlotError, load_sweep  # noqa: E402
+from memharness_plot import cli  # noqa: E402
+from memharness_plot.report import load_sweep  # noqa: E402
 
 PROG = "plot_sweep.py"
 
@@ -28,24 +29,20 @@ def parse_args(argv):
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sweep", metavar="SWEEP.json", help="the -sweep.json harness sweep writes")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="output image, .png or .svg")
-    args = parser.parse_args(argv)
-    if os.path.splitext(args.output)[1].lower() not in (".png", ".svg"):
-        parser.error(f"-o {args.output}: the output must end in .png or .svg")
-    return args
+    return cli.checked_output(parser, parser.parse_args(argv))
 
 
 def main(argv):
     args = parse_args(argv)
-    try:
+
+    def draw():
         data = load_sweep(args.sweep)
         # Drawing modules load only now: bad input is reported without their import time.
         from memharness_plot.style import save_figure
         from memharness_plot.sweep import sweep_figure
         save_figure(sweep_figure(data, args.sweep), args.output)
-    except PlotError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+
+    return cli.run(PROG, draw)
 
 
 if __name__ == "__main__":
