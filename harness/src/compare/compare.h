@@ -99,8 +99,9 @@ struct CompareSettings {
   int resamples = 2000;
   uint64_t seed = 1;  // of the bootstrap
   // The runs were made in rounds (A, B and A' of round k together, repetition
-  // k): each metric also gets its change within rounds (MetricComparison::paired).
-  bool paired_rounds = false;
+  // k), as a comparison or a bisect step makes them: each metric also gets its
+  // change within rounds (MetricComparison::paired). False for two plain reports.
+  bool paired_rounds = true;
 };
 
 // "5 rounds", "6 runs a side" or "10 baseline and 4 candidate runs": how many
