@@ -26,15 +26,6 @@ template <void* (*Slow)(size_t)>
 __attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
   if (SCAV_LIKELY(n <= kLargeMax)) {
     unsigned c = class_of(n);
-    // The block this thread freed last in the class (heap.h, "Thread cache").
-    if (CachedBlock* t = h->tc[c]) {
-      h->tc[c] = t->next;
-      h->tcn[c]--;
-      Page* tp = t->page;
-      tp->used++;
-      tp->tcached--;
-      return t;
-    }
     Page* pg = h->current[c];
     Block* b = pg->free;
     if (SCAV_LIKELY(b != nullptr)) {
@@ -91,24 +82,12 @@ __attribute__((always_inline)) inline void free_fast(void* p) {
   SliceRef ref = unit_ref_of(unit, p);
   Page* pg = slice_ref_page(ref);
   Heap* h = tls_fast_heap;
-  // Owner, no interior pointers, not in the full list: push on the thread cache (or
-  // the page's list past the cached classes), or, for the page's last used block, park
-  // the block in the heap's cache slot.
+  // Owner, no interior pointers, not in the full list: push on the local list, or,
+  // for the page's last used block, park the block in the heap's cache.
   if (SCAV_LIKELY(pg->owner_tag.load(std::memory_order_relaxed) == reinterpret_cast<uintptr_t>(h))) {
     Block* b = static_cast<Block*>(p);
     uint32_t u = pg->used;
     if (SCAV_LIKELY(u > 1)) {
-      unsigned c = slice_ref_class(ref);
-      if (SCAV_LIKELY(c < kTcClasses)) {
-        CachedBlock* t = static_cast<CachedBlock*>(p);
-        t->next = h->tc[c];
-        t->page = pg;
-        h->tc[c] = t;
-        pg->used = u - 1;
-        pg->tcached++;
-        if (SCAV_UNLIKELY(++h->tcn[c] > kTcLimit.limit[c])) heap_tc_trim(h, c);
-        return;
-      }
       b->next = pg->free;
       pg->free = b;
       pg->used = u - 1;
@@ -120,11 +99,10 @@ __attribute__((always_inline)) inline void free_fast(void* p) {
     // The heap's deadline is read after the store (store, then load: a pass resets the
     // deadline, then fences every thread, then reads the slots, so it sees this block
     // or this load sees its reset and re-arms). Without membarrier no slot holds 0.
-    // A page with blocks in the thread cache takes them back first (heap_free_last).
     unsigned c = slice_ref_class(ref);
     CacheSlot& s = h->cache[c];
     uint8_t w = pg->where;
-    if (s.block.load(std::memory_order_relaxed) == 0 && pg->tcached == 0) {
+    if (s.block.load(std::memory_order_relaxed) == 0) {
       bool put = true;
       if (w == kWhereFloat) {
         SCAV_ASSERT(s.floating == pg);

@@ -48,7 +48,6 @@ void page_init(Page* pg, Heap* h, unsigned c) {
   pg->kind = class_kind(c);
   pg->where = kWhereNone;
   pg->rotated = 0;
-  pg->tcached = 0;
   pg->thread_free.store(nullptr, std::memory_order_relaxed);
   pg->in_full.store(0, std::memory_order_relaxed);
 }
@@ -333,64 +332,7 @@ void heap_free_remote(Heap* me, Page* pg, Block* b) {
   me->remote_live |= 1u << i;
 }
 
-// Block b of the thread cache goes back to its page's list: the page leaves the full
-// list if it was there.
-void tc_give_back(Heap* h, CachedBlock* t) {
-  Page* pg = t->page;
-  SCAV_ASSERT(page_heap(pg) == h && pg->tcached > 0);
-  Block* b = reinterpret_cast<Block*>(t);
-  pg->tcached--;
-  b->next = pg->free;
-  pg->free = b;
-  if (pg->owner_tag.load(std::memory_order_relaxed) & kTagFull) page_unfull(h, pg);
-}
-
-// The free of pg's last used block: the blocks of pg in the thread cache go back to
-// its list first, so that the page is empty and may go to the cache slot.
-void heap_tc_pull(Heap* h, Page* pg) {
-  const unsigned c = pg->cls;
-  CachedBlock** link = &h->tc[c];
-  while (pg->tcached) {
-    CachedBlock* t = *link;
-    SCAV_ASSERT(t != nullptr);
-    if (t->page == pg) {
-      *link = t->next;
-      Block* b = reinterpret_cast<Block*>(t);
-      b->next = pg->free;
-      pg->free = b;
-      pg->tcached--;
-      h->tcn[c]--;
-    } else {
-      link = &t->next;
-    }
-  }
-}
-
 }  // namespace
-
-void heap_tc_trim(Heap* h, unsigned c) {
-  const unsigned n = kTcLimit.limit[c] / 2u;
-  CachedBlock* t = h->tc[c];
-  for (unsigned i = 0; i < n; i++) {
-    CachedBlock* next = t->next;
-    tc_give_back(h, t);
-    t = next;
-  }
-  h->tc[c] = t;
-  h->tcn[c] = uint8_t(h->tcn[c] - n);
-}
-
-void heap_tc_flush(Heap* h) {
-  for (unsigned c = 0; c < kTcClasses; c++) {
-    for (CachedBlock* t = h->tc[c]; t;) {
-      CachedBlock* next = t->next;
-      tc_give_back(h, t);
-      t = next;
-    }
-    h->tc[c] = nullptr;
-    h->tcn[c] = 0;
-  }
-}
 
 void remote_flush_all(Heap* h) {
   for (unsigned i = 0; i < kRemoteBatches; i++)
@@ -422,7 +364,7 @@ void page_check(const Page* pg) {
   for (Block* b = pg->thread_free.load(); b; b = b->next) ntf++;
   (void)ntf;  // remote frees may land while we count: only a lower bound
   SCAV_ASSERT(pg->carved <= pg->capacity);
-  SCAV_ASSERT(pg->used + nfree + pg->tcached <= pg->carved);
+  SCAV_ASSERT(pg->used + nfree <= pg->carved);
 }
 #endif
 
@@ -480,7 +422,6 @@ void heap_free_last(Heap* h, Page* pg, Block* b) {
   // this is the lone block freed again. Left alone, the put would displace the page
   // from its own slot and release it while the slot still points into it.
   if (SCAV_UNLIKELY(pg->where == kWhereCached)) pointer_fail("double free of", b);
-  if (pg->tcached) heap_tc_pull(h, pg);
   SCAV_ASSERT(pg->used == 1 && !pg->thread_free.load(std::memory_order_relaxed));
   unsigned c = pg->cls;
   if (pg->where == kWhereFloat) {
@@ -605,10 +546,8 @@ void heap_idle_start() {
   Heap* h = tls_heap;
   if (h == &g_empty_heap) return;
   stat_add(g_stats.idle_handoffs, 1);
-  // A parked thread's batches would keep their blocks from their owners, and the
-  // scavenger, which may now take the heap, finds free blocks in their pages' lists.
+  // A parked thread's batches would keep their blocks from their owners.
   if (h->remote_live) remote_flush_all(h);
-  heap_tc_flush(h);
   // Only something new schedules a visit; a loop that idles at kHz with nothing freed
   // must not wake the scavenger per turn (seed 004). Cache puts armed the heap already.
   if (h->remote_pending.load(std::memory_order_relaxed)) {
@@ -656,16 +595,6 @@ void heap_check(Heap* h, unsigned c) {
   for (Page* pg = h->full[c].first; pg && n < 64; pg = pg->next, n++) {
     SCAV_ASSERT(pg->where == kWhereFull && pg->cls == c && page_heap(pg) == h);
     SCAV_ASSERT(pg->owner_tag.load(std::memory_order_relaxed) & kTagFull);
-  }
-  if (c < kTcClasses) {
-    unsigned k = 0;
-    for (CachedBlock* t = h->tc[c]; t; t = t->next, k++) {
-      SCAV_ASSERT(k <= kTcLimit.limit[c] && page_heap(t->page) == h && t->page->cls == c);
-      SCAV_ASSERT(t->page->tcached > 0 && (t->page->where == kWhereQueue || t->page->where == kWhereFull));
-    }
-    SCAV_ASSERT(k == h->tcn[c]);
-  } else {
-    SCAV_ASSERT(h->tc[c] == nullptr);
   }
   if (Page* f = h->cache[c].floating) {
     SCAV_ASSERT(f->where == kWhereFloat && f->cls == c && page_heap(f) == h && f->used == 1);

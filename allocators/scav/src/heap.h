@@ -81,28 +81,8 @@ static_assert(sizeof(CacheSlot) == 32);
 // armed by the first put after a visit (for the scavenger's marking look, the delay
 // less an eighth later), by a remote free into an idle or abandoned heap, and by the
 // scavenger itself for slots it marked.
-//
-// Thread cache. A free of a block of an owned page that keeps other blocks in use
-// pushes it on its class's tc list, and malloc pops the newest: a thread that frees
-// and allocates blocks of a class in turn gets back the block it freed last, still in
-// its CPU's cache, where the page's own list would hand out the block freed first to
-// that page, often long ago and cold. A cached block counts as free in its page (used
-// excludes it, tcached counts it; the block holds its page, so malloc needs no slice
-// map). The free of a page's last used block first pulls the page's cached blocks back
-// into its list (heap_tc_pull), so the page empties and goes to the cache slot as
-// before: a thread that sleeps without a hand-off keeps no page the scavenger could
-// have taken. The lists are given back to their pages at the hand-off, at thread exit
-// and by a collect, so idle and abandoned heaps have none; a class holds at most
-// kTcLimit blocks (64, 256 KiB at most), and a free past that gives back the newest
-// half, still warm.
 struct alignas(64) Heap {
   Page* current[kNumClasses];
-  // The thread cache: for each class of 64 KiB pages, the blocks this thread freed
-  // last, newest first, linked through the blocks (owner fields, see "Thread cache").
-  // Sized for every class so that malloc needs no bound check: past kTcClasses the
-  // lists stay empty.
-  CachedBlock* tc[kNumClasses];
-  uint8_t tcn[kTcClasses];  // how many blocks tc[c] holds, at most kTcLimit[c]
   CacheSlot cache[kNumClasses];
   alignas(64) std::atomic<uint32_t> steal_epoch{0};  // odd while the scavenger takes slots
   std::atomic<uint64_t> purge_expire{0};
@@ -127,7 +107,7 @@ struct alignas(64) Heap {
   alignas(64) RemoteBatch remote[kRemoteBatches];
   uint32_t remote_live = 0;  // bit i: remote[i] holds a batch
 
-  constexpr Heap() : current{}, tc{}, tcn{}, cache{}, queue{}, full{}, full_remote{} {
+  constexpr Heap() : current{}, cache{}, queue{}, full{}, full_remote{} {
     for (unsigned c = 0; c < kNumClasses; c++) current[c] = &g_empty_page;
   }
 };
@@ -149,8 +129,6 @@ void* heap_alloc_slow(size_t size);
 void heap_arm(Heap* h);
 void heap_free_last(Heap* h, Page* pg, Block* b);
 void heap_free_slow(Page* pg, void* p);
-// Class c's thread cache is over its limit: give the newest half back to their pages.
-void heap_tc_trim(Heap* h, unsigned c);
 void heap_mark_aligned(Page* pg);
 // A steal overlapped the owner's slot access: wait for it to end and tell whether the
 // page the owner touched is still its own.

@@ -65,8 +65,6 @@ __attribute__((always_inline)) inline void page_unlink(Heap* h, Page* pg) {
 
 // Push every remote-free batch h holds (heap.h). Caller owns h or holds it busy.
 void remote_flush_all(Heap* h);
-// Give every block of h's thread cache back to its page. Caller owns h or holds it busy.
-void heap_tc_flush(Heap* h);
 
 // A full page got free blocks (a remote free was collected): back in the queue.
 void page_unfull(Heap* h, Page* pg);
@@ -74,7 +72,7 @@ void page_unfull(Heap* h, Page* pg);
 // An empty page, out of every list, goes back to its arena (purged a delay from now,
 // or by the current or next pass when due_now; held: kept under its kind's hold).
 inline void page_release(Page* pg, bool due_now, bool held = false) {
-  SCAV_ASSERT(pg->used == 0 && pg->tcached == 0 && !pg->thread_free.load());
+  SCAV_ASSERT(pg->used == 0 && !pg->thread_free.load());
   pg->owner_tag.store(0, std::memory_order_relaxed);
   pg->where = kWhereNone;
   pg->free = nullptr;

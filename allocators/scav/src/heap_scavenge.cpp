@@ -47,7 +47,6 @@ void purge_free_interiors(Page* pg) {
 
 void heap_collect_pages(Heap* h, bool due_now, bool interiors) {
   if (h->remote_live) remote_flush_all(h);
-  heap_tc_flush(h);
   h->remote_pending.store(0, std::memory_order_relaxed);
   for (unsigned c = 0; c < kNumClasses; c++) {
     for (Page* pg = h->full[c].first; pg;) {

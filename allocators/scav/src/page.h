@@ -14,17 +14,9 @@ namespace scav {
 
 struct Heap;
 struct Arena;
-struct Page;
 
 struct Block {
   Block* next;
-};
-
-// A block in a heap's thread cache also holds its page (every block is at least 16
-// bytes), so that malloc finds the page without the slice map.
-struct CachedBlock {
-  CachedBlock* next;
-  Page* page;
 };
 
 // owner_tag = address of the owning heap | flags; 0 when the page is not owned. The
@@ -42,11 +34,9 @@ constexpr uintptr_t kTagMask = 3;
 enum PageWhere : uint8_t { kWhereNone = 0, kWhereQueue, kWhereFull, kWhereCached, kWhereFloat };
 
 // Invariant (owner view, checked by page_check in debug builds):
-//   used + |free| + tcached + |thread_free| + (capacity - carved) == capacity
-// i.e. every carved block is handed out (used), in the owner's free list, in its
-// heap's thread cache, or in the list other threads push to. used == 0 with
-// thread_free empty and tcached == 0 means the page is empty. The local free of a
-// page's last used block takes its cached blocks back first (heap_tc_pull).
+//   used + |free| + |thread_free| + (capacity - carved) == capacity
+// i.e. every carved block is handed out (used), in the owner's free list, or in the
+// list other threads push to. used == 0 with thread_free empty means the page is empty.
 struct alignas(64) Page {
   // Owner cache line: what malloc and the local free touch.
   Block* free;
@@ -61,8 +51,7 @@ struct alignas(64) Page {
   uint8_t kind;
   uint8_t where;
   uint8_t rotated;  // heap_find_page moved it to its queue's back with no free block
-  uint8_t pad_;
-  uint16_t tcached;  // its free blocks in the heap's thread cache (heap.h), not in `free`
+  uint8_t pad_[3];
   uint64_t pad2_;
 
   // Shared cache line: read by every free, written by other threads' frees and by the

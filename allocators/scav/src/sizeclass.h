@@ -50,22 +50,6 @@ inline unsigned class_of(size_t n) {
 
 enum PageKind : uint8_t { kPageSmall = 0, kPageMedium = 1, kPageLarge = 2 };
 
-// The thread cache (heap.h) serves the classes of 64 KiB pages, blocks up to 8 KiB.
-constexpr unsigned kTcClasses = class_of_formula(kSmallMax) + 1;
-// How many blocks a class's thread cache holds before a free gives half of them back
-// to their pages: 64, and no more than 256 KiB of blocks (32 of 8 KiB).
-constexpr unsigned tc_limit(unsigned c) {
-  return class_size(c) * 64 <= 256 * 1024 ? 64 : unsigned(256 * 1024 / class_size(c));
-}
-static_assert(class_size(kTcClasses - 1) == kSmallMax && tc_limit(kTcClasses - 1) == 32);
-struct TcLimitTable {
-  uint8_t limit[kTcClasses];
-  constexpr TcLimitTable() : limit{} {
-    for (unsigned c = 0; c < kTcClasses; c++) limit[c] = uint8_t(tc_limit(c));
-  }
-};
-inline constexpr TcLimitTable kTcLimit{};
-
 constexpr PageKind class_kind(unsigned c) {
   size_t b = class_size(c);
   return b <= kSmallMax ? kPageSmall : (b < kLargeMin ? kPageMedium : kPageLarge);
