@@ -46,10 +46,12 @@ inline constexpr SmallClassTable kSmallClassTable{};
 // Above 1 KiB a class spans a multiple of 128 bytes, so (n - 1) / 128 names it: a
 // table of 4096 entries for 1 KiB < n <= 512 KiB, one load instead of a bit scan and
 // four dependent steps (a loop of 128 KiB mallocs is that chain's latency).
+constexpr unsigned kLargeClassShift = 7;
 struct LargeClassTable {
-  uint8_t cls[4096];
+  uint8_t cls[kLargeMax >> kLargeClassShift];
   constexpr LargeClassTable() : cls{} {
-    for (unsigned i = 0; i < 4096; i++) cls[i] = uint8_t(class_of_formula(size_t(i) * 128 + 128));
+    for (size_t i = 0; i < (kLargeMax >> kLargeClassShift); i++)
+      cls[i] = uint8_t(class_of_formula((i + 1) << kLargeClassShift));
   }
 };
 inline constexpr LargeClassTable kLargeClassTable{};
@@ -58,8 +60,8 @@ inline constexpr LargeClassTable kLargeClassTable{};
 constexpr bool large_class_table_ok() {
   for (unsigned c = class_of_formula(1025); c < kNumClasses; c++) {
     const size_t b = class_size(c);
-    if (kLargeClassTable.cls[(b - 1) >> 7] != c) return false;
-    if (c + 1 < kNumClasses && kLargeClassTable.cls[b >> 7] != c + 1) return false;
+    if (kLargeClassTable.cls[(b - 1) >> kLargeClassShift] != c) return false;
+    if (c + 1 < kNumClasses && kLargeClassTable.cls[b >> kLargeClassShift] != c + 1) return false;
   }
   return true;
 }
@@ -67,7 +69,7 @@ static_assert(large_class_table_ok());
 
 inline unsigned class_of(size_t n) {
   if (n <= 1024) return kSmallClassTable.cls[(n + 15) >> 4];
-  return kLargeClassTable.cls[(n - 1) >> 7];
+  return kLargeClassTable.cls[(n - 1) >> kLargeClassShift];
 }
 
 enum PageKind : uint8_t { kPageSmall = 0, kPageMedium = 1, kPageLarge = 2 };
