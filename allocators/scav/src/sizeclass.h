@@ -34,43 +34,35 @@ constexpr unsigned class_of_formula(size_t n) {
   return 8 + (k - 7) * 8 + unsigned((s >> (k - 3)) & 7);
 }
 
-// Lookup table for n <= 1024, indexed by (n + 15) / 16: one load on the fast path.
-struct SmallClassTable {
-  uint8_t cls[65];
-  constexpr SmallClassTable() : cls{} {
-    for (unsigned i = 0; i <= 64; i++) cls[i] = uint8_t(class_of_formula(i * 16));
+// A class table for sizes up to Max in granules of 2^Shift, indexed by n rounded up to
+// a granule: entry i is the class of i granules. One load on malloc's fast path, whose
+// chain of dependent loads starts with the class. Below 1 KiB the granule is 16 bytes;
+// above it every class spans a multiple of 128 bytes, so a table of 4096 entries for
+// up to 512 KiB replaces a bit scan and four dependent steps.
+template <unsigned Shift, size_t Max>
+struct ClassTable {
+  uint8_t cls[(Max >> Shift) + 1];
+  constexpr ClassTable() : cls{} {
+    for (size_t i = 0; i <= (Max >> Shift); i++) cls[i] = uint8_t(class_of_formula(i << Shift));
   }
+  constexpr unsigned operator()(size_t n) const { return cls[(n + (size_t(1) << Shift) - 1) >> Shift]; }
 };
-inline constexpr SmallClassTable kSmallClassTable{};
+inline constexpr ClassTable<4, 1024> kSmallClassTable{};
+inline constexpr ClassTable<7, kLargeMax> kLargeClassTable{};
 
-// Above 1 KiB a class spans a multiple of 128 bytes, so (n - 1) / 128 names it: a
-// table of 4096 entries for 1 KiB < n <= 512 KiB, one load instead of a bit scan and
-// four dependent steps (a loop of 128 KiB mallocs is that chain's latency).
-constexpr unsigned kLargeClassShift = 7;
-struct LargeClassTable {
-  uint8_t cls[kLargeMax >> kLargeClassShift];
-  constexpr LargeClassTable() : cls{} {
-    for (size_t i = 0; i < (kLargeMax >> kLargeClassShift); i++)
-      cls[i] = uint8_t(class_of_formula((i + 1) << kLargeClassShift));
-  }
-};
-inline constexpr LargeClassTable kLargeClassTable{};
-
-// Every class above 1 KiB holds its largest size and the next size is the next class.
+// The coarse table is right only where classes span whole granules: every class above
+// 1 KiB holds its largest size, and the next size is the next class.
 constexpr bool large_class_table_ok() {
   for (unsigned c = class_of_formula(1025); c < kNumClasses; c++) {
     const size_t b = class_size(c);
-    if (kLargeClassTable.cls[(b - 1) >> kLargeClassShift] != c) return false;
-    if (c + 1 < kNumClasses && kLargeClassTable.cls[b >> kLargeClassShift] != c + 1) return false;
+    if (kLargeClassTable(b) != c) return false;
+    if (c + 1 < kNumClasses && kLargeClassTable(b + 1) != c + 1) return false;
   }
   return true;
 }
 static_assert(large_class_table_ok());
 
-inline unsigned class_of(size_t n) {
-  if (n <= 1024) return kSmallClassTable.cls[(n + 15) >> 4];
-  return kLargeClassTable.cls[(n - 1) >> kLargeClassShift];
-}
+inline unsigned class_of(size_t n) { return n <= 1024 ? kSmallClassTable(n) : kLargeClassTable(n); }
 
 enum PageKind : uint8_t { kPageSmall = 0, kPageMedium = 1, kPageLarge = 2 };
 
