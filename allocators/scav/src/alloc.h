@@ -62,6 +62,22 @@ __attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
       f->used++;
       return b;
     }
+    // The current page ran out and the next one in the queue has blocks: the first
+    // step of heap_find_page's walk, without its call (a random live set of 10 000
+    // blocks of 8 B-4 KiB takes it on one malloc in seven). The current page goes to
+    // the back once, where frees refill it; the next one becomes current. Remote frees
+    // into the current page wait in its thread_free for the walk.
+    Page* nx = pg->next;
+    if (nx != nullptr && nx->free != nullptr && !pg->rotated && h->remote_live == 0) {
+      queue_advance(h->queue[c]);
+      pg->rotated = 1;
+      nx->rotated = 0;
+      h->current[c] = nx;
+      b = nx->free;
+      nx->free = b->next;
+      nx->used++;
+      return b;
+    }
   }
   return Slow(n);
 }

@@ -178,7 +178,8 @@ Page* heap_find_page(Heap* h, unsigned c) {
       }
       Page* next = pg->next;
       // A page that ran out while others have room goes to the back once before the
-      // full list: the move to full is a full fence (page_to_full's Dekker pair) and
+      // full list (malloc's fast path does this step itself when the next page has a
+      // free block): the move to full is a full fence (page_to_full's Dekker pair) and
       // a free into a full page takes the slow path back, and a page whose blocks are
       // replaced at random runs out and gets one back all the time. At the back, a
       // local free is a plain push again and a remote one waits in thread_free for

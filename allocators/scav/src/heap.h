@@ -27,6 +27,19 @@ struct PageList {
 
 extern Page g_empty_page;
 
+// The queue's first page goes to its back and the second comes first (two pages at
+// least).
+__attribute__((always_inline)) inline void queue_advance(PageList& q) {
+  Page* pg = q.first;
+  Page* nx = pg->next;
+  q.first = nx;
+  nx->prev = nullptr;
+  pg->next = nullptr;
+  pg->prev = q.last;
+  q.last->next = pg;
+  q.last = pg;
+}
+
 // A cache slot holds the address of a block, with kCacheMarked set by the scavenger
 // when it has seen the slot and found it untouched since the owner's put, or nothing:
 // 0, or kCacheMarked alone when membarrier is missing (the fast put, whose ordering

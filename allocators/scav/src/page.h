@@ -50,7 +50,7 @@ struct alignas(64) Page {
   uint16_t cls;
   uint8_t kind;
   uint8_t where;
-  uint8_t rotated;  // heap_find_page moved it to its queue's back with no free block
+  uint8_t rotated;  // moved to its queue's back with no free block (heap_find_page, alloc_from)
   uint8_t pad_[3];
   uint64_t pad2_;
 
