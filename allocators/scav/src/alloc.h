@@ -16,6 +16,15 @@
 
 namespace scav {
 
+// Class c's cache slot, its address held in one register: GCC otherwise computes it
+// again from c for each field the fast paths touch (a shift and an add each time),
+// which made a 128 KiB malloc/free pair 13% slower.
+__attribute__((always_inline)) inline CacheSlot& cache_slot(Heap* h, unsigned c) {
+  CacheSlot* s = &h->cache[c];
+  asm("" : "+r"(s));
+  return *s;
+}
+
 // The fast paths run on tls_fast_heap, the thread's heap, except with SCAV_SECURE=1,
 // where it stays the empty heap: no fast allocation succeeds and no page's owner
 // matches it, so every call goes to a slow path, which checks and records the block
@@ -37,7 +46,7 @@ __attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
     // allocates the same class again. Owner side of the cache protocol (heap.cpp):
     // epoch, plain load and store, epoch; the cases it declines go the slow path.
     uint32_t e1 = h->steal_epoch.load(std::memory_order_acquire);
-    CacheSlot& s = h->cache[c];
+    CacheSlot& s = cache_slot(h, c);
     uintptr_t v = s.block.load(std::memory_order_relaxed);
     if (v != 0 && s.floating == nullptr && !(e1 & 1)) {
       s.block.store(0, std::memory_order_relaxed);
@@ -116,7 +125,7 @@ __attribute__((always_inline)) inline void free_fast(void* p) {
     // deadline, then fences every thread, then reads the slots, so it sees this block
     // or this load sees its reset and re-arms). Without membarrier no slot holds 0.
     unsigned c = slice_ref_class(ref);
-    CacheSlot& s = h->cache[c];
+    CacheSlot& s = cache_slot(h, c);
     uint8_t w = pg->where;
     if (s.block.load(std::memory_order_relaxed) == 0) {
       bool put = true;
