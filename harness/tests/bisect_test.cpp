@@ -20,6 +20,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A bisect builds scav at several commits and runs each: about a minute on a quiet
+// 2-core machine, several while other tests load both cores (the resumed bisect below
+// was killed at run_harness's default 60 s in a full suite run beside a fuzzer).
+constexpr double kBisectTimeout = 300;
+
 std::string git(const std::string& repo, std::vector<std::string> args) {
   std::vector<std::string> argv = {"/usr/bin/git", "-C", repo, "-c", "user.name=memharness test", "-c",
                                    "user.email=test@memharness.invalid"};
@@ -167,7 +172,8 @@ TEST_F(Pins, AnUnknownPinOrRevisionIsExitTwoNamingIt) {
 TEST_F(Pins, BisectRefusesRevisionsThatDoNotDiffer) {
   auto c = test::run_harness({"bisect", "--pin", "scavtest", "--good", good_, "--bad", commits_[2], "--metric",
                               "final_rss_kb", "-n", "3", "--seed", "7", "-q", "--state",
-                              test::scratch("bisect-same/state.json"), "-w", "idle-return", "--smoke"});
+                              test::scratch("bisect-same/state.json"), "-w", "idle-return", "--smoke"},
+                             kBisectTimeout);
   EXPECT_EQ(c.exit_code, 2) << c.out << c.err;
   EXPECT_NE(c.err.find("do not differ"), std::string::npos) << c.err;
 }
@@ -210,7 +216,7 @@ TEST_F(Pins, BisectFindsTheCommitSkipsTheBrokenOneAndResumes) {
   ASSERT_GE(stopped["steps"].size(), 1u);  // the check of good against bad is kept
   EXPECT_EQ(stopped["steps"][0]["outcome"], "bad");
 
-  auto c = test::run_harness(args);
+  auto c = test::run_harness(args, kBisectTimeout);
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   EXPECT_NE(c.err.find("resuming " + state), std::string::npos) << c.err;
   EXPECT_NE(c.out.find("first bad commit: " + commits_[7] + " Purge three seconds after a free"), std::string::npos)

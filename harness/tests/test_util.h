@@ -15,9 +15,9 @@
 
 namespace mh::test {
 
-inline Captured run_harness(std::vector<std::string> args) {
+inline Captured run_harness(std::vector<std::string> args, double timeout_s = 60) {
   args.insert(args.begin(), HARNESS_BIN);
-  return run_capture(args);
+  return run_capture(args, timeout_s);
 }
 
 // A path in the scratch folder, unique to this test process (CTest runs tests
