@@ -36,12 +36,7 @@ __attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
   if (SCAV_LIKELY(n <= kLargeMax)) {
     unsigned c = class_of(n);
     Page* pg = h->current[c];
-    Block* b = pg->free;
-    if (SCAV_LIKELY(b != nullptr)) {
-      pg->free = b->next;
-      pg->used++;
-      return b;
-    }
+    if (SCAV_LIKELY(pg->free != nullptr)) return page_pop(pg);
     // The class's cached block: a thread that frees the last block of a page and
     // allocates the same class again. Owner side of the cache protocol (heap.cpp):
     // epoch, plain load and store, epoch; the cases it declines go the slow path.
@@ -66,10 +61,7 @@ __attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
       h->queue[c].first = h->queue[c].last = f;
       f->where = kWhereQueue;
       h->current[c] = f;
-      b = f->free;
-      f->free = b->next;
-      f->used++;
-      return b;
+      return page_pop(f);
     }
     // The current page ran out and the next one in the queue has blocks: the first
     // step of heap_find_page's walk, without its call (a random live set of 10 000
@@ -82,10 +74,7 @@ __attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
       pg->rotated = 1;
       nx->rotated = 0;
       h->current[c] = nx;
-      b = nx->free;
-      nx->free = b->next;
-      nx->used++;
-      return b;
+      return page_pop(nx);
     }
   }
   return Slow(n);

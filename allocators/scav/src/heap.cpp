@@ -391,12 +391,7 @@ void* heap_alloc_slow(size_t size) {
       return b;
     }
     Page* pg = heap_find_page(h, c);
-    if (pg) {
-      Block* b = pg->free;
-      pg->free = b->next;
-      pg->used++;
-      p = b;
-    }
+    if (pg) p = page_pop(pg);
     heap_check(h, c);
   }
   scavenger_poll();

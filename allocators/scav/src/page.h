@@ -75,6 +75,14 @@ inline Block* page_block_of(const Page* pg, void* p) {
   return reinterpret_cast<Block*>(pg->start + (off / pg->bsize) * pg->bsize);
 }
 
+// Hand out the first block of the owner's free list (not empty).
+__attribute__((always_inline)) inline Block* page_pop(Page* pg) {
+  Block* b = pg->free;
+  pg->free = b->next;
+  pg->used++;
+  return b;
+}
+
 // Move what other threads freed into the owner's list. Returns the number of blocks.
 inline uint32_t page_collect(Page* pg) {
   if (!pg->thread_free.load(std::memory_order_relaxed)) return 0;
