@@ -27,7 +27,12 @@
 #include "secure.h"
 #include "stats.h"
 
-#define SCAV_API extern "C" __attribute__((visibility("default")))
+// Every exported function starts on a 64-byte boundary: the fast paths of alloc.h are
+// inlined into them, and where their first instruction falls in a fetch block moved a
+// 128 KiB malloc/free pair by 20% with no change to its code (allocators/scav/README.md,
+// "Speed"). Aligned, the figure no longer depends on what the linker placed before it.
+#define SCAV_ALIGN_ENTRY aligned(64)
+#define SCAV_API extern "C" __attribute__((visibility("default"), SCAV_ALIGN_ENTRY))
 #ifdef SCAV_PREFIXED
 #define SCAV_NAME(f) scav_##f
 #else
@@ -379,7 +384,7 @@ SCAV_API int setns(int fd, int nstype) noexcept {
 
 // ---- C++ --------------------------------------------------------------------------
 
-#define SCAV_CXX __attribute__((visibility("default")))
+#define SCAV_CXX __attribute__((visibility("default"), SCAV_ALIGN_ENTRY))
 
 SCAV_CXX void* operator new(size_t n) { return new_impl(n); }
 SCAV_CXX void* operator new[](size_t n) { return new_impl(n); }
