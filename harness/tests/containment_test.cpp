@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -67,6 +68,47 @@ TEST(RunCapture, ABackgroundChildIsNamedAndKilled) {
   EXPECT_EQ(c.leftovers[0].comm, "sleep");
   EXPECT_EQ(c.leftovers[0].cmdline, "sleep 77.202");
   expect_none_left("77.202");
+}
+
+// A harness killed between fork and resume(): its paused child must not wait for
+// it for ever, nor start the program. The "harness" here is a forked process that
+// starts a paused child, hands its pid back and exits without releasing it.
+TEST(Spawn, APausedChildWhoseHarnessDiedExitsWithoutStarting) {
+  int back[2];
+  ASSERT_EQ(pipe(back), 0);
+  const pid_t harness = fork();
+  ASSERT_GE(harness, 0);
+  if (harness == 0) {
+    close(back[0]);
+    ChildSpec spec;
+    spec.path = "/bin/sleep";
+    spec.argv = {"sleep", "77.203"};
+    spec.env = clean_environment();
+    std::string error;
+    auto child = Child::start_paused(spec, error);
+    const pid_t pid = child ? child->pid() : -1;
+    ssize_t w = write(back[1], &pid, sizeof pid);
+    (void)w;
+    _exit(0);  // no destructor, no resume: as if killed
+  }
+  close(back[1]);
+  pid_t paused = -1;
+  ASSERT_EQ(read(back[0], &paused, sizeof paused), ssize_t(sizeof paused));
+  close(back[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(harness, &status, 0), harness);
+  ASSERT_GT(paused, 0);
+  // Orphaned, it is reaped by init (or by a subreaper above the test): gone, or a zombie.
+  auto running = [&] {
+    auto stat = procfs::read_text("/proc/" + std::to_string(paused) + "/stat");
+    auto st = stat ? procfs::parse_stat(*stat) : std::nullopt;
+    return st && st->state != 'Z';
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  while (running() && seconds_since(t0) < 5) usleep(10000);
+  EXPECT_FALSE(running()) << "the paused child " << paused << " still runs";
+  if (running()) kill(paused, SIGKILL);
+  expect_none_left("77.203");
 }
 
 // Each way, where the machine allows it: a setsid daemon the child left is

@@ -92,9 +92,16 @@ std::optional<Child> Child::start_paused(const ChildSpec& spec, std::string& err
     }
     if (spec.stdin_fd >= 0) dup2(spec.stdin_fd, STDIN_FILENO);
     for (int fd : spec.inherit_fds) fcntl(fd, F_SETFD, 0);
+    // Only the harness holds the write end of `go`: if it dies before resume() (a
+    // SIGKILL), the read ends at EOF and the program never starts; a copy of the
+    // write end kept here would leave this child waiting for ever.
+    close(go[1]);
+    close(exec_status[0]);
     char byte;
-    while (read(go[0], &byte, 1) < 0 && errno == EINTR) {
+    ssize_t got;
+    while ((got = read(go[0], &byte, 1)) < 0 && errno == EINTR) {
     }
+    if (got != 1) _exit(127);
     if (spec.cwd.empty() || chdir(spec.cwd.c_str()) == 0) execve(spec.path.c_str(), argv.data(), envp.data());
     int err = errno;
     ssize_t w = write(exec_status[1], &err, sizeof err);
