@@ -20,6 +20,13 @@
 namespace mh {
 namespace {
 
+// Whether the process of /proc/PID (dir) exists and is not a zombie.
+bool running(const std::string& dir) {
+  auto stat = procfs::read_text(dir + "/stat");
+  auto st = stat ? procfs::parse_stat(*stat) : std::nullopt;
+  return st && st->state != 'Z';
+}
+
 // Running processes whose command line is `sleep MARKER`.
 std::vector<pid_t> alive_with(const std::string& marker) {
   std::vector<pid_t> out;
@@ -27,9 +34,7 @@ std::vector<pid_t> alive_with(const std::string& marker) {
   while (dirent* e = d ? readdir(d) : nullptr) {
     const std::string dir = std::string("/proc/") + e->d_name;
     auto cmdline = procfs::read_text(dir + "/cmdline");
-    auto stat = procfs::read_text(dir + "/stat");
-    auto st = stat ? procfs::parse_stat(*stat) : std::nullopt;
-    if (cmdline && st && st->state != 'Z' && *cmdline == std::string("sleep\0", 6) + marker + '\0')
+    if (cmdline && *cmdline == std::string("sleep\0", 6) + marker + '\0' && running(dir))
       out.push_back(std::stoi(e->d_name));
   }
   if (d) closedir(d);
@@ -99,15 +104,11 @@ TEST(Spawn, APausedChildWhoseHarnessDiedExitsWithoutStarting) {
   ASSERT_EQ(waitpid(harness, &status, 0), harness);
   ASSERT_GT(paused, 0);
   // Orphaned, it is reaped by init (or by a subreaper above the test): gone, or a zombie.
-  auto running = [&] {
-    auto stat = procfs::read_text("/proc/" + std::to_string(paused) + "/stat");
-    auto st = stat ? procfs::parse_stat(*stat) : std::nullopt;
-    return st && st->state != 'Z';
-  };
+  const std::string dir = "/proc/" + std::to_string(paused);
   const auto t0 = std::chrono::steady_clock::now();
-  while (running() && seconds_since(t0) < 5) usleep(10000);
-  EXPECT_FALSE(running()) << "the paused child " << paused << " still runs";
-  if (running()) kill(paused, SIGKILL);
+  while (running(dir) && seconds_since(t0) < 5) usleep(10000);
+  EXPECT_FALSE(running(dir)) << "the paused child " << paused << " still runs";
+  if (running(dir)) kill(paused, SIGKILL);
   expect_none_left("77.203");
 }
 
