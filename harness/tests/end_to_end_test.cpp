@@ -393,13 +393,23 @@ TEST(Micro, PinKeepsEachBenchmarkThreadOnItsCpu) {
   EXPECT_EQ(p["ran_on"]["batch_handoff_64b"], Json::array({cpus[0], cpus[1 % cpus.size()]})) << p.dump();
   EXPECT_EQ(p["allowed"]["live_set_10k_8b_4k"], Json::array({1})) << p.dump();
   EXPECT_EQ(p["allowed"]["batch_handoff_64b"], Json::array({1, 1})) << p.dump();
+  // The one-CPU variant puts both of its threads on the first CPU.
+  EXPECT_EQ(p["ran_on"]["batch_handoff_64b_1cpu"], Json::array({cpus[0], cpus[0]})) << p.dump();
+  EXPECT_EQ(p["allowed"]["batch_handoff_64b_1cpu"], Json::array({1, 1})) << p.dump();
 
   std::string free_ = test::scratch("micro-unpinned.json");
-  c = test::run_harness({"-w", "micro", "--smoke", "--filter", "live_set", "-a", "glibc", "-n", "1", "-q", "-o", free_});
+  c = test::run_harness(
+      {"-w", "micro", "--smoke", "--filter", "live_set|batch_handoff_64b_1cpu", "-a", "glibc", "-n", "1", "-q", "-o", free_});
   ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
   p = test::load_json(free_)["runs"][0]["data"]["pinning"];
   EXPECT_EQ(p["cpus"], Json::array()) << p.dump();
   EXPECT_EQ(p["allowed"]["live_set_10k_8b_4k"], Json::array({static_cast<int>(cpus.size())})) << p.dump();
+  // Without --pin too, and the main thread (Google Benchmark's thread 0) gets its
+  // CPUs back: live_set, which runs after it on that thread, was allowed all of them.
+  const Json one = p["ran_on"]["batch_handoff_64b_1cpu"];
+  ASSERT_TRUE(one.is_array() && one.size() == 2) << p.dump();
+  EXPECT_EQ(one[0], one[1]) << p.dump();
+  EXPECT_EQ(p["allowed"]["batch_handoff_64b_1cpu"], Json::array({1, 1})) << p.dump();
 }
 
 // The table shows what the workload declares as its result, with its unit.

@@ -42,23 +42,26 @@ void pin(const benchmark::State& state) {
 std::mutex g_ran_on_mutex;
 std::map<std::string, std::vector<micro::RanOn>> g_ran_on;
 
+// Notes the CPU the calling benchmark thread is on and how many it may run on.
+void note_ran_on(const benchmark::State& state, const char* name) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const micro::RanOn here{sched_getcpu(),
+                          pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : -1};
+  const auto i = static_cast<size_t>(state.thread_index());
+  const std::lock_guard<std::mutex> lock(g_ran_on_mutex);
+  auto& threads = g_ran_on[name];
+  if (threads.size() <= i) threads.resize(i + 1);
+  threads[i] = here;
+}
+
 // Pins the benchmark thread (when asked) before its timed loop, and notes the CPU
 // it is on once the loop is over and how many it may run on, by benchmark and
 // thread index.
 class Pinned {
  public:
   Pinned(const benchmark::State& state, const char* name) : state_(state), name_(name) { pin(state); }
-  ~Pinned() {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    const micro::RanOn here{sched_getcpu(),
-                            pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : -1};
-    const auto i = static_cast<size_t>(state_.thread_index());
-    const std::lock_guard<std::mutex> lock(g_ran_on_mutex);
-    auto& threads = g_ran_on[name_];
-    if (threads.size() <= i) threads.resize(i + 1);
-    threads[i] = here;
-  }
+  ~Pinned() { note_ran_on(state_, name_); }
   Pinned(const Pinned&) = delete;
   Pinned& operator=(const Pinned&) = delete;
 
@@ -205,9 +208,7 @@ struct BatchRing {
 };
 BatchRing g_batch_ring;
 
-void batch_handoff_64b(benchmark::State& state) {
-  const Pinned pinned(state, __func__);
-  BatchRing& r = g_batch_ring;
+void batch_handoff(benchmark::State& state, BatchRing& r) {
   if (state.thread_index() == 0) {
     size_t head = r.head.load(std::memory_order_relaxed);
     for (auto _ : state) {
@@ -228,6 +229,54 @@ void batch_handoff_64b(benchmark::State& state) {
       r.tail.store(++tail, std::memory_order_release);
     }
   }
+}
+
+void batch_handoff_64b(benchmark::State& state) {
+  const Pinned pinned(state, __func__);
+  batch_handoff(state, g_batch_ring);
+}
+
+// Both threads on one CPU for the timed loop (the first the workload may run on),
+// with or without --pin: the threads take turns, the producer filling the ring and
+// the consumer emptying it, and every free is still of the other thread's block.
+// On two CPUs each batch's cache lines go from one core to the other, and what that
+// costs depends on where the host places the two virtual CPUs: a shared machine's
+// runs then fall in modes 3-9x apart for every allocator. Without the transfers what
+// is left is the allocator's own cross-thread path. The calling thread's affinity is
+// put back afterwards (Google Benchmark's thread 0 is the main thread).
+class OnOneCpu {
+ public:
+  explicit OnOneCpu(const benchmark::State& state) : state_(state) {
+    CPU_ZERO(&saved_);
+    saved_ok_ = pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_) == 0;
+    int cpu = -1;
+    if (!g_pin_cpus.empty()) cpu = g_pin_cpus[0];
+    for (int c = 0; cpu < 0 && saved_ok_ && c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &saved_)) cpu = c;
+    if (cpu < 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+  }
+  ~OnOneCpu() {
+    note_ran_on(state_, "batch_handoff_64b_1cpu");
+    if (saved_ok_) pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+  }
+  OnOneCpu(const OnOneCpu&) = delete;
+  OnOneCpu& operator=(const OnOneCpu&) = delete;
+
+ private:
+  const benchmark::State& state_;
+  cpu_set_t saved_;
+  bool saved_ok_ = false;
+};
+
+BatchRing g_batch_ring_1cpu;
+
+void batch_handoff_64b_1cpu(benchmark::State& state) {
+  const OnOneCpu one(state);
+  batch_handoff(state, g_batch_ring_1cpu);
 }
 
 // One thread, a live set of 10 000 blocks of 8 B to 4 KiB (uniform); each
@@ -257,7 +306,7 @@ void larson_2t_8b_1000b(benchmark::State& state) {
 const std::vector<std::string>& benchmark_names() {
   static const std::vector<std::string> names = {"malloc_free_random", "malloc_free_128k", "realloc_grow",
                                                  "calloc_4k", "producer_consumer",
-                                                 "batch_handoff_64b", "live_set_10k_8b_4k",
+                                                 "batch_handoff_64b", "batch_handoff_64b_1cpu", "live_set_10k_8b_4k",
                                                  "larson_2t_8b_1000b"};
   return names;
 }
@@ -290,6 +339,10 @@ void register_benchmarks() {
       ->UseRealTime()
       ->Unit(benchmark::kNanosecond);
   benchmark::RegisterBenchmark("batch_handoff_64b", batch_handoff_64b)
+      ->Threads(2)
+      ->UseRealTime()
+      ->Unit(benchmark::kNanosecond);
+  benchmark::RegisterBenchmark("batch_handoff_64b_1cpu", batch_handoff_64b_1cpu)
       ->Threads(2)
       ->UseRealTime()
       ->Unit(benchmark::kNanosecond);

@@ -29,6 +29,8 @@ std::vector<mhwl::MetricSpec> metric_specs() {
       {"producer_consumer", "malloc on one thread, free on another through an SPSC ring (per block)"},
       {"batch_handoff_64b", "one batch of 256 blocks of 64 B, malloc'd on one thread and freed on another "
                             "(ring of 8 batches)"},
+      {"batch_handoff_64b_1cpu", "batch_handoff_64b with both threads on one CPU, taking turns (no cache-line "
+                                 "transfers between cores)"},
       {"live_set_10k_8b_4k", "free one of 10 000 live blocks at random and malloc 8-4096 bytes in its place"},
       {"larson_2t_8b_1000b", "one round on each of 2 threads: a new thread takes over 1000 live blocks and "
                              "replaces 10 000 at random with 8-1000 bytes"},
