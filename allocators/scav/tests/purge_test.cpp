@@ -366,9 +366,10 @@ TEST(Idle, ThreadExitReturnsPages) {
 // pushes each run with one CAS (remote_batched counts those blocks); when it parks
 // or exits, what it still holds has reached the owner, whose collect then gives
 // every page back. 4000 blocks of 64 B: four pages, the last run of 32 blocks not
-// a full batch. `allocated` is read once both threads have their heaps and a forced
-// collect has taken the cached pages.
-void remote_frees_reach_the_owner(bool park) {
+// a full batch. `allocated` is read once the owner has its heap and a forced
+// collect has taken the cached pages. A freeing thread that has not allocated
+// before (a consumer) gathers too: its first such free gives it a heap.
+void remote_frees_reach_the_owner(bool park, bool freer_allocates = true) {
   static void* v[4000];
   std::atomic<int> owner_step{0}, freer_step{0};
   auto wait_step = [](std::atomic<int>& step, int want) {
@@ -382,7 +383,7 @@ void remote_frees_reach_the_owner(bool park) {
     malloc_trim(0);  // collects this heap's remote frees and gives its empty pages back
   });
   std::thread freer([&] {
-    free(malloc(16));  // a heap of its own, which gathers
+    if (freer_allocates) free(malloc(16));  // a heap of its own, which gathers
     freer_step = 1;
     wait_step(freer_step, 2);
     for (auto* p : v) free(p);
@@ -411,5 +412,10 @@ void remote_frees_reach_the_owner(bool park) {
 TEST(Remote, GatheredFreesReachTheOwnerWhenTheFreeingThreadParks) { remote_frees_reach_the_owner(true); }
 
 TEST(Remote, GatheredFreesReachTheOwnerWhenTheFreeingThreadExits) { remote_frees_reach_the_owner(false); }
+
+TEST(Remote, AThreadThatOnlyFreesGathersAndItsFreesReachTheOwner) {
+  remote_frees_reach_the_owner(true, false);
+  remote_frees_reach_the_owner(false, false);
+}
 
 }  // namespace
