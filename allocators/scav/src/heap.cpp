@@ -273,15 +273,14 @@ Heap* heap_thread_init() {
 }
 
 // Push head..tail, blocks of pg that other threads hold no more, with one CAS.
-void page_free_remote(Page* pg, Block* head, Block* tail) {
+void page_free_remote(Page* pg, unsigned c, Block* head, Block* tail) {
   // Read the owner and the class while our blocks keep the page from being released:
   // once they are pushed, the owner (or a pass) may collect them, find the page
   // empty and give it back, so after the push the page's owner fields may be gone.
   // Heaps are never unmapped, so touching h afterwards is safe; a flag set on a heap
   // whose page left in the meantime only costs its owner a look.
   Heap* h = page_heap(pg);
-  SCAV_ASSERT(h != nullptr);
-  const unsigned c = pg->cls;
+  SCAV_ASSERT(h != nullptr && c == pg->cls);
   Block* old = pg->thread_free.load(std::memory_order_relaxed);
   do {
     tail->next = old;
@@ -303,7 +302,7 @@ void page_free_remote(Page* pg, Block* head, Block* tail) {
 
 void remote_flush(Heap* me, unsigned i) {
   RemoteBatch& rb = me->remote[i];
-  page_free_remote(rb.page, rb.head, rb.tail);
+  page_free_remote(rb.page, rb.cls, rb.head, rb.tail);
   if (rb.count > 1) stat_add(g_stats.remote_batched, rb.count);
   rb = RemoteBatch{};
   me->remote_live &= ~(1u << i);
@@ -314,24 +313,27 @@ void remote_flush(Heap* me, unsigned i) {
 // remote frees only when it looks for free blocks anyway. Pushed at once: by a thread
 // without a heap, blocks above kRemoteBatchSize (a batch of them would keep megabytes
 // from their owner), and into a heap that is idle or abandoned, whose pages wait for
-// the scavenger: it must see the free now.
-void heap_free_remote(Heap* me, Page* pg, Block* b) {
-  if (SCAV_UNLIKELY(me == &g_empty_heap) || pg->bsize > kRemoteBatchSize ||
-      page_heap(pg)->state.load(std::memory_order_relaxed) != kHeapOwned) {
-    page_free_remote(pg, b, b);
-    return;
-  }
-  const unsigned i = pg->cls % kRemoteBatches;
-  RemoteBatch& rb = me->remote[i];
+// the scavenger: it must see the free now. The owner's state is read when a batch
+// starts: a batch of a heap that goes idle meanwhile is pushed at its next flush, as
+// the blocks it held already were. c is pg's class (from the slice map): the page's
+// owner line, which the owner's malloc writes, is not read here.
+void heap_free_remote(Heap* me, Page* pg, unsigned c, Block* b) {
+  const unsigned i = c % kRemoteBatches;
+  RemoteBatch& rb = me->remote[i];  // the empty heap's batches stay empty
   if (rb.page == pg) {
     b->next = rb.head;
     rb.head = b;
     if (++rb.count == kRemoteBatchMax) remote_flush(me, i);
     return;
   }
+  if (SCAV_UNLIKELY(me == &g_empty_heap) || c > kRemoteBatchClassMax ||
+      page_heap(pg)->state.load(std::memory_order_relaxed) != kHeapOwned) {
+    page_free_remote(pg, c, b, b);
+    return;
+  }
   if (rb.page) remote_flush(me, i);
   b->next = nullptr;
-  rb = RemoteBatch{pg, b, b, 1};
+  rb = RemoteBatch{pg, b, b, 1, uint16_t(c)};
   me->remote_live |= 1u << i;
 }
 
@@ -488,7 +490,9 @@ void heap_free_slow(Page* pg, void* p) {
   // batch_handoff_64b_1cpu. Not after the thread's exit gave its heap up.
   if (SCAV_UNLIKELY(h == &g_empty_heap) && !tls_heap_exited)
     if (Heap* mine = heap_thread_init()) h = mine;
-  heap_free_remote(h, pg, b);
+  // The class from the slice map, whose lines free_fast just read, not from the
+  // page's owner line (heap_free_remote).
+  heap_free_remote(h, pg, slice_ref_class(unit_ref_of(unit_slices_of(p), p)), b);
 }
 
 void heap_mark_aligned(Page* pg) {

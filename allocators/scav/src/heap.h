@@ -57,11 +57,14 @@ inline bool slot_empty(uintptr_t v) { return (v & ~kCacheMarked) == 0; }
 constexpr unsigned kRemoteBatches = 8;
 constexpr uint32_t kRemoteBatchMax = 64;
 constexpr uint32_t kRemoteBatchSize = 1024;  // larger blocks are pushed one by one
+constexpr unsigned kRemoteBatchClassMax = class_of_formula(kRemoteBatchSize);
+static_assert(class_size(kRemoteBatchClassMax) == kRemoteBatchSize);
 struct RemoteBatch {
   Page* page = nullptr;
   Block* head = nullptr;
   Block* tail = nullptr;
   uint32_t count = 0;
+  uint16_t cls = 0;  // page's class
 };
 
 // One class's cache: the slot, shared with the scavenger, and the owner's notes.
