@@ -69,7 +69,7 @@ __attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
     // the back once, where frees refill it; the next one becomes current. Remote frees
     // into the current page wait in its thread_free for the walk.
     Page* nx = pg->next;
-    if (nx != nullptr && nx->free != nullptr && !pg->rotated && h->remote_live == 0) {
+    if (nx != nullptr && nx->free != nullptr && !pg->rotated && tls_remote_live == 0) {
       queue_advance(h->queue[c]);
       pg->rotated = 1;
       nx->rotated = 0;

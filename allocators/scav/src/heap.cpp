@@ -27,8 +27,12 @@ constinit Page g_empty_page{};
 constinit Heap g_empty_heap{};
 __thread Heap* tls_heap = &g_empty_heap;
 __thread Heap* tls_fast_heap = &g_empty_heap;
-// The thread gave its heap up at exit (heap_thread_exit): a free then goes on without one.
+__thread RemoteBatch tls_remote[kRemoteBatches];
+__thread uint32_t tls_remote_live = 0;
+// The thread ran its exit hook (heap_thread_exit): it gathers no more batches, which
+// nothing would push. tls_exit_hook: the hook is set for a thread without a heap.
 __thread bool tls_heap_exited = false;
+__thread bool tls_exit_hook = false;
 bool g_asym_fence = false;  // set once at process init, before any heap exists
 constinit Lock g_heaps_lock;
 Heap* g_heaps = nullptr;
@@ -300,48 +304,59 @@ void page_free_remote(Page* pg, unsigned c, Block* head, Block* tail) {
     purge_arm(h->purge_expire, purge_deadline_from_now());
 }
 
-void remote_flush(Heap* me, unsigned i) {
-  RemoteBatch& rb = me->remote[i];
+void remote_flush(unsigned i) {
+  RemoteBatch& rb = tls_remote[i];
   page_free_remote(rb.page, rb.cls, rb.head, rb.tail);
   if (rb.count > 1) stat_add(g_stats.remote_batched, rb.count);
   rb = RemoteBatch{};
-  me->remote_live &= ~(1u << i);
+  tls_remote_live &= ~(1u << i);
 }
 
-// A free of block b of pg, a page of another heap, by the thread of heap me: gathered
-// into me's batch of pg's class (see heap.h) while pg's owner runs, which collects
-// remote frees only when it looks for free blocks anyway. Pushed at once: by a thread
-// without a heap, blocks above kRemoteBatchSize (a batch of them would keep megabytes
-// from their owner), and into a heap that is idle or abandoned, whose pages wait for
-// the scavenger: it must see the free now. The owner's state is read when a batch
+// Batches must be pushed when their thread exits: a thread without a heap has no exit
+// hook yet (its key's value is null), so it gets one before its first batch.
+bool exit_hook_set() {
+  if (tls_exit_hook || tls_heap != &g_empty_heap) return true;
+  if (!process_thread_attach(&g_empty_heap)) return false;
+  tls_exit_hook = true;
+  return true;
+}
+
+// A free of block b of pg, a page of another heap: gathered into the thread's batch of
+// pg's class (see heap.h) while pg's owner runs, which collects remote frees only when
+// it looks for free blocks anyway. Pushed at once: blocks above kRemoteBatchSize (a
+// batch of them would keep megabytes from their owner), into a heap that is idle or
+// abandoned, whose pages wait for the scavenger: it must see the free now, and by a
+// thread past its exit hook or whose own heap is handed off (nothing would push the
+// batch). The owner's state is read when a batch
 // starts: a batch of a heap that goes idle meanwhile is pushed at its next flush, as
 // the blocks it held already were. c is pg's class (from the slice map): the page's
 // owner line, which the owner's malloc writes, is not read here.
-void heap_free_remote(Heap* me, Page* pg, unsigned c, Block* b) {
+void heap_free_remote(Page* pg, unsigned c, Block* b) {
   const unsigned i = c % kRemoteBatches;
-  RemoteBatch& rb = me->remote[i];  // the empty heap's batches stay empty
+  RemoteBatch& rb = tls_remote[i];
   if (rb.page == pg) {
     b->next = rb.head;
     rb.head = b;
-    if (++rb.count == kRemoteBatchMax) remote_flush(me, i);
+    if (++rb.count == kRemoteBatchMax) remote_flush(i);
     return;
   }
-  if (SCAV_UNLIKELY(me == &g_empty_heap) || c > kRemoteBatchClassMax ||
-      page_heap(pg)->state.load(std::memory_order_relaxed) != kHeapOwned) {
+  if (c > kRemoteBatchClassMax || SCAV_UNLIKELY(tls_heap_exited) ||
+      page_heap(pg)->state.load(std::memory_order_relaxed) != kHeapOwned ||
+      tls_heap->state.load(std::memory_order_relaxed) != kHeapOwned || !exit_hook_set()) {
     page_free_remote(pg, c, b, b);
     return;
   }
-  if (rb.page) remote_flush(me, i);
+  if (rb.page) remote_flush(i);
   b->next = nullptr;
   rb = RemoteBatch{pg, b, b, 1, uint16_t(c)};
-  me->remote_live |= 1u << i;
+  tls_remote_live |= 1u << i;
 }
 
 }  // namespace
 
-void remote_flush_all(Heap* h) {
+void remote_flush_all() {
   for (unsigned i = 0; i < kRemoteBatches; i++)
-    if (h->remote_live & (1u << i)) remote_flush(h, i);
+    if (tls_remote_live & (1u << i)) remote_flush(i);
 }
 
 void page_unfull(Heap* h, Page* pg) {
@@ -383,7 +398,7 @@ void* heap_alloc_slow(size_t size) {
     }
   }
   SCAV_ASSERT(h->state.load(std::memory_order_relaxed) == kHeapOwned);
-  if (h->remote_live) remote_flush_all(h);
+  if (tls_remote_live) remote_flush_all();
   void* p = nullptr;
   if (size > kLargeMax) {
     p = huge_alloc(size, 0, nullptr);
@@ -486,15 +501,9 @@ __attribute__((noinline)) void free_slow_rest(Page* pg, void* p) {
   // A page nobody owns has no block out: a block freed again after its page went back
   // to the arena (the lone block, whose page the cache gave back), or a stray pointer.
   if (SCAV_UNLIKELY(tag == 0)) pointer_fail("double free (or invalid pointer) of", p);
-  // A thread that frees other threads' blocks before it allocates (a consumer) gets
-  // its heap now, for the batches: without one every such free is a CAS of its own on
-  // the page's remote list, which was a fifth of the consumer's time in
-  // batch_handoff_64b_1cpu. Not after the thread's exit gave its heap up.
-  if (SCAV_UNLIKELY(h == &g_empty_heap) && !tls_heap_exited)
-    if (Heap* mine = heap_thread_init()) h = mine;
   // The class from the slice map, whose lines free_fast just read, not from the
   // page's owner line (heap_free_remote).
-  heap_free_remote(h, pg, slice_ref_class(unit_ref_of(unit_slices_of(p), p)), b);
+  heap_free_remote(pg, slice_ref_class(unit_ref_of(unit_slices_of(p), p)), b);
 }
 
 }  // namespace
@@ -503,12 +512,11 @@ void heap_free_slow(Page* pg, void* p) {
   // A remote free into the page this thread is gathering a batch of, short of full:
   // pushed here, where no call follows, so that it saves no registers (the consumer
   // of batch_handoff_64b_1cpu spent a quarter of its time in this function). The
-  // batch holds blocks of pg, so pg is another heap's and in use; tls_fast_heap, whose
-  // batches stay empty with SCAV_SECURE=1, leaves every secure free to the checks.
-  Heap* h = tls_fast_heap;
-  RemoteBatch& rb = h->remote[slice_ref_class(unit_ref_of(unit_slices_of(p), p)) % kRemoteBatches];
+  // batch holds blocks of pg, so pg is another heap's and in use. With SCAV_SECURE=1
+  // every free goes through the checks.
+  RemoteBatch& rb = tls_remote[slice_ref_class(unit_ref_of(unit_slices_of(p), p)) % kRemoteBatches];
   if (rb.page == pg && rb.count + 1 < kRemoteBatchMax &&
-      !(pg->owner_tag.load(std::memory_order_relaxed) & kTagAligned)) {
+      !(pg->owner_tag.load(std::memory_order_relaxed) & kTagAligned) && !secure_on()) {
     Block* b = static_cast<Block*>(p);
     b->next = rb.head;
     rb.head = b;
@@ -536,6 +544,7 @@ void heap_collect(Heap* h, bool due_now) {
 }
 
 void heap_collect_current_thread() {
+  if (tls_remote_live) remote_flush_all();
   Heap* h = tls_heap;
   if (h == &g_empty_heap) return;
   heap_collect(h, true);
@@ -557,8 +566,10 @@ void heap_reclaim(Heap* h) {
 }  // namespace
 
 void heap_thread_exit(void* arg) {
+  if (tls_remote_live) remote_flush_all();
+  tls_heap_exited = true;
   Heap* h = static_cast<Heap*>(arg);
-  if (tls_heap != h) return;
+  if (h == &g_empty_heap || tls_heap != h) return;  // a thread without a heap: batches only
   // A thread that exits (or is cancelled) between scav_thread_idle_start and _end: a
   // pass may hold its heap busy, editing the lists we are about to collect, and would
   // then write back `idle` over our `abandoned` (a heap never adopted again). Take the
@@ -568,18 +579,17 @@ void heap_thread_exit(void* arg) {
   // and free memory go the remote path, and one that allocates adopts a heap anew.
   tls_heap = &g_empty_heap;
   tls_fast_heap = &g_empty_heap;
-  tls_heap_exited = true;
   heap_collect(h, false);
   h->state.store(kHeapAbandoned, std::memory_order_release);
   scavenger_poll();
 }
 
 void heap_idle_start() {
+  // A parked thread's batches would keep their blocks from their owners.
+  if (tls_remote_live) remote_flush_all();
   Heap* h = tls_heap;
   if (h == &g_empty_heap) return;
   stat_add(g_stats.idle_handoffs, 1);
-  // A parked thread's batches would keep their blocks from their owners.
-  if (h->remote_live) remote_flush_all(h);
   // Only something new schedules a visit; a loop that idles at kHz with nothing freed
   // must not wake the scavenger per turn (seed 004). Cache puts armed the heap already.
   if (h->remote_pending.load(std::memory_order_relaxed)) {

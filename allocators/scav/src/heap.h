@@ -47,13 +47,15 @@ __attribute__((always_inline)) inline void queue_advance(PageList& q) {
 constexpr uintptr_t kCacheMarked = 1;
 inline bool slot_empty(uintptr_t v) { return (v & ~kCacheMarked) == 0; }
 
-// Frees of other heaps' small blocks gathered by this heap's thread, one page per
-// entry (entry cls % kRemoteBatches), so that a run of frees into one page costs one
-// CAS on its thread_free instead of one each: head..tail are count blocks of page,
-// linked. A batch is pushed when it reaches kRemoteBatchMax, when a free of another
-// page of its classes comes, and on the thread's malloc slow path, hand-off, exit and
-// collect; until then its blocks count as used in their page, at most kRemoteBatches
-// pages of blocks up to kRemoteBatchSize (heap_free_remote). Owner fields.
+// Frees of other heaps' small blocks gathered by a thread, one page per entry (entry
+// cls % kRemoteBatches), so that a run of frees into one page costs one CAS on its
+// thread_free instead of one each: head..tail are count blocks of page, linked. A batch
+// is pushed when it reaches kRemoteBatchMax, when a free of another page of its classes
+// comes, and on the thread's malloc slow path, hand-off, exit and collect; until then
+// its blocks count as used in their page, at most kRemoteBatches pages of blocks up to
+// kRemoteBatchSize (heap_free_remote). The batches are the thread's (TLS), not its
+// heap's: a thread that only frees (a consumer) gathers without a heap, which would
+// cost it page faults of its own.
 constexpr unsigned kRemoteBatches = 8;
 constexpr uint32_t kRemoteBatchMax = 64;
 constexpr uint32_t kRemoteBatchSize = 1024;  // larger blocks are pushed one by one
@@ -120,8 +122,6 @@ struct alignas(64) Heap {
   // A slot marked under its kind's hold is not taken before this (0: no hold).
   uint64_t scav_keep_until[kNumClasses] = {};
   Heap* next_all = nullptr;
-  alignas(64) RemoteBatch remote[kRemoteBatches];
-  uint32_t remote_live = 0;  // bit i: remote[i] holds a batch
 
   constexpr Heap() : current{}, cache{}, queue{}, full{}, full_remote{} {
     for (unsigned c = 0; c < kNumClasses; c++) current[c] = &g_empty_page;
@@ -136,6 +136,11 @@ extern __thread Heap* tls_heap;
 // The heap the fast paths of alloc.h use: tls_heap, or g_empty_heap for good with
 // SCAV_SECURE=1 (every call then takes a slow path, which checks). Set with tls_heap.
 extern __thread Heap* tls_fast_heap;
+
+// The calling thread's batches of remote frees (above); bit i of tls_remote_live:
+// tls_remote[i] holds a batch.
+extern __thread RemoteBatch tls_remote[kRemoteBatches];
+extern __thread uint32_t tls_remote_live;
 
 // Whether owners may use plain stores on cache slots (membarrier is available).
 extern bool g_asym_fence;

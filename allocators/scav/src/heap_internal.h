@@ -63,8 +63,8 @@ __attribute__((always_inline)) inline void page_unlink(Heap* h, Page* pg) {
   sync_current(h, c);
 }
 
-// Push every remote-free batch h holds (heap.h). Caller owns h or holds it busy.
-void remote_flush_all(Heap* h);
+// Push every remote-free batch the calling thread holds (heap.h).
+void remote_flush_all();
 
 // A full page got free blocks (a remote free was collected): back in the queue.
 void page_unfull(Heap* h, Page* pg);

@@ -46,7 +46,6 @@ void purge_free_interiors(Page* pg) {
 }  // namespace
 
 void heap_collect_pages(Heap* h, bool due_now, bool interiors) {
-  if (h->remote_live) remote_flush_all(h);
   h->remote_pending.store(0, std::memory_order_relaxed);
   for (unsigned c = 0; c < kNumClasses; c++) {
     for (Page* pg = h->full[c].first; pg;) {

@@ -71,10 +71,10 @@ void process_init() {
   options_mark_warned();
 }
 
-void process_thread_attach(Heap* h) {
+bool process_thread_attach(Heap* h) {
   // The value must be non-null for the destructor to run at thread exit. For a key
   // index below 32 glibc stores it in the thread descriptor without allocating.
-  if (g_key_ready.load(std::memory_order_acquire)) pthread_setspecific(g_heap_key, h);
+  return g_key_ready.load(std::memory_order_acquire) && pthread_setspecific(g_heap_key, h) == 0;
 }
 
 }  // namespace scav

@@ -7,7 +7,8 @@ namespace scav {
 struct Heap;
 
 void process_init();
-// Register the thread's heap so it is given back when the thread exits.
-void process_thread_attach(Heap* h);
+// Run heap_thread_exit(h) when the calling thread exits (h: its heap, or g_empty_heap
+// for a thread without one that holds remote-free batches). False if it cannot.
+bool process_thread_attach(Heap* h);
 
 }  // namespace scav

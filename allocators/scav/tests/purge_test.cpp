@@ -368,7 +368,7 @@ TEST(Idle, ThreadExitReturnsPages) {
 // every page back. 4000 blocks of 64 B: four pages, the last run of 32 blocks not
 // a full batch. `allocated` is read once the owner has its heap and a forced
 // collect has taken the cached pages. A freeing thread that has not allocated
-// before (a consumer) gathers too: its first such free gives it a heap.
+// before (a consumer) gathers too, without a heap: its exit pushes what it holds.
 void remote_frees_reach_the_owner(bool park, bool freer_allocates = true) {
   static void* v[4000];
   std::atomic<int> owner_step{0}, freer_step{0};
