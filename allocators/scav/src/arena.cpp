@@ -3,6 +3,8 @@
 // lock, the address map and the arena list are append-only and read without locks.
 #include "arena.h"
 
+#include <cerrno>
+
 #include "debug.h"
 #include "options.h"
 #include "os.h"
@@ -21,6 +23,121 @@ std::atomic<uint32_t> g_arena_count{0};
 namespace {
 
 Lock g_arena_create_lock;
+
+// Collapses: at most kCollapseBurst at once, then one per kCollapseTickMs (16 a
+// second). A collapse copies 2 MiB with the process's mmap lock taken (0.5-4 ms of a
+// core here, against 3-6 ms for the 512 small page faults that made the region
+// resident), so a growing heap costs the scavenger a few percent of a core at most.
+constexpr unsigned kCollapseBurst = 16;
+constexpr uint64_t kCollapseTickMs = 64;
+// A region with more OS pages absent than this stays as it is: a collapse makes
+// them resident (64 KiB of 2 MiB).
+constexpr size_t kCollapseMaxAbsent = 16;
+// Looks at a region that was in use but not resident enough, a delay apart, before
+// it waits to fill again (a page's blocks are carved as they are needed, so the pages
+// that were current when it filled become resident as the program goes on).
+constexpr unsigned kCollapseTries = 8;
+constexpr uint64_t kRegionSize = uint64_t(1) << kRegionShift;
+std::atomic<bool> g_collapse_unsupported{false};  // the kernel said EINVAL
+// Under the purge guard.
+unsigned g_collapse_tokens = kCollapseBurst;
+uint64_t g_collapse_tick = 0;
+
+uint64_t half_mask(uint32_t region) { return region % 2 ? 0xffffffff00000000ull : 0xffffffffull; }
+bool region_dense(const Arena* a, uint32_t r) { return (a->free_bits[r / 2] & half_mask(r)) == 0; }
+// The meta area's regions are never looked at: they are in use but sparsely touched.
+uint32_t first_data_region(const Arena* a) { return (a->meta_slices + kRegionSlices - 1) / kRegionSlices; }
+
+void region_split(Arena* a, uint32_t r) {
+  if (!a->regions[r].huge) return;
+  a->regions[r].huge = 0;
+  stat_add(g_stats.thp_collapsed_bytes, -int64_t(kRegionSize));
+}
+
+// Under a's lock, after a page took slices [s, s+n): a region it filled gets a look a
+// purge delay later. Returns that time, or 0.
+uint64_t regions_note_filled(Arena* a, uint32_t s, uint32_t n) {
+  if (!collapse_enabled()) return 0;
+  uint64_t due = 0;
+  for (uint32_t r = s / kRegionSlices; r <= (s + n - 1) / kRegionSlices; r++) {
+    Region& g = a->regions[r];
+    if (g.huge || g.due || r < first_data_region(a) || !region_dense(a, r)) continue;
+    if (!due) due = os::now_ms() + purge_delay_ms();
+    g.due = due;
+    g.tries = 0;
+  }
+  return due;
+}
+
+uint64_t earliest(uint64_t a, uint64_t b) { return !a || (b && b < a) ? b : a; }
+
+// Collapse region r (claimed: its due is 0) if it is resident enough; else look again
+// a delay later, at most kCollapseTries times. Returns the time of that next look, or 0.
+uint64_t region_collapse(Arena* a, uint32_t r, uint64_t now) {
+  void* p = reinterpret_cast<void*>(a->base + (uintptr_t(r) << kRegionShift));
+  unsigned char vec[kRegionSize / os::kPageSize];
+  size_t present = 0;
+  int e = os::resident_pages(p, kRegionSize, vec, &present);
+  const size_t absent = kRegionSize / os::kPageSize - present;
+  if (!e && absent <= kCollapseMaxAbsent) {
+    e = os::collapse_huge(p, kRegionSize);
+    if (e == EINVAL) g_collapse_unsupported.store(true, std::memory_order_relaxed);
+    if (e) {
+      stat_add(g_stats.thp_collapse_failures, 1);
+      return 0;
+    }
+    g_collapse_tokens--;
+    stat_add(g_stats.thp_collapses, 1);
+    stat_add(g_stats.thp_collapse_added, absent * os::kPageSize);
+    stat_add(g_stats.thp_collapsed_bytes, int64_t(kRegionSize));
+    LockGuard g(a->lock);
+    a->regions[r].huge = 1;
+    return 0;
+  }
+  stat_add(g_stats.thp_collapse_skips, 1);
+  LockGuard g(a->lock);
+  Region& reg = a->regions[r];
+  if (e || reg.due || reg.tries >= kCollapseTries || !region_dense(a, r)) return 0;
+  reg.tries++;
+  reg.due = now + purge_delay_ms();
+  return reg.due;
+}
+
+// The regions' part of a pass over arena a (see arenas_purge). Returns the earliest
+// look it leaves.
+uint64_t regions_collapse(Arena* a, uint64_t now, bool collapse) {
+  if (collapse && now >= g_collapse_tick + kCollapseTickMs) {
+    uint64_t ticks = (now - g_collapse_tick) / kCollapseTickMs;
+    g_collapse_tokens = ticks >= kCollapseBurst - g_collapse_tokens ? kCollapseBurst : g_collapse_tokens + unsigned(ticks);
+    g_collapse_tick = now;
+  }
+  const bool keep = collapse || scavenger_running();
+  uint32_t claimed[kCollapseBurst];
+  unsigned n = 0;
+  uint64_t left = 0;
+  {
+    LockGuard g(a->lock);
+    const uint32_t regions = a->slice_count / kRegionSlices;
+    for (uint32_t r = first_data_region(a); r < regions; r++) {
+      Region& reg = a->regions[r];
+      if (!reg.due) continue;
+      if (reg.due > now && keep) {
+        left = earliest(left, reg.due);
+      } else if (!keep || !region_dense(a, r)) {
+        reg.due = 0;  // no scavenger to collapse it, or no longer in use
+      } else if (!collapse) {
+        left = earliest(left, reg.due);  // the scavenger's next pass
+      } else if (n < g_collapse_tokens) {
+        reg.due = 0;
+        claimed[n++] = r;
+      } else {
+        left = earliest(left, g_collapse_tick + kCollapseTickMs);
+      }
+    }
+  }
+  for (unsigned i = 0; i < n; i++) left = earliest(left, region_collapse(a, claimed[i], now));
+  return left;
+}
 
 uint64_t run_mask(unsigned bit, unsigned n) {
   return n == 64 ? ~uint64_t(0) : (((uint64_t(1) << n) - 1) << bit);
@@ -80,6 +197,8 @@ Arena* arena_create() {
   a->word_early = per_word();
   a->word_kind = per_word();
   a->word_touched = per_word();
+  a->regions = reinterpret_cast<Region*>(p);
+  p += size_t(a->slice_count / kRegionSlices) * sizeof(Region);
   p = (p + 63) & ~uintptr_t(63);
   a->slice_page = reinterpret_cast<uintptr_t*>(p);
   p += size_t(a->slice_count) * sizeof(uintptr_t);
@@ -126,7 +245,7 @@ bool arena_find(Arena* a, unsigned n, uint32_t* out) {
 
 Page* arena_take(Arena* a, unsigned n) {
   uint32_t s;
-  uint64_t purged_at = 0, refault_bytes = 0;
+  uint64_t purged_at = 0, refault_bytes = 0, look = 0;
   bool early = false;
   HoldKind kind = HoldKind::kSmall;
   {
@@ -151,8 +270,10 @@ Page* arena_take(Arena* a, unsigned n) {
     a->committed_bits[w] |= m;
     stat_add(g_stats.arena_committed, fresh * int64_t(kSliceSize));
     stat_add(g_stats.purge_pending, -was_pending * int64_t(kSliceSize));
+    look = regions_note_filled(a, s, n);
     arena_check(a);
   }
+  if (look) purge_arm_earlier(a->purge_expire, look);
   if (purged_at) purge_note_reuse(kind, os::now_ms(), purged_at, early, refault_bytes);
   Page* pg = &a->pages[s];
   pg->first_slice = s;
@@ -238,7 +359,18 @@ void arena_free_page(Page* pg, bool due_now, bool held) {
   purge_arm_earlier(a->purge_expire, due);
 }
 
-uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
+bool collapse_enabled() {
+  return option(Opt::kThpCollapse) && !option(Opt::kThp) && option(Opt::kScavenger) &&
+         option(Opt::kPurgeAdvice) != kAdviceFree && !g_collapse_unsupported.load(std::memory_order_relaxed);
+}
+
+void arena_note_split(Arena* a, uintptr_t lo, uintptr_t hi) {
+  LockGuard g(a->lock);
+  for (uintptr_t r = (lo - a->base) >> kRegionShift; r <= (hi - 1 - a->base) >> kRegionShift; r++)
+    region_split(a, uint32_t(r));
+}
+
+uint64_t arenas_purge(bool force, bool scan, uint64_t now, bool collapse) {
   uint64_t total = 0;
   bool lazy = option(Opt::kPurgeAdvice) == kAdviceFree;
   // Pages past their plain delay stay for their kind's hold, as long as its budget
@@ -290,6 +422,8 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
         stat_add(g_stats.purge_calls, 1);
         left &= ~run_mask(lo, len);
       }
+      for (uint32_t r = 2 * w; r < 2 * w + 2; r++)
+        if (bits & half_mask(r)) region_split(a, r);
       int64_t bytes = int64_t(__builtin_popcountll(bits)) * int64_t(kSliceSize);
       a->pending_bits[w] &= ~bits;
       a->committed_bits[w] &= ~bits;
@@ -308,6 +442,7 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now) {
       total += uint64_t(bytes);
       arena_check(a);
     }
+    left_due = earliest(left_due, regions_collapse(a, now, collapse && !force));
     if (left_due) purge_arm(a->purge_expire, left_due);
   }
   for (unsigned k = 0; visited && !force && k < unsigned(HoldKind::kHuge); k++)

@@ -39,9 +39,25 @@ constexpr unsigned kMaxArenas = 1024;
 //               the hold's budget counts for it, and what a refault brings back
 // Invariants: pending ⊆ free ∩ committed; purged ⊆ free \ committed; the meta
 // slices are never free.
+// regions  - per 2 MiB (half a word, the span of one huge page): whether the scavenger
+//            made it one huge page (huge; cleared when a purge splits it), and when
+//            it looks at it for that (due, 0 when it will not: see arena_collapse).
 // purge_expire: 0, or a time at or before the earliest word_due of a word with
 // pending bits; set only from 0 by a free (arms the arena), reset to 0 by the pass
 // that visits it, which re-arms it with the earliest word it left pending.
+// A 2 MiB region of an arena, under the arena's lock: huge, it is one huge page since
+// a collapse and no purge has touched it since; due, a time at which a pass looks
+// whether it is still in use and resident, to collapse it then (0: no look pending);
+// tries, the looks that found too little of it resident since it last filled.
+constexpr unsigned kRegionShift = 21;
+constexpr unsigned kRegionSlices = 1u << (kRegionShift - kSliceShift);
+static_assert(kRegionSlices * 2 == 64, "a bitmap word is two regions");
+struct Region {
+  uint64_t due;
+  uint32_t huge;
+  uint32_t tries;
+};
+
 struct Arena {
   uintptr_t base;  // == this
   size_t size;
@@ -60,6 +76,7 @@ struct Arena {
   uint64_t* word_early;
   uint64_t* word_kind;
   uint64_t* word_touched;
+  Region* regions;
   uintptr_t* slice_page;  // SliceRef of the page that covers each slice, the released
                           // page, or 0 (never used)
   Page* pages;            // descriptor of a page, indexed by its first slice
@@ -133,7 +150,18 @@ void arena_free_page(Page* pg, bool due_now, bool held = false);
 
 // Purge the arenas that are due (all when force). Part of a purge pass: the caller
 // holds the purge guard. scan: also arenas that are not armed. Returns bytes purged.
-uint64_t arenas_purge(bool force, bool scan, uint64_t now);
+// collapse (the scavenger's own passes): also make the regions whose look is due one
+// huge page each where they are still in use and resident, at most kCollapseBurst at
+// once and kCollapsePerSecond on average: a program's live set then costs a TLB
+// entry per 2 MiB instead of per 4 KiB. Other passes leave those looks to the
+// scavenger's next pass, or drop them when it does not run.
+uint64_t arenas_purge(bool force, bool scan, uint64_t now, bool collapse);
+// Whether regions that fill are looked at for a collapse at all (thp_collapse, with
+// a scavenger, purges that drop pages, and THP not asked for everywhere by thp=1).
+bool collapse_enabled();
+
+// The kernel split the huge pages over [lo, hi) of arena a (a purge inside them).
+void arena_note_split(Arena* a, uintptr_t lo, uintptr_t hi);
 
 // Earliest expire of any arena, 0 if none (the pass puts it back at its end).
 uint64_t arenas_earliest_expire();

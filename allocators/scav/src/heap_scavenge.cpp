@@ -35,6 +35,7 @@ void purge_free_interiors(Page* pg) {
     uintptr_t hi = (reinterpret_cast<uintptr_t>(b) + pg->bsize) & ~(os::kPageSize - 1);
     if (hi > lo) {
       os::purge(reinterpret_cast<void*>(lo), hi - lo, lazy);
+      arena_note_split(pg->arena, lo, hi);
       stat_add(g_stats.purge_calls, 1);
       stat_add(g_stats.purged, hi - lo);
       stat_add(g_stats.interiors_purged, hi - lo);

@@ -17,6 +17,7 @@ enum class Opt : unsigned {
   kVerbose,
   kSecure,
   kThp,
+  kThpCollapse,
   kCount
 };
 

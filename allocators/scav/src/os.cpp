@@ -1,5 +1,5 @@
-// os.cpp - the allocator's only door to the kernel: mmap, munmap, madvise, mremap,
-// futex, membarrier, prctl, unshare, setns, write, and pthread_create for the
+// os.cpp - the allocator's only door to the kernel: mmap, munmap, madvise, mincore,
+// mremap, futex, membarrier, prctl, unshare, setns, write, and pthread_create for the
 // scavenger's thread. Stateless but for the one thread's start block; any thread.
 //
 // Contract, for every function: addresses and sizes are page-aligned; the result is 0
@@ -123,6 +123,30 @@ int huge_pages(void* p, size_t size, bool want) {
   // (seed 002: partly used huge pages stay resident). Arenas opt out unless the thp
   // option asks for them; EINVAL means THP is not built in.
   return err(sys(SYS_madvise, long(p), long(size), want ? MADV_HUGEPAGE : MADV_NOHUGEPAGE));
+}
+
+int resident_pages(void* p, size_t size, unsigned char* vec, size_t* out) {
+  // mincore's bit 0 per page: present in memory (for anonymous memory, faulted in and
+  // not purged; pages handed to MADV_FREE count until the kernel takes them).
+  if (int e = err(sys(SYS_mincore, long(p), long(size), long(vec)))) return e;
+  size_t n = 0;
+  for (size_t i = 0; i < size / kPageSize; i++) n += vec[i] & 1;
+  *out = n;
+  return 0;
+}
+
+int collapse_huge(void* p, size_t size) {
+  // MADV_COLLAPSE (Linux 6.1) copies the range into a huge page now, whatever THP's
+  // sysfs mode, but not in a VMA marked MADV_NOHUGEPAGE: the range opts in for the
+  // call and out again after it. Opting out does not split a huge page already made,
+  // and keeps the page fault handler and khugepaged from making others there (a
+  // range purged later and touched again gets small pages). Pages that were not
+  // present are zero-filled into the huge page: the caller decides how many may be.
+  constexpr int kMadvCollapse = 25;
+  if (int e = err(sys(SYS_madvise, long(p), long(size), MADV_HUGEPAGE))) return e;
+  int e = err(sys(SYS_madvise, long(p), long(size), kMadvCollapse));
+  sys(SYS_madvise, long(p), long(size), MADV_NOHUGEPAGE);
+  return e;
 }
 
 int remap(void* p, size_t old_size, size_t new_size, void** out) {

@@ -23,6 +23,12 @@ uint64_t address_space_limit();
 int unmap(void* p, size_t size);
 int purge(void* p, size_t size, bool lazy);           // lazy: MADV_FREE, else MADV_DONTNEED
 int huge_pages(void* p, size_t size, bool want);
+// How many of the pages of [p, p+size) are present; vec has a byte per page.
+int resident_pages(void* p, size_t size, unsigned char* vec, size_t* out);
+// Make [p, p+size) (one aligned huge page's span, in a range that opted out of huge
+// pages) one huge page now; the range stays opted out. EINVAL: the kernel has no
+// MADV_COLLAPSE (before 6.1) or no THP; EAGAIN or ENOMEM: no huge page to be had.
+int collapse_huge(void* p, size_t size);
 int remap(void* p, size_t old_size, size_t new_size, void** out);
 
 // Futex on a 32-bit word. wait returns 0 when woken, ETIMEDOUT, EAGAIN (value changed)

@@ -98,7 +98,7 @@ void scavenger_main(void*) {
       stat_add(g_stats.scavenger_turns, 1);
       // Dropped because another thread is in a pass: that pass resets the deadline
       // and puts back what it leaves; look again shortly.
-      if (!purge_pass(false, false)) os::sleep_ms(1);
+      if (!purge_pass(false, false, false, true)) os::sleep_ms(1);
       continue;
     }
     int64_t timeout = e == 0 ? safety : int64_t(e - now);
@@ -116,7 +116,7 @@ void scavenger_main(void*) {
       // Safety net: nothing was scheduled for a whole timeout; look at every source
       // anyway (idle and abandoned heaps, pending arena ranges).
       stat_add(g_stats.scavenger_turns, 1);
-      purge_pass(false, false, true);
+      purge_pass(false, false, true, true);
     }
   }
 }
@@ -142,13 +142,13 @@ void poll(bool from_free) {
   if (os::now_ms() >= e) purge_pass(false, false);  // no scavenger (yet): purge inline
 }
 
-bool pass_locked(bool force, bool scan) {
+bool pass_locked(bool force, bool scan, bool on_scavenger) {
   stat_add(g_stats.purge_passes, 1);
   g_purge_expire.exchange(0, std::memory_order_seq_cst);
   uint64_t now = os::now_ms();
   heaps_purge(force, scan, now);  // first: pages it takes are due now, for the arenas
   huge_purge(force, now);
-  arenas_purge(force, scan, now);
+  arenas_purge(force, scan, now, on_scavenger);
   uint64_t e = arenas_earliest_expire();
   uint64_t h = heaps_earliest_expire();
   uint64_t g = huge_earliest_expire();
@@ -265,15 +265,17 @@ void purge_arm_earlier(std::atomic<uint64_t>& source, uint64_t e) {
   purge_schedule(cur != 0 && cur <= e ? cur : e);
 }
 
-bool purge_pass(bool force, bool wait, bool scan) {
+bool purge_pass(bool force, bool wait, bool scan, bool on_scavenger) {
   if (!g_purge_guard.try_lock()) {
     if (!wait) return false;
     g_purge_guard.lock();
   }
-  bool r = pass_locked(force, scan);
+  bool r = pass_locked(force, scan, on_scavenger);
   g_purge_guard.unlock();
   return r;
 }
+
+bool scavenger_running() { return g_scav_state.load(std::memory_order_relaxed) == kRunning; }
 
 void scavenger_poll() { poll(false); }
 void scavenger_poll_free() { poll(true); }

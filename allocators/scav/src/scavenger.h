@@ -76,7 +76,10 @@ uint64_t hold_budget_bytes(HoldKind k, uint64_t now);
 // Run one pass. force: purge everything pending now, whatever its deadline. wait: if
 // another thread is in a pass, wait for it and then run ours (else return false).
 // scan: also look at sources that are not armed (the scavenger's safety net).
-bool purge_pass(bool force, bool wait, bool scan = false);
+// on_scavenger: the scavenger's own pass, which may also collapse (arenas_purge).
+bool purge_pass(bool force, bool wait, bool scan = false, bool on_scavenger = false);
+// The scavenger thread runs (its next pass will come).
+bool scavenger_running();
 
 // Called at the end of allocator slow paths with no lock held: starts the scavenger
 // when something is scheduled, or purges inline when the scavenger is off (or may not

@@ -37,6 +37,11 @@ struct Stats {
   std::atomic<uint64_t> hold_shrinks[3] = {};  // by HoldKind: releases past kShrinkBytes that turned the hold off
   std::atomic<uint64_t> interiors_purged{0};  // bytes purged inside free blocks of idle heaps
   std::atomic<uint64_t> remote_batched{0};  // remote frees pushed in batches of more than one
+  std::atomic<uint64_t> thp_collapses{0};   // 2 MiB regions the scavenger made one huge page
+  std::atomic<uint64_t> thp_collapse_added{0};  // bytes those collapses made resident (absent pages)
+  std::atomic<uint64_t> thp_collapse_skips{0};  // looks that found a region too little resident
+  std::atomic<uint64_t> thp_collapse_failures{0};  // collapses the kernel refused
+  std::atomic<int64_t> thp_collapsed_bytes{0};  // regions collapsed and not split by a purge since
 };
 
 extern Stats g_stats;
