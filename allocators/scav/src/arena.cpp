@@ -24,18 +24,19 @@ namespace {
 
 Lock g_arena_create_lock;
 
-// Collapses: at most kCollapseBurst at once, then one per kCollapseTickMs (16 a
+// Collapses: at most kCollapseBurst at once, then one per kCollapseTickMs (8 a
 // second). A collapse copies 2 MiB with the process's mmap lock taken (0.5-4 ms of a
 // core here, against 3-6 ms for the 512 small page faults that made the region
-// resident), so a growing heap costs the scavenger a few percent of a core at most.
-constexpr unsigned kCollapseBurst = 16;
-constexpr uint64_t kCollapseTickMs = 64;
+// resident), so a heap that grows costs the scavenger about 1% of a core at most.
+constexpr unsigned kCollapseBurst = 8;
+constexpr uint64_t kCollapseTickMs = 125;
 // A region with more OS pages absent than this stays as it is: a collapse makes
 // them resident (64 KiB of 2 MiB).
 constexpr size_t kCollapseMaxAbsent = 16;
-// Looks at a region that was in use but not resident enough, a delay apart, before
-// it waits to fill again (a page's blocks are carved as they are needed, so the pages
-// that were current when it filled become resident as the program goes on).
+// Looks at a region that was in use but not resident enough, a quarter of
+// thp_collapse_ms apart, before it waits to fill again (a page's blocks are carved as
+// they are needed, so the pages that were current when it filled become resident as
+// the program goes on).
 constexpr unsigned kCollapseTries = 8;
 constexpr uint64_t kRegionSize = uint64_t(1) << kRegionShift;
 std::atomic<bool> g_collapse_unsupported{false};  // the kernel said EINVAL
@@ -48,32 +49,40 @@ bool region_dense(const Arena* a, uint32_t r) { return (a->free_bits[r / 2] & ha
 // The meta area's regions are never looked at: they are in use but sparsely touched.
 uint32_t first_data_region(const Arena* a) { return (a->meta_slices + kRegionSlices - 1) / kRegionSlices; }
 
-void region_split(Arena* a, uint32_t r) {
+[[gnu::cold]] void region_split(Arena* a, uint32_t r) {
   if (!a->regions[r].huge) return;
   a->regions[r].huge = 0;
   stat_add(g_stats.thp_collapsed_bytes, -int64_t(kRegionSize));
 }
 
-// Under a's lock, after a page took slices [s, s+n): a region it filled gets a look a
-// purge delay later. Returns that time, or 0.
-uint64_t regions_note_filled(Arena* a, uint32_t s, uint32_t n) {
-  if (!collapse_enabled()) return 0;
+// A region's look, under a's lock: look_bits has a bit per region with a due time, so
+// that a pass reads the entries of those alone (each OS page of them is touched only
+// where regions filled).
+void look_set(Arena* a, uint32_t r) { a->look_bits[r / 64] |= uint64_t(1) << (r % 64); }
+void look_clear(Arena* a, uint32_t r) {
+  a->regions[r].due = 0;
+  a->look_bits[r / 64] &= ~(uint64_t(1) << (r % 64));
+}
+
+// Under a's lock, after a page took slices [s, s+n): a region it filled gets a look
+// thp_collapse_ms later.
+[[gnu::cold]] void regions_note_filled(Arena* a, uint32_t s, uint32_t n) {
+  if (!collapse_enabled()) return;
   uint64_t due = 0;
   for (uint32_t r = s / kRegionSlices; r <= (s + n - 1) / kRegionSlices; r++) {
     Region& g = a->regions[r];
     if (g.huge || g.due || r < first_data_region(a) || !region_dense(a, r)) continue;
-    if (!due) due = os::now_ms() + purge_delay_ms();
+    if (!due) due = os::now_ms() + uint64_t(option(Opt::kThpCollapseMs));
     g.due = due;
     g.tries = 0;
+    look_set(a, r);
   }
-  return due;
 }
 
-uint64_t earliest(uint64_t a, uint64_t b) { return !a || (b && b < a) ? b : a; }
 
-// Collapse region r (claimed: its due is 0) if it is resident enough; else look again
-// a delay later, at most kCollapseTries times. Returns the time of that next look, or 0.
-uint64_t region_collapse(Arena* a, uint32_t r, uint64_t now) {
+// Collapse region r (claimed: its look cleared) if it is resident enough; else look
+// again later, at most kCollapseTries times.
+[[gnu::cold]] void region_collapse(Arena* a, uint32_t r, uint64_t now) {
   void* p = reinterpret_cast<void*>(a->base + (uintptr_t(r) << kRegionShift));
   unsigned char vec[kRegionSize / os::kPageSize];
   size_t present = 0;
@@ -84,7 +93,7 @@ uint64_t region_collapse(Arena* a, uint32_t r, uint64_t now) {
     if (e == EINVAL) g_collapse_unsupported.store(true, std::memory_order_relaxed);
     if (e) {
       stat_add(g_stats.thp_collapse_failures, 1);
-      return 0;
+      return;
     }
     g_collapse_tokens--;
     stat_add(g_stats.thp_collapses, 1);
@@ -92,51 +101,43 @@ uint64_t region_collapse(Arena* a, uint32_t r, uint64_t now) {
     stat_add(g_stats.thp_collapsed_bytes, int64_t(kRegionSize));
     LockGuard g(a->lock);
     a->regions[r].huge = 1;
-    return 0;
+    return;
   }
   stat_add(g_stats.thp_collapse_skips, 1);
   LockGuard g(a->lock);
   Region& reg = a->regions[r];
-  if (e || reg.due || reg.tries >= kCollapseTries || !region_dense(a, r)) return 0;
+  if (e || reg.due || reg.tries >= kCollapseTries || !region_dense(a, r)) return;
   reg.tries++;
-  reg.due = now + purge_delay_ms();
-  return reg.due;
+  reg.due = now + uint64_t(option(Opt::kThpCollapseMs)) / 4 + 1;
+  look_set(a, r);
 }
 
-// The regions' part of a pass over arena a (see arenas_purge). Returns the earliest
-// look it leaves.
-uint64_t regions_collapse(Arena* a, uint64_t now, bool collapse) {
-  if (collapse && now >= g_collapse_tick + kCollapseTickMs) {
+// The regions' part of a scavenger's pass over arena a (see arenas_purge).
+[[gnu::cold]] void regions_collapse(Arena* a, uint64_t now) {
+  if (now >= g_collapse_tick + kCollapseTickMs) {
     uint64_t ticks = (now - g_collapse_tick) / kCollapseTickMs;
     g_collapse_tokens = ticks >= kCollapseBurst - g_collapse_tokens ? kCollapseBurst : g_collapse_tokens + unsigned(ticks);
     g_collapse_tick = now;
   }
-  const bool keep = collapse || scavenger_running();
   uint32_t claimed[kCollapseBurst];
   unsigned n = 0;
-  uint64_t left = 0;
   {
     LockGuard g(a->lock);
-    const uint32_t regions = a->slice_count / kRegionSlices;
-    for (uint32_t r = first_data_region(a); r < regions; r++) {
-      Region& reg = a->regions[r];
-      if (!reg.due) continue;
-      if (reg.due > now && keep) {
-        left = earliest(left, reg.due);
-      } else if (!keep || !region_dense(a, r)) {
-        reg.due = 0;  // no scavenger to collapse it, or no longer in use
-      } else if (!collapse) {
-        left = earliest(left, reg.due);  // the scavenger's next pass
-      } else if (n < g_collapse_tokens) {
-        reg.due = 0;
-        claimed[n++] = r;
-      } else {
-        left = earliest(left, g_collapse_tick + kCollapseTickMs);
+    const uint32_t words = (a->slice_count / kRegionSlices + 63) / 64;
+    for (uint32_t w = 0; w < words; w++) {
+      for (uint64_t bits = a->look_bits[w]; bits; bits &= bits - 1) {
+        const uint32_t r = w * 64 + unsigned(__builtin_ctzll(bits));
+        if (a->regions[r].due > now) continue;
+        if (!region_dense(a, r)) {
+          look_clear(a, r);  // no longer in use: a look again when it fills anew
+        } else if (n < g_collapse_tokens) {
+          look_clear(a, r);
+          claimed[n++] = r;
+        }
       }
     }
   }
-  for (unsigned i = 0; i < n; i++) left = earliest(left, region_collapse(a, claimed[i], now));
-  return left;
+  for (unsigned i = 0; i < n; i++) region_collapse(a, claimed[i], now);
 }
 
 uint64_t run_mask(unsigned bit, unsigned n) {
@@ -181,7 +182,7 @@ Arena* arena_create() {
   a->slice_count = uint32_t(size >> kSliceShift);
   a->word_count = (a->slice_count + 63) / 64;
   // Meta layout after the header: the bitmaps and per-word times, the slice map, the
-  // descriptors.
+  // descriptors, the regions.
   uintptr_t p = (base + sizeof(Arena) + 63) & ~uintptr_t(63);
   auto per_word = [&] {  // one uint64_t per bitmap word
     auto* w = reinterpret_cast<uint64_t*>(p);
@@ -197,8 +198,6 @@ Arena* arena_create() {
   a->word_early = per_word();
   a->word_kind = per_word();
   a->word_touched = per_word();
-  a->regions = reinterpret_cast<Region*>(p);
-  p += size_t(a->slice_count / kRegionSlices) * sizeof(Region);
   p = (p + 63) & ~uintptr_t(63);
   a->slice_page = reinterpret_cast<uintptr_t*>(p);
   p += size_t(a->slice_count) * sizeof(uintptr_t);
@@ -209,6 +208,13 @@ Arena* arena_create() {
     a->secure_bits = reinterpret_cast<uint64_t*>(p);
     p += size_t(a->slice_count) * kSecureWordsPerSlice * sizeof(uint64_t);
   }
+  // Last, so that the rest keeps its place (the OS pages a program's first pages
+  // touch); touched when a region first fills.
+  const size_t region_count = a->slice_count / kRegionSlices;
+  a->look_bits = reinterpret_cast<uint64_t*>(p);
+  p += (region_count + 63) / 64 * sizeof(uint64_t);
+  a->regions = reinterpret_cast<Region*>(p);
+  p += region_count * sizeof(Region);
   a->meta_slices = uint32_t((p - base + kSliceSize - 1) >> kSliceShift);
   for (uint32_t s = a->meta_slices; s < a->slice_count; s++)
     a->free_bits[s / 64] |= uint64_t(1) << (s % 64);
@@ -245,7 +251,7 @@ bool arena_find(Arena* a, unsigned n, uint32_t* out) {
 
 Page* arena_take(Arena* a, unsigned n) {
   uint32_t s;
-  uint64_t purged_at = 0, refault_bytes = 0, look = 0;
+  uint64_t purged_at = 0, refault_bytes = 0;
   bool early = false;
   HoldKind kind = HoldKind::kSmall;
   {
@@ -270,10 +276,9 @@ Page* arena_take(Arena* a, unsigned n) {
     a->committed_bits[w] |= m;
     stat_add(g_stats.arena_committed, fresh * int64_t(kSliceSize));
     stat_add(g_stats.purge_pending, -was_pending * int64_t(kSliceSize));
-    look = regions_note_filled(a, s, n);
+    regions_note_filled(a, s, n);
     arena_check(a);
   }
-  if (look) purge_arm_earlier(a->purge_expire, look);
   if (purged_at) purge_note_reuse(kind, os::now_ms(), purged_at, early, refault_bytes);
   Page* pg = &a->pages[s];
   pg->first_slice = s;
@@ -360,11 +365,11 @@ void arena_free_page(Page* pg, bool due_now, bool held) {
 }
 
 bool collapse_enabled() {
-  return option(Opt::kThpCollapse) && !option(Opt::kThp) && option(Opt::kScavenger) &&
+  return option(Opt::kThpCollapseMs) && !option(Opt::kThp) && option(Opt::kScavenger) &&
          option(Opt::kPurgeAdvice) != kAdviceFree && !g_collapse_unsupported.load(std::memory_order_relaxed);
 }
 
-void arena_note_split(Arena* a, uintptr_t lo, uintptr_t hi) {
+[[gnu::cold]] void arena_note_split(Arena* a, uintptr_t lo, uintptr_t hi) {
   LockGuard g(a->lock);
   for (uintptr_t r = (lo - a->base) >> kRegionShift; r <= (hi - 1 - a->base) >> kRegionShift; r++)
     region_split(a, uint32_t(r));
@@ -442,9 +447,11 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now, bool collapse) {
       total += uint64_t(bytes);
       arena_check(a);
     }
-    left_due = earliest(left_due, regions_collapse(a, now, collapse && !force));
     if (left_due) purge_arm(a->purge_expire, left_due);
   }
+  // Looks wake nobody: they wait for a pass that runs anyway (a purge, a heap's
+  // cache, the safety scan), so a program whose heap fills costs no extra wakes.
+  for (uint32_t i = 0; collapse && !force && i < count; i++) regions_collapse(g_arenas[i], now);
   for (unsigned k = 0; visited && !force && k < unsigned(HoldKind::kHuge); k++)
     g_stats.hold_kept[k].store(kept[k], std::memory_order_relaxed);
   return total;

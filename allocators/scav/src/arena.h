@@ -41,7 +41,7 @@ constexpr unsigned kMaxArenas = 1024;
 // slices are never free.
 // regions  - per 2 MiB (half a word, the span of one huge page): whether the scavenger
 //            made it one huge page (huge; cleared when a purge splits it), and when
-//            it looks at it for that (due, 0 when it will not: see arena_collapse).
+//            it looks at it for that (due, 0 when it will not: see arenas_purge).
 // purge_expire: 0, or a time at or before the earliest word_due of a word with
 // pending bits; set only from 0 by a free (arms the arena), reset to 0 by the pass
 // that visits it, which re-arms it with the earliest word it left pending.
@@ -77,6 +77,7 @@ struct Arena {
   uint64_t* word_kind;
   uint64_t* word_touched;
   Region* regions;
+  uint64_t* look_bits;  // a bit per region whose due is set
   uintptr_t* slice_page;  // SliceRef of the page that covers each slice, the released
                           // page, or 0 (never used)
   Page* pages;            // descriptor of a page, indexed by its first slice
@@ -150,13 +151,12 @@ void arena_free_page(Page* pg, bool due_now, bool held = false);
 
 // Purge the arenas that are due (all when force). Part of a purge pass: the caller
 // holds the purge guard. scan: also arenas that are not armed. Returns bytes purged.
-// collapse (the scavenger's own passes): also make the regions whose look is due one
-// huge page each where they are still in use and resident, at most kCollapseBurst at
-// once and kCollapsePerSecond on average: a program's live set then costs a TLB
-// entry per 2 MiB instead of per 4 KiB. Other passes leave those looks to the
-// scavenger's next pass, or drop them when it does not run.
+// collapse (the scavenger's own passes, not forced): also make the regions whose look
+// is due one huge page each where they are still in use and resident, a few at a
+// time (arena.cpp): a program's long-lived heap then costs a TLB entry per 2 MiB
+// instead of per 4 KiB. Looks schedule no pass of their own.
 uint64_t arenas_purge(bool force, bool scan, uint64_t now, bool collapse);
-// Whether regions that fill are looked at for a collapse at all (thp_collapse, with
+// Whether regions that fill are looked at for a collapse at all (thp_collapse_ms, with
 // a scavenger, purges that drop pages, and THP not asked for everywhere by thp=1).
 bool collapse_enabled();
 

@@ -17,7 +17,7 @@ enum class Opt : unsigned {
   kVerbose,
   kSecure,
   kThp,
-  kThpCollapse,
+  kThpCollapseMs,
   kCount
 };
 

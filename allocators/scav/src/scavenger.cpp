@@ -275,8 +275,6 @@ bool purge_pass(bool force, bool wait, bool scan, bool on_scavenger) {
   return r;
 }
 
-bool scavenger_running() { return g_scav_state.load(std::memory_order_relaxed) == kRunning; }
-
 void scavenger_poll() { poll(false); }
 void scavenger_poll_free() { poll(true); }
 

@@ -78,8 +78,6 @@ uint64_t hold_budget_bytes(HoldKind k, uint64_t now);
 // scan: also look at sources that are not armed (the scavenger's safety net).
 // on_scavenger: the scavenger's own pass, which may also collapse (arenas_purge).
 bool purge_pass(bool force, bool wait, bool scan = false, bool on_scavenger = false);
-// The scavenger thread runs (its next pass will come).
-bool scavenger_running();
 
 // Called at the end of allocator slow paths with no lock held: starts the scavenger
 // when something is scheduled, or purges inline when the scavenger is off (or may not

@@ -130,7 +130,7 @@ size_t stats_json(char* buf, size_t len) {
   }
   w.field("interiors_purged", ld(s.interiors_purged));
   w.field("remote_batched", ld(s.remote_batched));
-  w.field("thp_collapse", option(Opt::kThpCollapse));
+  w.field("thp_collapse_ms", option(Opt::kThpCollapseMs));
   w.field("thp_collapses", ld(s.thp_collapses));
   w.field("thp_collapse_added", ld(s.thp_collapse_added));
   w.field("thp_collapse_skips", ld(s.thp_collapse_skips));
