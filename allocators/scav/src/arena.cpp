@@ -119,7 +119,10 @@ void look_clear(Arena* a, uint32_t r) {
     g_collapse_tokens = ticks >= kCollapseBurst - g_collapse_tokens ? kCollapseBurst : g_collapse_tokens + unsigned(ticks);
     g_collapse_tick = now;
   }
-  uint32_t claimed[kCollapseBurst];
+  // Looks that find too little resident cost a mincore each and no token, so a pass
+  // takes up to kLooksPerPass of them and collapses while its tokens last.
+  constexpr unsigned kLooksPerPass = 4 * kCollapseBurst;
+  uint32_t claimed[kLooksPerPass];
   unsigned n = 0;
   {
     LockGuard g(a->lock);
@@ -130,14 +133,24 @@ void look_clear(Arena* a, uint32_t r) {
         if (a->regions[r].due > now) continue;
         if (!region_dense(a, r)) {
           look_clear(a, r);  // no longer in use: a look again when it fills anew
-        } else if (n < g_collapse_tokens) {
+        } else if (n < kLooksPerPass && g_collapse_tokens) {
           look_clear(a, r);
           claimed[n++] = r;
         }
       }
     }
   }
-  for (unsigned i = 0; i < n; i++) region_collapse(a, claimed[i], now);
+  for (unsigned i = 0; i < n; i++) {
+    if (g_collapse_tokens) {
+      region_collapse(a, claimed[i], now);
+      continue;
+    }
+    LockGuard g(a->lock);  // out of tokens: the next pass looks again
+    if (!a->regions[claimed[i]].due) {
+      a->regions[claimed[i]].due = now;
+      look_set(a, claimed[i]);
+    }
+  }
 }
 
 uint64_t run_mask(unsigned bit, unsigned n) {
