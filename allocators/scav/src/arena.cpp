@@ -119,6 +119,12 @@ void look_clear(Arena* a, uint32_t r) {
     g_collapse_tokens = ticks >= kCollapseBurst - g_collapse_tokens ? kCollapseBurst : g_collapse_tokens + unsigned(ticks);
     g_collapse_tick = now;
   }
+  // A heap shrinking (scavenger.h: more than kShrinkBytes released within a delay)
+  // is giving memory back, not settling into a live set: its looks wait, and the
+  // scavenger's passes go to purging (with collapses at 100 ms, churn-threads' RSS
+  // 100 ms after its end doubled without this).
+  const uint64_t since = uint64_t(option(Opt::kThpCollapseMs));
+  if (hold_off_since(now > since ? now - since : 0)) return;
   // Looks that find too little resident cost a mincore each and no token, so a pass
   // takes up to kLooksPerPass of them and collapses while its tokens last.
   constexpr unsigned kLooksPerPass = 4 * kCollapseBurst;

@@ -46,7 +46,7 @@ constexpr OptionDesc kTable[] = {
   {"verbose",           0,               0,               1,           Kind::kBool,   "bool",  "print this table to stderr at init"},
   {"secure",            0,               0,               1,           Kind::kBool,   "bool",  "check every free and realloc: double, invalid and interior pointers abort"},
   {"thp",               0,               0,               1,           Kind::kBool,   "bool",  "arenas ask for transparent huge pages (MADV_HUGEPAGE); 0 opts them out"},
-  {"thp_collapse_ms",   1000,            0,               kHourMs,     Kind::kInt,    "ms",    "2 MiB of arena in use and resident this long after it filled becomes one huge page; 0: never"},
+  {"thp_collapse_ms",   100,             0,               kHourMs,     Kind::kInt,    "ms",    "2 MiB of arena in use and resident this long after it filled becomes one huge page; 0: never"},
 };
 // clang-format on
 static_assert(sizeof kTable / sizeof kTable[0] == unsigned(Opt::kCount));
