@@ -79,7 +79,6 @@ void look_clear(Arena* a, uint32_t r) {
   }
 }
 
-
 // Collapse region r (claimed: its look cleared) if it is resident enough; else look
 // again later, at most kCollapseTries times.
 [[gnu::cold]] void region_collapse(Arena* a, uint32_t r, uint64_t now) {
