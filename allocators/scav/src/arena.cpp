@@ -24,6 +24,22 @@ namespace {
 
 Lock g_arena_create_lock;
 
+uint64_t run_mask(unsigned bit, unsigned n) {
+  return n == 64 ? ~uint64_t(0) : (((uint64_t(1) << n) - 1) << bit);
+}
+
+#ifdef SCAV_DEBUG
+void arena_check(const Arena* a) {
+  for (uint32_t w = 0; w < a->word_count; w++) {
+    SCAV_ASSERT((a->pending_bits[w] & ~a->free_bits[w]) == 0);
+    SCAV_ASSERT((a->pending_bits[w] & ~a->committed_bits[w]) == 0);
+    SCAV_ASSERT((a->purged_bits[w] & (a->committed_bits[w] | ~a->free_bits[w])) == 0);
+  }
+}
+#else
+inline void arena_check(const Arena*) {}
+#endif
+
 // Collapses: at most kCollapseBurst at once, then one per kCollapseTickMs (8 a
 // second). A collapse copies 2 MiB with the process's mmap lock taken (0.5-4 ms of a
 // core here, against 3-6 ms for the 512 small page faults that made the region
@@ -38,14 +54,14 @@ constexpr size_t kCollapseMaxAbsent = 16;
 // they are needed, so the pages that were current when it filled become resident as
 // the program goes on).
 constexpr unsigned kCollapseTries = 8;
-constexpr uint64_t kRegionSize = uint64_t(1) << kRegionShift;
 std::atomic<bool> g_collapse_unsupported{false};  // the kernel said EINVAL
 // Under the purge guard.
 unsigned g_collapse_tokens = kCollapseBurst;
 uint64_t g_collapse_tick = 0;
 
-uint64_t half_mask(uint32_t region) { return region % 2 ? 0xffffffff00000000ull : 0xffffffffull; }
-bool region_dense(const Arena* a, uint32_t r) { return (a->free_bits[r / 2] & half_mask(r)) == 0; }
+// Region r's bits in its bitmap word.
+uint64_t region_mask(uint32_t r) { return run_mask(r % 2 * kRegionSlices, kRegionSlices); }
+bool region_dense(const Arena* a, uint32_t r) { return (a->free_bits[r / 2] & region_mask(r)) == 0; }
 // The meta area's regions are never looked at: they are in use but sparsely touched.
 uint32_t first_data_region(const Arena* a) { return (a->meta_slices + kRegionSlices - 1) / kRegionSlices; }
 
@@ -157,22 +173,6 @@ void look_clear(Arena* a, uint32_t r) {
     }
   }
 }
-
-uint64_t run_mask(unsigned bit, unsigned n) {
-  return n == 64 ? ~uint64_t(0) : (((uint64_t(1) << n) - 1) << bit);
-}
-
-#ifdef SCAV_DEBUG
-void arena_check(const Arena* a) {
-  for (uint32_t w = 0; w < a->word_count; w++) {
-    SCAV_ASSERT((a->pending_bits[w] & ~a->free_bits[w]) == 0);
-    SCAV_ASSERT((a->pending_bits[w] & ~a->committed_bits[w]) == 0);
-    SCAV_ASSERT((a->purged_bits[w] & (a->committed_bits[w] | ~a->free_bits[w])) == 0);
-  }
-}
-#else
-inline void arena_check(const Arena*) {}
-#endif
 
 // Under RLIMIT_AS an arena takes at most an eighth of the limit (a 1 GiB limit leaves
 // room for the program: 128 MiB arenas), and a reservation the kernel refuses is tried
@@ -446,7 +446,7 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now, bool collapse) {
         left &= ~run_mask(lo, len);
       }
       for (uint32_t r = 2 * w; r < 2 * w + 2; r++)
-        if (bits & half_mask(r)) region_split(a, r);
+        if (bits & region_mask(r)) region_split(a, r);
       int64_t bytes = int64_t(__builtin_popcountll(bits)) * int64_t(kSliceSize);
       a->pending_bits[w] &= ~bits;
       a->committed_bits[w] &= ~bits;

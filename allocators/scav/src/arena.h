@@ -22,6 +22,20 @@ constexpr size_t kArenaUnit = size_t(1) << kArenaUnitShift;
 constexpr size_t kArenaMapSize = size_t(1) << (47 - kArenaUnitShift);
 constexpr unsigned kMaxArenas = 1024;
 
+// A 2 MiB region of an arena, under the arena's lock: huge, it is one huge page since
+// a collapse and no purge has touched it since; due, a time at which a pass looks
+// whether it is still in use and resident, to collapse it then (0: no look pending);
+// tries, the looks that found too little of it resident since it last filled.
+constexpr unsigned kRegionShift = 21;
+constexpr size_t kRegionSize = size_t(1) << kRegionShift;
+constexpr unsigned kRegionSlices = 1u << (kRegionShift - kSliceShift);
+static_assert(kRegionSlices * 2 == 64, "a bitmap word is two regions");
+struct Region {
+  uint64_t due;
+  uint32_t huge;
+  uint32_t tries;
+};
+
 // Slice bitmaps, one bit per slice, all under `lock`:
 //   free      - not part of any page
 //   committed - may be resident (handed out since its last purge)
@@ -37,27 +51,15 @@ constexpr unsigned kMaxArenas = 1024;
 //   word_touched - per word of a large page: the bytes its blocks touched (from the
 //               page's start), the most since the word was last taken purged; what
 //               the hold's budget counts for it, and what a refault brings back
-// Invariants: pending ⊆ free ∩ committed; purged ⊆ free \ committed; the meta
-// slices are never free.
 // regions  - per 2 MiB (half a word, the span of one huge page): whether the scavenger
 //            made it one huge page (huge; cleared when a purge splits it), and when
-//            it looks at it for that (due, 0 when it will not: see arenas_purge).
+//            it looks at it for that (due, 0 when it will not: see arenas_purge);
+//            look_bits has a bit per region whose due is set
+// Invariants: pending ⊆ free ∩ committed; purged ⊆ free \ committed; the meta
+// slices are never free.
 // purge_expire: 0, or a time at or before the earliest word_due of a word with
 // pending bits; set only from 0 by a free (arms the arena), reset to 0 by the pass
 // that visits it, which re-arms it with the earliest word it left pending.
-// A 2 MiB region of an arena, under the arena's lock: huge, it is one huge page since
-// a collapse and no purge has touched it since; due, a time at which a pass looks
-// whether it is still in use and resident, to collapse it then (0: no look pending);
-// tries, the looks that found too little of it resident since it last filled.
-constexpr unsigned kRegionShift = 21;
-constexpr unsigned kRegionSlices = 1u << (kRegionShift - kSliceShift);
-static_assert(kRegionSlices * 2 == 64, "a bitmap word is two regions");
-struct Region {
-  uint64_t due;
-  uint32_t huge;
-  uint32_t tries;
-};
-
 struct Arena {
   uintptr_t base;  // == this
   size_t size;
