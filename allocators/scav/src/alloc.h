@@ -43,7 +43,7 @@ __attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
     uint32_t e1 = h->steal_epoch.load(std::memory_order_acquire);
     CacheSlot& s = cache_slot(h, c);
     uintptr_t v = s.block.load(std::memory_order_relaxed);
-    if (v != 0 && s.floating == nullptr && !(e1 & 1)) {
+    if (SCAV_LIKELY(v != 0 && s.floating == nullptr && !(e1 & 1))) {
       s.block.store(0, std::memory_order_relaxed);
       std::atomic_signal_fence(std::memory_order_seq_cst);
       uint32_t e2 = h->steal_epoch.load(std::memory_order_acquire);
@@ -116,9 +116,9 @@ __attribute__((always_inline)) inline void free_fast(void* p) {
     unsigned c = slice_ref_class(ref);
     CacheSlot& s = cache_slot(h, c);
     uint8_t w = pg->where;
-    if (s.block.load(std::memory_order_relaxed) == 0) {
+    if (SCAV_LIKELY(s.block.load(std::memory_order_relaxed) == 0)) {
       bool put = true;
-      if (w == kWhereFloat) {
+      if (SCAV_LIKELY(w == kWhereFloat)) {
         SCAV_ASSERT(s.floating == pg);
         s.floating = nullptr;
       } else if (w == kWhereQueue && pg->prev == nullptr && pg->next == nullptr) {

@@ -222,7 +222,7 @@ Page* heap_find_page(Heap* h, unsigned c) {
     h->cache[c].floating = nullptr;
     page_collect(pg);
   } else {
-    pg = arena_alloc_page(kind_slices(class_kind(c)));
+    pg = arena_alloc_page(class_slices(c));
     if (!pg) return nullptr;
     page_init(pg, h, c);
   }

@@ -198,7 +198,7 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep) {
     // delay less an eighth later, not an eighth later: one visit per delay for a slot
     // in steady use. A slot that holds another page (replaced in a burst of frees)
     // gets the quick look.
-    const bool same_page = (v ^ h->cache[c].scav_seen) < kind_slices(class_kind(c)) * kSliceSize;
+    const bool same_page = (v ^ h->cache[c].scav_seen) < class_slices(c) * kSliceSize;
     const bool in_use = (bits & bit) && (quick || same_page);
     if (slot.compare_exchange_strong(v, v | kCacheMarked, std::memory_order_acq_rel)) {
       const uint64_t look = now + (in_use ? times.first_look : recheck);

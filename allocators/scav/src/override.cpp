@@ -59,8 +59,9 @@ void* alloc_aligned(size_t align, size_t n) {
     return nullptr;
   }
   if (align <= kSliceSize) {
-    // Pages start on slice boundaries (64 KiB, 1 MiB or 4 MiB), so a class whose block
-    // size is a multiple of `align` hands out aligned blocks without padding.
+    // Pages start on 64 KiB slice boundaries (pages of 64, 128 or 256 KiB, 1 MiB or 4
+    // MiB, each aligned to its size), so a class whose block size is a multiple of
+    // `align` hands out aligned blocks without padding.
     size_t m = (n + align - 1) & ~(align - 1);
     if (m == 0) m = align;
     if (m <= kLargeMax && class_size(class_of(m)) % align == 0) return alloc_fast(m);

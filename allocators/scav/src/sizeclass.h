@@ -2,9 +2,10 @@
 //
 // Classes: 16..128 in steps of 16, then 8 classes per doubling up to 512 KiB, so a
 // request above 128 bytes wastes at most 1/8 of its block (below 128 the 16-byte
-// alignment malloc owes its callers is the granule). Blocks up to 8 KiB live in
-// 64 KiB pages (one arena slice), up to 88 KiB in 1 MiB pages, 96-512 KiB in 4 MiB
-// "large" pages; anything bigger is a direct mapping.
+// alignment malloc owes its callers is the granule). Blocks up to 1 KiB live in
+// 64 KiB pages (one arena slice), up to 2 KiB in 128 KiB pages, up to 8 KiB in 256 KiB
+// pages (class_slices), up to 88 KiB in 1 MiB pages, 96-512 KiB in 4 MiB "large"
+// pages; anything bigger is a direct mapping.
 #pragma once
 
 #include <cstddef>
@@ -73,6 +74,21 @@ constexpr PageKind class_kind(unsigned c) {
 constexpr unsigned kind_slices(PageKind k) {
   return k == kPageSmall ? 1 : (k == kPageMedium ? 16 : 64);
 }
+
+// The slices of a page of class c. Above 1 KiB a 64 KiB page holds few blocks (16 of
+// 4 KiB), so a class's live blocks spread over many pages and a block freed is seldom
+// in the page malloc hands out from: the block handed out is then one freed long
+// before, cold in the cache and the TLB. Blocks of 1-2 KiB get 128 KiB pages and
+// 2-8 KiB ones 256 KiB pages (at least 32 blocks, 64 up to 4 KiB); a page is carved
+// lazily, so what a thread touches of a class stays what it uses.
+constexpr unsigned class_slices(unsigned c) {
+  const PageKind k = class_kind(c);
+  if (k != kPageSmall) return kind_slices(k);
+  const size_t b = class_size(c);
+  return b <= 1024 ? 1 : (b <= 2048 ? 2 : 4);
+}
+static_assert(class_slices(class_of_formula(1024)) == 1 && class_slices(class_of_formula(1025)) == 2);
+static_assert(class_slices(class_of_formula(4096)) == 4 && class_slices(class_of_formula(kSmallMax)) == 4);
 
 static_assert(class_size(kNumClasses - 1) == kLargeMax);
 static_assert(class_of_formula(kLargeMax) == kNumClasses - 1);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 #include <vector>
 
 #include "scav.h"
@@ -274,6 +275,37 @@ TEST(Conformance, ThreadExitReusesHeaps) {
   }
   // Each exited thread's heap is adopted by the next one.
   EXPECT_LE(scav_test::stat("heaps"), 10);
+}
+
+// Blocks above 1 KiB get pages of more than one slice: 128 KiB up to 2 KiB, 256 KiB
+// up to 8 KiB. A thread's first block of a class takes one page of that size, its
+// blocks fill it, and the next block takes a second one. The thread is new (no heap
+// has exited in this process before it), so it starts without pages.
+TEST(Conformance, PagesGrowWithTheirBlocks) {
+  std::thread t([] {
+    struct Case {
+      size_t size;
+      int64_t page;
+    } cases[] = {{900, 64 << 10}, {1900, 128 << 10}, {3500, 256 << 10}, {7000, 256 << 10}};
+    std::vector<void*> blocks;
+    blocks.reserve(128);  // before the counts: the list takes no page while they are read
+    for (const Case& c : cases) {
+      const int64_t before = scav_test::stat("page_bytes");
+      blocks.push_back(malloc(c.size));
+      ASSERT_NE(blocks[0], nullptr);
+      EXPECT_EQ(scav_test::stat("page_bytes") - before, c.page) << c.size;
+      const size_t per_page = size_t(c.page) / malloc_usable_size(blocks[0]);
+      while (blocks.size() < per_page) blocks.push_back(malloc(c.size));
+      EXPECT_EQ(scav_test::stat("page_bytes") - before, c.page) << c.size;
+      uintptr_t first = reinterpret_cast<uintptr_t>(blocks[0]) & ~uintptr_t(c.page - 1);
+      for (void* b : blocks) EXPECT_EQ(reinterpret_cast<uintptr_t>(b) & ~uintptr_t(c.page - 1), first) << c.size;
+      blocks.push_back(malloc(c.size));
+      EXPECT_EQ(scav_test::stat("page_bytes") - before, 2 * c.page) << c.size;
+      for (void* b : blocks) free(b);
+      blocks.clear();
+    }
+  });
+  t.join();
 }
 
 }  // namespace
