@@ -342,7 +342,7 @@ void arena_set_page_class(Page* pg, unsigned cls) {
 void arena_free_page(Page* pg, bool due_now, bool held) {
   Arena* a = pg->arena;
   uint32_t s = pg->first_slice, n = pg->slice_count;
-  const bool large = n == kind_slices(kPageLarge);
+  const bool large = n == kLargePageSlices;
   const uint64_t counted = page_hold_bytes(pg);
   for (unsigned i = 0; i < n; i++) a->slice_page[s + i] = reinterpret_cast<SliceRef>(&g_released_page);
   stat_add(g_stats.pages_freed, 1);

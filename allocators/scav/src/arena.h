@@ -141,7 +141,7 @@ void arena_set_page_class(Page* pg, unsigned cls);
 // all of its slices.
 constexpr HoldKind hold_kind_of(PageKind k) { return k == kPageLarge ? HoldKind::kLarge : HoldKind::kSmall; }
 inline uint64_t page_hold_bytes(const Page* pg) {
-  if (pg->slice_count == kind_slices(kPageLarge)) return uint64_t(pg->carved) * pg->bsize;
+  if (pg->slice_count == kLargePageSlices) return uint64_t(pg->carved) * pg->bsize;
   return uint64_t(pg->slice_count) * kSliceSize;
 }
 

@@ -71,24 +71,23 @@ constexpr PageKind class_kind(unsigned c) {
   size_t b = class_size(c);
   return b <= kSmallMax ? kPageSmall : (b < kLargeMin ? kPageMedium : kPageLarge);
 }
-constexpr unsigned kind_slices(PageKind k) {
-  return k == kPageSmall ? 1 : (k == kPageMedium ? 16 : 64);
-}
+constexpr unsigned kLargePageSlices = 64;  // 4 MiB
 
-// The slices of a page of class c. Above 1 KiB a 64 KiB page holds few blocks (16 of
+// The slices (64 KiB each) of a page of class c: medium pages are 1 MiB, large ones
+// 4 MiB, and the small ones grow with their blocks. Above 1 KiB a 64 KiB page holds few blocks (16 of
 // 4 KiB), so a class's live blocks spread over many pages and a block freed is seldom
 // in the page malloc hands out from: the block handed out is then one freed long
 // before, cold in the cache and the TLB. Blocks of 1-2 KiB get 128 KiB pages and
 // 2-8 KiB ones 256 KiB pages (at least 32 blocks, 64 up to 4 KiB); a page is carved
 // lazily, so what a thread touches of a class stays what it uses.
 constexpr unsigned class_slices(unsigned c) {
-  const PageKind k = class_kind(c);
-  if (k != kPageSmall) return kind_slices(k);
   const size_t b = class_size(c);
-  return b <= 1024 ? 1 : (b <= 2048 ? 2 : 4);
+  if (b <= kSmallMax) return b <= 1024 ? 1 : (b <= 2048 ? 2 : 4);
+  return class_kind(c) == kPageMedium ? 16 : kLargePageSlices;
 }
 static_assert(class_slices(class_of_formula(1024)) == 1 && class_slices(class_of_formula(1025)) == 2);
 static_assert(class_slices(class_of_formula(4096)) == 4 && class_slices(class_of_formula(kSmallMax)) == 4);
+static_assert(class_slices(class_of_formula(88 * 1024)) == 16 && class_slices(kNumClasses - 1) == kLargePageSlices);
 
 static_assert(class_size(kNumClasses - 1) == kLargeMax);
 static_assert(class_of_formula(kLargeMax) == kNumClasses - 1);
