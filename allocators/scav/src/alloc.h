@@ -43,14 +43,14 @@ __attribute__((always_inline)) inline void* alloc_from(Heap* h, size_t n) {
     uint32_t e1 = h->steal_epoch.load(std::memory_order_acquire);
     CacheSlot& s = cache_slot(h, c);
     uintptr_t v = s.block.load(std::memory_order_relaxed);
-    if (SCAV_LIKELY(v != 0 && s.floating == nullptr && !(e1 & 1))) {
+    // A slot that holds a block has no floating page beside it (heap.h): the page of
+    // the block floats next.
+    if (SCAV_LIKELY(v != 0 && !(e1 & 1))) {
       s.block.store(0, std::memory_order_relaxed);
       std::atomic_signal_fence(std::memory_order_seq_cst);
       uint32_t e2 = h->steal_epoch.load(std::memory_order_acquire);
       if (SCAV_UNLIKELY(e1 != e2)) return heap_alloc_overlap(n, c, v);
-      Page* cp = s.page;
-      cp->where = kWhereFloat;
-      s.floating = cp;
+      s.floating = s.page;  // it stays kWhereCached
       return reinterpret_cast<void*>(v & ~kCacheMarked);
     }
     // The slot's last block is out and the class needs another (two blocks live at a
@@ -115,21 +115,24 @@ __attribute__((always_inline)) inline void free_fast(void* p) {
     // or this load sees its reset and re-arms). Without membarrier no slot holds 0.
     unsigned c = slice_ref_class(ref);
     CacheSlot& s = cache_slot(h, c);
-    uint8_t w = pg->where;
     if (SCAV_LIKELY(s.block.load(std::memory_order_relaxed) == 0)) {
       bool put = true;
-      if (SCAV_LIKELY(w == kWhereFloat)) {
-        SCAV_ASSERT(s.floating == pg);
+      if (SCAV_LIKELY(s.floating == pg)) {
+        // The page floats (page.h): its block comes back to the slot. Asked of the
+        // owner's note, not of where: a cached page's slot is also empty for a moment
+        // while the scavenger takes it, and its block freed again then is a double free.
+        SCAV_ASSERT(pg->where == kWhereCached && s.page == pg);
         s.floating = nullptr;
-      } else if (w == kWhereQueue && pg->prev == nullptr && pg->next == nullptr) {
+      } else if (pg->where == kWhereQueue && pg->prev == nullptr && pg->next == nullptr &&
+                 s.floating == nullptr) {
         h->queue[c].first = h->queue[c].last = nullptr;
         h->current[c] = &g_empty_page;
+        pg->where = kWhereCached;
+        s.page = pg;  // not always pg yet: a steal may have emptied a later put
       } else {
         put = false;
       }
       if (put) {
-        pg->where = kWhereCached;
-        s.page = pg;  // not always pg yet: a steal may have emptied a later put
         s.block.store(reinterpret_cast<uintptr_t>(b), std::memory_order_release);
         std::atomic_signal_fence(std::memory_order_seq_cst);
         if (SCAV_UNLIKELY(h->purge_expire.load(std::memory_order_relaxed) == 0)) heap_arm(h);

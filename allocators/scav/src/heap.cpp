@@ -158,8 +158,7 @@ void cache_taken(Heap* h, unsigned c) {
   Page* pg = h->cache[c].page;
   if (!pg->free) {
     float_link(h, c);
-    pg->where = kWhereFloat;
-    h->cache[c].floating = pg;
+    h->cache[c].floating = pg;  // it stays kWhereCached
   } else {
     list_push_front(h->queue[c], pg);
     pg->where = kWhereQueue;
@@ -433,17 +432,19 @@ bool heap_steal_wait(Heap* h, Page* pg) {
 }
 
 void heap_free_last(Heap* h, Page* pg, Block* b) {
-  // A cached page's one used block sits in the slot: nobody holds a block of it, so
-  // this is the lone block freed again. Left alone, the put would displace the page
-  // from its own slot and release it while the slot still points into it.
-  if (SCAV_UNLIKELY(pg->where == kWhereCached)) pointer_fail("double free of", b);
-  SCAV_ASSERT(pg->used == 1 && !pg->thread_free.load(std::memory_order_relaxed));
+  // A cached page that does not float has its one used block in the slot: nobody
+  // holds a block of it, so this is the lone block freed again. Left alone, the put
+  // would displace the page from its own slot and release it while the slot still
+  // points into it.
   unsigned c = pg->cls;
-  if (pg->where == kWhereFloat) {
-    SCAV_ASSERT(h->cache[c].floating == pg);
+  const bool floats = pg->where == kWhereCached && h->cache[c].floating == pg;
+  if (SCAV_UNLIKELY(pg->where == kWhereCached && !floats)) pointer_fail("double free of", b);
+  SCAV_ASSERT(pg->used == 1 && !pg->thread_free.load(std::memory_order_relaxed));
+  if (floats) {
     h->cache[c].floating = nullptr;
   } else {
     page_unlink(h, pg);
+    float_link(h, c);  // a slot that holds a block has no floating page
   }
   pg->where = kWhereCached;
   Page* old = cache_put(h, c, pg, b);
@@ -639,7 +640,8 @@ void heap_check(Heap* h, unsigned c) {
     SCAV_ASSERT(pg->owner_tag.load(std::memory_order_relaxed) & kTagFull);
   }
   if (Page* f = h->cache[c].floating) {
-    SCAV_ASSERT(f->where == kWhereFloat && f->cls == c && page_heap(f) == h && f->used == 1);
+    SCAV_ASSERT(f == h->cache[c].page);
+    SCAV_ASSERT(f->where == kWhereCached && f->cls == c && page_heap(f) == h && f->used == 1);
     SCAV_ASSERT(f->next == nullptr && f->prev == nullptr);
   }
   // The slot may be emptied by the scavenger at any time, and the page it takes may be
@@ -648,6 +650,7 @@ void heap_check(Heap* h, unsigned c) {
   uint32_t e1 = h->steal_epoch.load(std::memory_order_acquire);
   uintptr_t v = h->cache[c].block.load(std::memory_order_acquire);
   if (slot_empty(v) || (e1 & 1)) return;
+  SCAV_ASSERT(h->cache[c].floating == nullptr);  // only the owner fills a slot
   Page* pg = h->cache[c].page;
   bool ok = pg->where == kWhereCached && pg->cls == c && pg->used == 1 &&
             page_block_of(pg, reinterpret_cast<void*>(v & ~kCacheMarked)) ==

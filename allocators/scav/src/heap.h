@@ -84,9 +84,11 @@ static_assert(sizeof(CacheSlot) == 32);
 //   every page in full[c] has where == kWhereFull, kTagFull and in_full == 1,
 //   cache[c].block is empty, or (block & ~kCacheMarked) is the one used block of
 //     cache[c].page: used == 1, where == kWhereCached, cls == c, in no list,
-//   cache[c].floating is null or a page with where == kWhereFloat, used == 1 (the
+//   cache[c].floating is null or cache[c].page, where == kWhereCached, used == 1 (the
 //     block taken from the slot; the owner does not allocate from a floating page), in
-//     no list; no other page of the heap floats.
+//     no list, and null while the slot holds a block (a put links the floating page
+//     into the queue first, so the fast take need not look at it); no other page of
+//     the heap floats.
 //   steal_epoch is odd for good when membarrier is missing (the fast take then never
 //   runs, nor the fast put: empty slots hold kCacheMarked; both sides use atomic
 //   exchange and CAS), else odd only during a steal.

@@ -29,9 +29,10 @@ constexpr uintptr_t kTagMask = 3;
 // Where an owned page sits in its heap (see heap.h):
 //   kWhereQueue  - in queue[cls], may have free blocks
 //   kWhereFull   - in full[cls], no free block (kTagFull set)
-//   kWhereCached - in no list; its one used block sits in the heap's cache slot
-//   kWhereFloat  - in no list; its one used block was handed out from the cache slot
-enum PageWhere : uint8_t { kWhereNone = 0, kWhereQueue, kWhereFull, kWhereCached, kWhereFloat };
+//   kWhereCached - in no list; its one used block sits in the heap's cache slot, or
+//                  was handed out from it: the page floats (the heap's cache_floating;
+//                  the slot is then empty)
+enum PageWhere : uint8_t { kWhereNone = 0, kWhereQueue, kWhereFull, kWhereCached };
 
 // Invariant (owner view, checked by page_check in debug builds):
 //   used + |free| + |thread_free| + (capacity - carved) == capacity

@@ -135,6 +135,23 @@ TEST(DoubleFree, LoneBlockTwiceAborts) {
   free(p);
 }
 
+// The block comes back from the cache (its page floats, still marked cached), goes
+// back to the slot, and is freed again.
+TEST(DoubleFree, LoneBlockBackFromTheCacheTwiceAborts) {
+  void* p = malloc(200 * 1024);
+  ASSERT_NE(p, nullptr);
+  free(p);
+  void* q = malloc(200 * 1024);
+  ASSERT_EQ(q, p) << "the slot's block was not handed out again";
+  EXPECT_DEATH(
+      {
+        free(q);
+        free(q);
+      },
+      "double free.*" + hex(q));
+  free(q);
+}
+
 TEST(DoubleFree, LoneBlockAfterItsPageWasTakenAborts) {
   void* p = malloc(40 * 1024);
   ASSERT_NE(p, nullptr);
