@@ -157,7 +157,7 @@ void float_link(Heap* h, unsigned c) {
 void cache_taken(Heap* h, unsigned c) {
   Page* pg = h->cache[c].page;
   if (!pg->free) {
-    float_link(h, c);
+    SCAV_ASSERT(h->cache[c].floating == nullptr);  // the slot held a block (heap.h)
     h->cache[c].floating = pg;  // it stays kWhereCached
   } else {
     list_push_front(h->queue[c], pg);
@@ -437,8 +437,8 @@ void heap_free_last(Heap* h, Page* pg, Block* b) {
   // would displace the page from its own slot and release it while the slot still
   // points into it.
   unsigned c = pg->cls;
-  const bool floats = pg->where == kWhereCached && h->cache[c].floating == pg;
-  if (SCAV_UNLIKELY(pg->where == kWhereCached && !floats)) pointer_fail("double free of", b);
+  const bool floats = h->cache[c].floating == pg;  // then kWhereCached (heap.h)
+  if (SCAV_UNLIKELY(!floats && pg->where == kWhereCached)) pointer_fail("double free of", b);
   SCAV_ASSERT(pg->used == 1 && !pg->thread_free.load(std::memory_order_relaxed));
   if (floats) {
     h->cache[c].floating = nullptr;

@@ -74,12 +74,12 @@ constexpr PageKind class_kind(unsigned c) {
 constexpr unsigned kLargePageSlices = 64;  // 4 MiB
 
 // The slices (64 KiB each) of a page of class c: medium pages are 1 MiB, large ones
-// 4 MiB, and the small ones grow with their blocks. Above 1 KiB a 64 KiB page holds few blocks (16 of
-// 4 KiB), so a class's live blocks spread over many pages and a block freed is seldom
-// in the page malloc hands out from: the block handed out is then one freed long
-// before, cold in the cache and the TLB. Blocks of 1-2 KiB get 128 KiB pages and
-// 2-8 KiB ones 256 KiB pages (at least 32 blocks, 64 up to 4 KiB); a page is carved
-// lazily, so what a thread touches of a class stays what it uses.
+// 4 MiB, and the small ones grow with their blocks. Above 1 KiB a 64 KiB page holds
+// few blocks (16 of 4 KiB), so a class's live blocks spread over many pages and a
+// block freed is seldom in the page malloc hands out from: the block handed out is
+// then one freed long before, cold in the cache and the TLB. Blocks of 1-2 KiB get
+// 128 KiB pages and 2-8 KiB ones 256 KiB pages (at least 32 blocks, 64 up to 4 KiB);
+// a page is carved lazily, so what a thread touches of a class stays what it uses.
 constexpr unsigned class_slices(unsigned c) {
   const size_t b = class_size(c);
   if (b <= kSmallMax) return b <= 1024 ? 1 : (b <= 2048 ? 2 : 4);
