@@ -82,8 +82,10 @@ bool page_to_full(Heap* h, Page* pg) {
 // and take (a malloc/free cycle of one 128 KiB buffer), and the scavenger, which comes
 // at most a few times per purge delay. So the owner pays no locked instruction: it
 // reads the heap's steal epoch, does a plain load and store on the slot, and reads the
-// epoch again. The scavenger makes the epoch odd, runs a membarrier (a full fence on
-// every thread: an asymmetric Dekker pair), CASes slots, and makes the epoch even. If
+// epoch again. To take slots, the scavenger makes the epoch odd, runs a membarrier (a
+// full fence on every thread: an asymmetric Dekker pair), CASes slots, and makes the
+// epoch even; it marks slots (a CAS that sets kCacheMarked) without the epoch, since a
+// mark the owner's store overwrites decides nothing wrongly (cache_visit). If
 // the owner's store was not visible to the scavenger, the owner executed it after the
 // fence and its second read sees an odd or changed epoch; it then waits for an even
 // epoch and checks whether the page it touched was taken (a taken page has been
