@@ -121,6 +121,9 @@ struct alignas(64) Heap {
   uint64_t scav_marked[2] = {0, 0};
   uint64_t scav_mark_ms = 0;
   uint64_t scav_deferred[2] = {0, 0};
+  // The slots the latest visit found to take, and of those the ones marked under a hold.
+  uint64_t scav_take[2] = {0, 0};
+  uint64_t scav_take_held[2] = {0, 0};
   // A slot marked under its kind's hold is not taken before this (0: no hold).
   uint64_t scav_keep_until[kNumClasses] = {};
   Heap* next_all = nullptr;

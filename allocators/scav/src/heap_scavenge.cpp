@@ -153,10 +153,17 @@ struct CacheHold {
 // owner's loop pays for each change of the epoch (a 128 KiB malloc/free loop ran 9%
 // slower while the scavenger looked at its heap every delay with the epoch changed on
 // every look).
+// The notes live in the heap (scav_take, under the purge guard): an array of them per
+// pass on the scavenger's stack touched a page more, a fault the server-echo workload
+// counted.
 struct SlotTakes {
-  uint64_t cls[2] = {0, 0};   // classes to take
-  uint64_t held[2] = {0, 0};  // of those, marked under a hold
+  explicit SlotTakes(Heap* h) : cls(h->scav_take), held(h->scav_take_held) {
+    cls[0] = cls[1] = held[0] = held[1] = 0;
+  }
+  uint64_t* cls;   // classes to take
+  uint64_t* held;  // of those, marked under a hold
   bool any() const { return (cls[0] | cls[1]) != 0; }
+  static bool pending(const Heap* h) { return (h->scav_take[0] | h->scav_take[1]) != 0; }
 };
 
 uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep, SlotTakes* takes) {
@@ -241,17 +248,19 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep, Slot
 // the look found it marked (untouched since), or any block with take_all. The caller
 // made h's steal epoch odd and fenced. Returns when to look again at a slot the owner
 // touched meanwhile, or 0.
-uint64_t slots_take(Heap* h, bool take_all, uint64_t now, const SlotTakes& takes) {
+uint64_t slots_take(Heap* h, bool take_all, uint64_t now) {
+  const uint64_t* cls = h->scav_take;
+  const uint64_t* held = h->scav_take_held;
   uint64_t next = 0;
   for (unsigned c = 0; c < kNumClasses; c++) {
     const uint64_t bit = uint64_t(1) << (c & 63);
-    if (!(takes.cls[c >> 6] & bit)) continue;
+    if (!(cls[c >> 6] & bit)) continue;
     std::atomic<uintptr_t>& slot = h->cache[c].block;
     uintptr_t v = slot.load(std::memory_order_acquire);
     if (!slot_empty(v) && (take_all || (v & kCacheMarked)) &&
         slot.compare_exchange_strong(v, g_asym_fence ? 0 : kCacheMarked, std::memory_order_acq_rel)) {
       Page* pg = arena_page_of(arena_of(reinterpret_cast<void*>(v)), reinterpret_cast<void*>(v));
-      cache_page_release(pg, true, (takes.held[c >> 6] & bit) != 0);
+      cache_page_release(pg, true, (held[c >> 6] & bit) != 0);
       stat_add(g_stats.cache_steals, 1);
     } else {
       const uint64_t t = now + cache_times().recheck;  // the owner touched it just now
@@ -268,7 +277,6 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
   constexpr unsigned kBatch = 64;
   Heap* batch[kBatch];
   uint64_t rearm[kBatch];
-  SlotTakes takes[kBatch];
   CacheHold keep(now);
   bool visited = false;
   // A kind's hold turned off since the last pass (a heap shrinking): heaps armed for
@@ -301,7 +309,6 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
       // (or that thread sees the reset above and arms the heap again). The slots to
       // take are taken after a second fence inside an odd steal epoch (cache_visit).
       rearm[n] = 0;
-      takes[n] = SlotTakes{};
       batch[n++] = h;
     }
     if (!n) continue;
@@ -309,20 +316,21 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
     visited |= fenced;
     bool any = false;
     for (unsigned i = 0; i < n; i++) {
+      SlotTakes takes(batch[i]);
       // Without the fence the slots cannot be read safely: look again later.
-      rearm[i] = fenced ? cache_visit(batch[i], force, now, force ? nullptr : &keep, &takes[i])
+      rearm[i] = fenced ? cache_visit(batch[i], force, now, force ? nullptr : &keep, &takes)
                         : now + purge_delay_ms();
-      any |= takes[i].any();
+      any |= takes.any();
     }
     if (any) {
       if (g_asym_fence)
         for (unsigned i = 0; i < n; i++)
-          if (takes[i].any()) batch[i]->steal_epoch.fetch_add(1, std::memory_order_seq_cst);
+          if (SlotTakes::pending(batch[i])) batch[i]->steal_epoch.fetch_add(1, std::memory_order_seq_cst);
       const bool steal_fenced = !g_asym_fence || os::fence_all_threads() == 0;
       for (unsigned i = 0; i < n; i++) {
-        if (!takes[i].any()) continue;
+        if (!SlotTakes::pending(batch[i])) continue;
         // Without the fence no slot is taken: look again a recheck later.
-        uint64_t t = steal_fenced ? slots_take(batch[i], force, now, takes[i])
+        uint64_t t = steal_fenced ? slots_take(batch[i], force, now)
                                   : now + cache_times().recheck;
         if (t && (!rearm[i] || t < rearm[i])) rearm[i] = t;
         if (g_asym_fence) batch[i]->steal_epoch.fetch_add(1, std::memory_order_release);
