@@ -136,7 +136,7 @@ struct CacheHold {
 // a slow put less than the delay ago, a slot put since the last look is marked only
 // the delay (less the eighth) after that put, once per slot, so that a burst comes
 // back the delay after its end and an idle slot of a busy thread still goes back. The
-// caller either holds the heap busy (takes is null: slots are taken here) or has
+// caller either holds the heap busy (defer false: slots are taken here) or has
 // fenced since it reset the heap's deadline.
 // Slots of a kind whose hold applies (scavenger.h) are looked at a hold later than that,
 // within what the kind's budget leaves after the arenas' kept pages (see CacheHold):
@@ -148,25 +148,25 @@ struct CacheHold {
 // Only a take needs the steal epoch: a mark the owner's take overwrites, or one set on
 // a block it has just put back, decides nothing wrongly, and an owner never writes a
 // slot the scavenger may CAS except through the epoch's protocol. So the visit of an
-// owned heap (takes != null) looks and marks without it and leaves the slots to take
-// in takes, for slots_take to take inside an odd epoch after a second fence: the
-// owner's loop pays for each change of the epoch (a 128 KiB malloc/free loop ran 9%
-// slower while the scavenger looked at its heap every delay with the epoch changed on
-// every look).
-// The notes live in the heap (scav_take, under the purge guard): an array of them per
-// pass on the scavenger's stack touched a page more, a fault the server-echo workload
-// counted.
-struct SlotTakes {
-  explicit SlotTakes(Heap* h) : cls(h->scav_take), held(h->scav_take_held) {
-    cls[0] = cls[1] = held[0] = held[1] = 0;
-  }
-  uint64_t* cls;   // classes to take
-  uint64_t* held;  // of those, marked under a hold
-  bool any() const { return (cls[0] | cls[1]) != 0; }
-  static bool pending(const Heap* h) { return (h->scav_take[0] | h->scav_take[1]) != 0; }
-};
+// owned heap (defer) looks and marks without it and notes the slots to take in the
+// heap's scav_take, for slots_take to take inside an odd epoch after a second fence:
+// the owner's loop pays for each change of the epoch (README, Speed). The notes are the
+// heap's, not an array per pass on the scavenger's stack, whose page was one more
+// fault that the server-echo workload counted.
+bool takes_pending(const Heap* h) { return (h->scav_take[0] | h->scav_take[1]) != 0; }
 
-uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep, SlotTakes* takes) {
+// Take slot c's block v (marked under a hold: held) if the slot still holds it.
+bool slot_steal(Heap* h, unsigned c, uintptr_t v, bool held) {
+  if (!h->cache[c].block.compare_exchange_strong(v, g_asym_fence ? 0 : kCacheMarked,
+                                                 std::memory_order_acq_rel))
+    return false;
+  Page* pg = arena_page_of(arena_of(reinterpret_cast<void*>(v)), reinterpret_cast<void*>(v));
+  cache_page_release(pg, true, held);
+  stat_add(g_stats.cache_steals, 1);
+  return true;
+}
+
+uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep, bool defer) {
   const CacheTimes times = cache_times();
   const uint64_t recheck = times.recheck;
   bool quick = h->scav_mark_ms && now - h->scav_mark_ms <= 2 * recheck;
@@ -176,6 +176,7 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep, Slot
   auto want = [&](uint64_t t) {
     if (!next || t < next) next = t;
   };
+  if (defer) h->scav_take[0] = h->scav_take[1] = h->scav_take_held[0] = h->scav_take_held[1] = 0;
   for (unsigned c = 0; c < kNumClasses; c++) {
     std::atomic<uintptr_t>& slot = h->cache[c].block;
     uint64_t bit = uint64_t(1) << (c & 63);
@@ -200,16 +201,10 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep, Slot
       put_off &= ~bit;
       const bool held = keep_until != 0 && (v & kCacheMarked);
       keep_until = 0;
-      if (takes) {
-        takes->cls[c >> 6] |= bit;
-        if (held) takes->held[c >> 6] |= bit;
-        continue;
-      }
-      if (slot.compare_exchange_strong(v, g_asym_fence ? 0 : kCacheMarked, std::memory_order_acq_rel)) {
-        Page* pg = arena_page_of(arena_of(reinterpret_cast<void*>(v)), reinterpret_cast<void*>(v));
-        cache_page_release(pg, true, held);
-        stat_add(g_stats.cache_steals, 1);
-      } else {
+      if (defer) {
+        h->scav_take[c >> 6] |= bit;
+        if (held) h->scav_take_held[c >> 6] |= bit;
+      } else if (!slot_steal(h, c, v, held)) {
         want(now + recheck);  // the owner touched it just now
       }
       continue;
@@ -244,25 +239,18 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep, Slot
   return next;
 }
 
-// Take the slots cache_visit left in takes: each that still holds a block, marked when
-// the look found it marked (untouched since), or any block with take_all. The caller
-// made h's steal epoch odd and fenced. Returns when to look again at a slot the owner
-// touched meanwhile, or 0.
+// Take the slots cache_visit noted in scav_take: each that still holds a block, marked
+// when the look found it marked (untouched since), or any block with take_all. The
+// caller made h's steal epoch odd and fenced. Returns when to look again at a slot the
+// owner touched meanwhile, or 0.
 uint64_t slots_take(Heap* h, bool take_all, uint64_t now) {
-  const uint64_t* cls = h->scav_take;
-  const uint64_t* held = h->scav_take_held;
   uint64_t next = 0;
   for (unsigned c = 0; c < kNumClasses; c++) {
     const uint64_t bit = uint64_t(1) << (c & 63);
-    if (!(cls[c >> 6] & bit)) continue;
-    std::atomic<uintptr_t>& slot = h->cache[c].block;
-    uintptr_t v = slot.load(std::memory_order_acquire);
-    if (!slot_empty(v) && (take_all || (v & kCacheMarked)) &&
-        slot.compare_exchange_strong(v, g_asym_fence ? 0 : kCacheMarked, std::memory_order_acq_rel)) {
-      Page* pg = arena_page_of(arena_of(reinterpret_cast<void*>(v)), reinterpret_cast<void*>(v));
-      cache_page_release(pg, true, (held[c >> 6] & bit) != 0);
-      stat_add(g_stats.cache_steals, 1);
-    } else {
+    if (!(h->scav_take[c >> 6] & bit)) continue;
+    uintptr_t v = h->cache[c].block.load(std::memory_order_acquire);
+    const bool take = !slot_empty(v) && (take_all || (v & kCacheMarked));
+    if (!take || !slot_steal(h, c, v, (h->scav_take_held[c >> 6] & bit) != 0)) {
       const uint64_t t = now + cache_times().recheck;  // the owner touched it just now
       if (!next || t < next) next = t;
     }
@@ -299,7 +287,7 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
       if (unowned && h->state.compare_exchange_strong(st, kHeapBusy, std::memory_order_acquire)) {
         heap_collect_pages(h, force, true);
         visited = true;
-        uint64_t next = cache_visit(h, force || st == kHeapAbandoned, now, force ? nullptr : &keep, nullptr);
+        uint64_t next = cache_visit(h, force || st == kHeapAbandoned, now, force ? nullptr : &keep, false);
         h->state.store(st, std::memory_order_release);
         if (next) purge_arm_earlier(h->purge_expire, next);
         continue;
@@ -316,19 +304,18 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
     visited |= fenced;
     bool any = false;
     for (unsigned i = 0; i < n; i++) {
-      SlotTakes takes(batch[i]);
       // Without the fence the slots cannot be read safely: look again later.
-      rearm[i] = fenced ? cache_visit(batch[i], force, now, force ? nullptr : &keep, &takes)
+      rearm[i] = fenced ? cache_visit(batch[i], force, now, force ? nullptr : &keep, true)
                         : now + purge_delay_ms();
-      any |= takes.any();
+      any |= fenced && takes_pending(batch[i]);
     }
     if (any) {
       if (g_asym_fence)
         for (unsigned i = 0; i < n; i++)
-          if (SlotTakes::pending(batch[i])) batch[i]->steal_epoch.fetch_add(1, std::memory_order_seq_cst);
+          if (takes_pending(batch[i])) batch[i]->steal_epoch.fetch_add(1, std::memory_order_seq_cst);
       const bool steal_fenced = !g_asym_fence || os::fence_all_threads() == 0;
       for (unsigned i = 0; i < n; i++) {
-        if (!SlotTakes::pending(batch[i])) continue;
+        if (!takes_pending(batch[i])) continue;
         // Without the fence no slot is taken: look again a recheck later.
         uint64_t t = steal_fenced ? slots_take(batch[i], force, now)
                                   : now + cache_times().recheck;
