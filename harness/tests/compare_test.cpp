@@ -189,6 +189,39 @@ TEST(Compare, TheShippedThresholdsFileLoads) {
   EXPECT_EQ(t->rule_for("perf.cycles").direction, compare::Direction::None);
 }
 
+// "WORKLOAD:METRIC" is that workload's rule only; a colon after a dot is part
+// of a metric pattern.
+TEST(Compare, AWorkloadQualifiedPatternAppliesToThatWorkloadOnly) {
+  Thresholds t;
+  t.rules.push_back({"micro:wall_ms", MetricRule{compare::Direction::None, 0.10, 0}});
+  t.rules.push_back({"perf.cycles:u", MetricRule{compare::Direction::Lower, 0.10, 0}});
+  EXPECT_EQ(t.rule_for("wall_ms", "", "micro").direction, compare::Direction::None);
+  EXPECT_EQ(t.rule_for("wall_ms", "", "idle-return").direction, compare::Direction::Lower);  // the registry's
+  EXPECT_EQ(t.rule_for("wall_ms").direction, compare::Direction::Lower);
+  EXPECT_EQ(t.rule_for("perf.cycles:u", "", "micro").direction, compare::Direction::Lower);
+}
+
+// micro's runs last --min-time per benchmark under any allocator: a faster one
+// runs more iterations, so its longer run is no regression there; the same
+// runs of another workload are.
+TEST(Compare, MicroWallTimeIsInformationalWithTheShippedThresholds) {
+  std::string error;
+  auto t = load_thresholds(std::string(MEMHARNESS_SOURCE_DIR_FOR_TESTS) + "/ci/thresholds.json", error);
+  ASSERT_TRUE(t) << error;
+  for (const char* workload : {"micro", "w"}) {
+    auto runs = rounds(500000, 500000, 10, 10);
+    for (auto& r : runs) {
+      r.workload = workload;
+      r.wall_ms = r.cpu_ms = r.role == kRoleCandidate ? 2600 + r.repetition : 2000 + r.repetition;
+    }
+    Comparison c = analyze(runs, *t, {});
+    EXPECT_EQ(c.regressed(), std::string(workload) == "w") << workload;
+    ASSERT_NE(find(c, "wall_ms"), nullptr);
+    EXPECT_EQ(find(c, "wall_ms")->verdict == compare::Verdict::Regression, std::string(workload) == "w")
+        << workload;
+  }
+}
+
 // ru_maxrss of a forked child keeps the harness's image from before its exec
 // (4-13 MB whatever the workload, a noise floor of up to 30% on the quick
 // suite): it is reported, but a comparison tests the workload's own VmHWM.

@@ -205,7 +205,10 @@ std::optional<Thresholds> deciding_rules(const Options& o, const Thresholds& all
     std::string better;
     for (const auto& job : jobs)
       if (const DeclaredMetric* d = find_declared(declared, job.workload.name, m)) better = d->better;
+    // Its rule for the first workload where it has a direction ("micro:wall_ms" has none).
     MetricRule r = all.rule_for(m, better);
+    for (const auto& job : jobs)
+      if ((r = all.rule_for(m, better, job.workload.name)).direction != compare::Direction::None) break;
     if (r.direction == compare::Direction::None) {
       error = "--metric " + m + ": it has no direction (informational, or not a metric of these workloads), so it "
               "is never a regression";

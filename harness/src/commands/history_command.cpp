@@ -83,7 +83,7 @@ std::optional<std::vector<Judged>> judge_store(const Options& o, history::Store&
   const history::StepRule rule{size_t(h.min_segment), h.alpha};
   std::vector<Judged> out;
   for (auto& s : store.series({h.metric, h.workload, h.allocator, h.target.machine})) {
-    const MetricRule r = thresholds->rule_for(s.metric);
+    const MetricRule r = thresholds->rule_for(s.metric, "", s.workload);
     if (h.metric.empty() && r.direction == compare::Direction::None) continue;  // informational
     auto steps = history::find_steps(s, r, rule);
     out.push_back({std::move(s), r, std::move(steps)});

@@ -18,9 +18,25 @@ namespace mh {
 
 using namespace compare;
 
-MetricRule Thresholds::rule_for(const std::string& metric, const std::string& declared_better) const {
+namespace {
+
+// "WORKLOAD:METRIC" (no '.' before the colon: metric names have one, workload
+// names never) applies to that workload's metric only; anything else to the
+// metric of every workload.
+bool pattern_matches(const std::string& pattern, const std::string& metric, const std::string& workload) {
+  const size_t colon = pattern.find(':');
+  if (colon == std::string::npos || pattern.find('.') < colon)
+    return fnmatch(pattern.c_str(), metric.c_str(), 0) == 0;
+  return !workload.empty() && fnmatch(pattern.substr(0, colon).c_str(), workload.c_str(), 0) == 0 &&
+         fnmatch(pattern.c_str() + colon + 1, metric.c_str(), 0) == 0;
+}
+
+}  // namespace
+
+MetricRule Thresholds::rule_for(const std::string& metric, const std::string& declared_better,
+                                const std::string& workload) const {
   for (const auto& [pattern, rule] : rules)
-    if (fnmatch(pattern.c_str(), metric.c_str(), 0) == 0) return rule;
+    if (pattern_matches(pattern, metric, workload)) return rule;
   if (const MetricSpec* spec = find_metric(metric))
     return MetricRule{direction_from(spec->better), spec->threshold, spec->min_delta};
   MetricRule r = fallback;
@@ -293,7 +309,7 @@ WorkloadComparison compare_workload(const WorkloadRuns& w, const std::vector<std
   for (const auto& name : metrics) {
     auto bo = observations_of(base, name), co = observations_of(w.candidate, name);
     const DeclaredMetric* d = find_declared(declared, w.workload, name);
-    const MetricRule rule = t.rule_for(name, d ? d->better : "");
+    const MetricRule rule = t.rule_for(name, d ? d->better : "", w.workload);
     if (bo.empty() != co.empty() && rule.direction != Direction::None)
       c.warnings.push_back(one_sided_warning(w, name, bo.size(), co.size()));
     if (bo.empty() || co.empty()) continue;

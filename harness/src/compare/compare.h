@@ -27,10 +27,12 @@ struct MetricRule {
 struct Thresholds {
   MetricRule fallback;
   std::vector<std::pair<std::string, MetricRule>> rules;  // metric pattern (fnmatch) -> rule, first match wins
-  // The rule for a metric: the first pattern of the file that matches it, else
+  // The rule for a metric of `workload`: the first pattern of the file that
+  // matches it ("METRIC", or "WORKLOAD:METRIC" for one workload's only), else
   // the registry's (metrics.h), else the direction its workload declares with
   // the file's default threshold, else the default.
-  MetricRule rule_for(const std::string& metric, const std::string& declared_better = "") const;
+  MetricRule rule_for(const std::string& metric, const std::string& declared_better = "",
+                      const std::string& workload = "") const;
 };
 std::optional<Thresholds> load_thresholds(const std::string& path, std::string& error);
 
