@@ -421,7 +421,7 @@ uint64_t arenas_purge(bool force, bool scan, uint64_t now, bool collapse) {
       uint64_t bits = a->pending_bits[w] & a->free_bits[w];
       if (!bits) continue;
       if (!force && a->word_due[w] > now) {
-        if (!left_due || a->word_due[w] < left_due) left_due = a->word_due[w];
+        left_due = earlier_deadline(left_due, a->word_due[w]);
         continue;
       }
       const unsigned k = unsigned(a->word_kind[w]);

@@ -173,9 +173,7 @@ uint64_t cache_visit(Heap* h, bool take_all, uint64_t now, CacheHold* keep, bool
   uint64_t busy_until = h->active_ms.load(std::memory_order_relaxed) + times.first_look;
   uint64_t next = 0;
   bool marked = false;
-  auto want = [&](uint64_t t) {
-    if (!next || t < next) next = t;
-  };
+  auto want = [&](uint64_t t) { next = earlier_deadline(next, t); };
   if (defer) h->scav_take[0] = h->scav_take[1] = h->scav_take_held[0] = h->scav_take_held[1] = 0;
   for (unsigned c = 0; c < kNumClasses; c++) {
     std::atomic<uintptr_t>& slot = h->cache[c].block;
@@ -251,8 +249,7 @@ uint64_t slots_take(Heap* h, bool take_all, uint64_t now) {
     uintptr_t v = h->cache[c].block.load(std::memory_order_acquire);
     const bool take = !slot_empty(v) && (take_all || (v & kCacheMarked));
     if (!take || !slot_steal(h, c, v, (h->scav_take_held[c >> 6] & bit) != 0)) {
-      const uint64_t t = now + cache_times().recheck;  // the owner touched it just now
-      if (!next || t < next) next = t;
+      next = earlier_deadline(next, now + cache_times().recheck);  // the owner touched it just now
     }
   }
   return next;
@@ -317,9 +314,8 @@ void heaps_purge(bool force, bool scan, uint64_t now) {
       for (unsigned i = 0; i < n; i++) {
         if (!takes_pending(batch[i])) continue;
         // Without the fence no slot is taken: look again a recheck later.
-        uint64_t t = steal_fenced ? slots_take(batch[i], force, now)
-                                  : now + cache_times().recheck;
-        if (t && (!rearm[i] || t < rearm[i])) rearm[i] = t;
+        rearm[i] = earlier_deadline(rearm[i], steal_fenced ? slots_take(batch[i], force, now)
+                                                           : now + cache_times().recheck);
         if (g_asym_fence) batch[i]->steal_epoch.fetch_add(1, std::memory_order_release);
       }
     }

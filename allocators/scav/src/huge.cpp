@@ -212,9 +212,7 @@ uint64_t huge_purge(bool force, uint64_t now) {
   CacheEntry out[kCacheSlots];
   unsigned n = 0;
   uint64_t next = 0;
-  auto want = [&](uint64_t t) {
-    if (!next || t < next) next = t;
-  };
+  auto want = [&](uint64_t t) { next = earlier_deadline(next, t); };
   {
     LockGuard g(g_huge_lock);
     // The latest freed first: they are the likeliest to be taken again.

@@ -152,8 +152,7 @@ bool pass_locked(bool force, bool scan, bool on_scavenger) {
   uint64_t e = arenas_earliest_expire();
   uint64_t h = heaps_earliest_expire();
   uint64_t g = huge_earliest_expire();
-  for (uint64_t x : {h, g})
-    if (x && (!e || x < e)) e = x;
+  e = earlier_deadline(e, earlier_deadline(h, g));
   if (e) purge_schedule(e);
   return true;
 }

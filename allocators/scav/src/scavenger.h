@@ -16,6 +16,8 @@ namespace scav {
 void purge_arm(std::atomic<uint64_t>& source, uint64_t expire);
 // Same, but also lowers a source that is armed later than `expire`.
 void purge_arm_earlier(std::atomic<uint64_t>& source, uint64_t expire);
+// The earlier of two deadlines, 0 being none.
+inline uint64_t earlier_deadline(uint64_t a, uint64_t b) { return !a || (b && b < a) ? b : a; }
 void purge_schedule(uint64_t expire);
 // The delay between a free and its purge: purge_delay_ms plus a *hold*, which a pass
 // applies within a budget. The hold is set to purge_hold_max_ms when purged memory is
