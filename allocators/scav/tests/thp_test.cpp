@@ -23,7 +23,7 @@ using scav_test::stat;
 using scav_test::wait_for;
 
 // The options CMakeLists.txt sets for these tests, as the process got them.
-void expect_test_options() {
+void require_test_options() {
   ASSERT_STREQ(getenv("SCAV_THP_COLLAPSE_MS"), "50");
   ASSERT_STREQ(getenv("SCAV_SAFETY_TIMEOUT_MS"), "100");
 }
@@ -57,7 +57,7 @@ long huge_kb_around(const void* p) {
 }
 
 TEST(Thp, ARegionInUseAndResidentBecomesOneHugePageAndSplitsWhenPurged) {
-  ASSERT_NO_FATAL_FAILURE(expect_test_options());
+  ASSERT_NO_FATAL_FAILURE(require_test_options());
   if (const std::string why = thp_unavailable(); !why.empty()) GTEST_SKIP() << why;
   const int64_t collapses = stat("thp_collapses"), failures = stat("thp_collapse_failures");
   // 8 MiB of 4000-byte blocks (64 KiB pages), every byte written: whole regions of the
@@ -91,7 +91,7 @@ TEST(Thp, ARegionInUseAndResidentBecomesOneHugePageAndSplitsWhenPurged) {
 }
 
 TEST(Thp, ARegionInUseButNotResidentStaysInSmallPages) {
-  ASSERT_NO_FATAL_FAILURE(expect_test_options());
+  ASSERT_NO_FATAL_FAILURE(require_test_options());
   if (const std::string why = thp_unavailable(); !why.empty()) GTEST_SKIP() << why;
   scav_collect(true);
   const int64_t collapses = stat("thp_collapses"), skips = stat("thp_collapse_skips");
