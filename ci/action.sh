@@ -17,7 +17,7 @@ if [ "${MEMHARNESS_ACTION_SKIP_INSTALL:-0}" != 1 ]; then
   (source "$root/scripts/lib/setup.sh" && memharness_install --sudo) || fail_setup "installing the packages"
 fi
 if [ -z "${MEMHARNESS_ACTION_HARNESS:-}" ]; then
-  (source "$root/scripts/lib/setup.sh" && memharness_build) || fail_setup "building the harness"
+  (source "$root/scripts/lib/setup.sh" && memharness_build_run) || fail_setup "building the harness"
   export MEMHARNESS_ACTION_HARNESS="$root/build/bin/harness"
 fi
 exec python3 "$root/ci/action.py"

@@ -21,7 +21,7 @@ base=$1 head=$2
 shift 2
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/scripts/lib/setup.sh"
-memharness_setup
+memharness_setup_run
 
 out=${OUT:-$root/results/compare-pins}
 mkdir -p "$out"

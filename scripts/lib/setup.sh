@@ -5,25 +5,33 @@
 
 MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-# Build tools and libraries (clang: the scav-fuzz preset's libFuzzer; clang-tidy:
-# the function-size check of ./scripts/test), the
-# allocators under test, the Python side (plots and their tests come from Debian:
-# PyPI is not reachable everywhere), and the apps suite's programs (redis, sqlite3,
-# and g++, git, python3 and coreutils' sort, also needed for other reasons or
-# essential), and the history page's Chart.js (copied beside the page).
+# What a run needs: build tools and libraries, the allocators under test, the
+# plots (matplotlib comes from Debian: PyPI is not reachable everywhere), the apps
+# suite's programs (redis, sqlite3, and g++, git, python3 and coreutils' sort, also
+# needed for other reasons or essential), and the history page's Chart.js (copied
+# beside the page). Recommended packages are not installed.
 MEMHARNESS_PACKAGES=(
-  cmake g++ make git pkg-config clang clang-tidy
-  libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libre2-dev libsqlite3-dev libdw-dev
+  cmake g++ make git pkg-config
+  libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libre2-dev libsqlite3-dev libdw-dev
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
-  python3 python3-matplotlib python3-pytest python3-jsonschema
+  python3 python3-matplotlib
   sqlite3 redis-server redis-tools coreutils
   time
   libjs-chart.js
 )
-# What only ./scripts/test needs: the history page's browser test (headless
-# Chromium driven by Selenium). Not installed on a CI runner by the Action,
-# where Ubuntu's chromium is a snap.
-MEMHARNESS_TEST_PACKAGES=(chromium chromium-driver python3-selenium)
+# What only ./scripts/test needs: GoogleTest, clang (the scav-fuzz preset's
+# libFuzzer), clang-tidy (the function-size check), pytest and jsonschema, and the
+# pages' browser tests (headless Chromium driven by Selenium; not installed on a CI
+# runner by the Action, where Ubuntu's chromium is a snap).
+MEMHARNESS_TEST_PACKAGES=(
+  libgtest-dev clang clang-tidy python3-pytest python3-jsonschema
+  chromium chromium-driver python3-selenium
+)
+# The target memharness_build builds: ./scripts/harness asks for memharness-run
+# (the harness, workloads, scav and the ledger), ./scripts/test for all. Settings
+# in MEMHARNESS_FIRST_CONFIGURE apply when build/ is configured for the first time.
+MEMHARNESS_BUILD_TARGET=${MEMHARNESS_BUILD_TARGET:-all}
+MEMHARNESS_FIRST_CONFIGURE=()
 
 # Ubuntu renamed libraries for its 64-bit time_t transition by adding "t64"
 # (libtcmalloc-minimal4 is libtcmalloc-minimal4t64 there): a package counts as
@@ -65,7 +73,7 @@ memharness_install() {
     else
       echo "memharness needs these Debian packages: $missing" >&2
       echo "install them as root with:" >&2
-      echo "  apt-get update && apt-get install -y $missing" >&2
+      echo "  apt-get update && apt-get install -y --no-install-recommends $missing" >&2
       exit 2
     fi
   fi
@@ -74,7 +82,7 @@ memharness_install() {
   for p in $missing; do
     names+=("$(memharness_apt_name "$p")")
   done
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${names[@]}" >&2 ||
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${names[@]}" >&2 ||
     { echo "apt-get install failed: ${names[*]}" >&2; exit 2; }
 }
 
@@ -84,21 +92,22 @@ memharness_install() {
 # one differs.
 memharness_build() {
   local build="$MEMHARNESS_ROOT/build" log setting name configure=0
-  [ -f "$build/CMakeCache.txt" ] || configure=1
+  local first=()
+  [ -f "$build/CMakeCache.txt" ] || { configure=1; first=("${MEMHARNESS_FIRST_CONFIGURE[@]}"); }
   for setting in "$@"; do
     name=${setting#-D}
     name=${name%%=*}
     grep -qx "$name:[A-Z]*=${setting#*=}" "$build/CMakeCache.txt" 2>/dev/null || configure=1
   done
   log=$(mktemp "${TMPDIR:-/tmp}/memharness-build.XXXXXX") || exit 2
-  if [ "$configure" -eq 1 ] && ! cmake --preset release -S "$MEMHARNESS_ROOT" "$@" >"$log" 2>&1; then
+  if [ "$configure" -eq 1 ] && ! cmake --preset release -S "$MEMHARNESS_ROOT" "${first[@]}" "$@" >"$log" 2>&1; then
     cat "$log" >&2
     rm -f "$log"
     echo "configure failed (the output above is cmake's)" >&2
     exit 2
   fi
   # cmake decides what is stale; an up-to-date build costs a second.
-  if ! cmake --build "$build" -j "$(nproc)" >"$log" 2>&1; then
+  if ! cmake --build "$build" -j "$(nproc)" --target "$MEMHARNESS_BUILD_TARGET" >"$log" 2>&1; then
     cat "$log" >&2
     rm -f "$log"
     echo "build failed (the output above is the whole build's)" >&2
@@ -110,4 +119,17 @@ memharness_build() {
 memharness_setup() {
   memharness_install
   memharness_build "$@"
+}
+
+# For the scripts that only run the harness (./scripts/harness, the Action, the
+# comparison of pins): what a run needs, no tests and no test packages.
+memharness_build_run() {
+  MEMHARNESS_BUILD_TARGET=memharness-run
+  MEMHARNESS_FIRST_CONFIGURE=(-DBUILD_TESTING=OFF)
+  memharness_build "$@"
+}
+
+memharness_setup_run() {
+  memharness_install
+  memharness_build_run "$@"
 }

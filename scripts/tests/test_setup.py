@@ -3,6 +3,7 @@ the build is up to date or succeeds, the whole output when it fails, and a build
 configured again when a cache setting it needs (-DNAME=VALUE) differs.
 A throwaway one-file project stands in for memharness, so these run in seconds.
 """
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -38,8 +39,8 @@ def project(tmp_path):
     return tmp_path
 
 
-def build(project, *settings):
-    script = f'source "{project}/scripts/lib/setup.sh" && memharness_build "$@"'
+def build(project, *settings, function="memharness_build"):
+    script = f'source "{project}/scripts/lib/setup.sh" && {function} "$@"'
     return subprocess.run(["bash", "-c", script, "build"] + list(settings), capture_output=True, text=True,
                           timeout=300)
 
@@ -71,6 +72,23 @@ def test_setting_reconfigures_and_warnings_become_errors(project):
     assert "TINY_WERROR:BOOL=ON" in (project / "build" / "CMakeCache.txt").read_text()
 
 
+def test_a_build_for_runs_builds_only_what_a_run_needs(project):
+    # ./scripts/harness's build: the memharness-run target, configured without the tests;
+    # ./scripts/test's (memharness_build) builds everything.
+    (project / "CMakeLists.txt").write_text(CMAKELISTS + "add_custom_target(memharness-run)\n"
+                                            "add_dependencies(memharness-run tiny)\n"
+                                            "if(BUILD_TESTING)\n  add_executable(tiny_tests main.c)\nendif()\n"
+                                            "add_executable(bench main.c)\n")
+    result = build(project, function="memharness_build_run")
+    assert result.returncode == 0, result.stderr
+    assert (project / "build" / "tiny").exists()
+    assert not (project / "build" / "bench").exists() and not (project / "build" / "tiny_tests").exists()
+    assert re.search(r"^BUILD_TESTING:[A-Z]*=OFF$", (project / "build" / "CMakeCache.txt").read_text(), re.M)
+    result = build(project, "-DBUILD_TESTING=ON")
+    assert result.returncode == 0, result.stderr
+    assert (project / "build" / "bench").exists() and (project / "build" / "tiny_tests").exists()
+
+
 def test_harness_help_prints_only_the_help():
     result = subprocess.run([str(ROOT / "scripts" / "harness"), "--help"], capture_output=True, text=True,
                             timeout=600)
@@ -96,8 +114,8 @@ def test_install_on_a_runner_uses_sudo_and_ubuntus_t64_names(tmp_path):
     result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     log = (tmp_path / "log").read_text().splitlines()
-    assert log[-1] == "apt-get install -y -q libtcmalloc-minimal4t64"
+    assert log[-1] == "apt-get install -y -q --no-install-recommends libtcmalloc-minimal4t64"
     assert log[-2].startswith("sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install")
     without = subprocess.run(["bash", "-c", script.replace(" --sudo", "")], capture_output=True, text=True,
                              timeout=60)
-    assert without.returncode == 2 and "apt-get install -y libtcmalloc-minimal4" in without.stderr
+    assert without.returncode == 2 and "apt-get install -y --no-install-recommends libtcmalloc-minimal4" in without.stderr
