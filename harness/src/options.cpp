@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <array>
 #include <initializer_list>
+#include <map>
 #include <iostream>
 #include <string_view>
 
 #include "compare/compare.h"
+#include "core/suggest.h"
 
 namespace mh {
 
@@ -70,6 +73,31 @@ class Usage : public CLI::Formatter {
  private:
   std::string lines_;
 };
+
+// A subcommand's own help: its usage lines, and after the options its exit codes
+// and an example (a subcommand would otherwise show the run's usage, which CLI11
+// copies to every subcommand added after it).
+void own_help(CLI::App& sub, std::string usage, const std::string& exit_codes, const std::string& example) {
+  sub.formatter(std::make_shared<Usage>(std::move(usage)));
+  sub.footer("Exit codes: " + exit_codes + "\n\nExample:\n  " + example);
+}
+
+// The names of an app's subcommands, in their order.
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  return names;
+}
+
+// The long and short names of an app's options ("--out", "-o").
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : opt->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
 
 // The flags of harness -- PROGRAM ARGS (program.h says what each does).
 void add_program_flags(CLI::App& app, ProgramFlags& f) {
@@ -241,6 +269,8 @@ class CommandLine {
   CLI::App* add_history_command();
 
   std::string chosen_help() const;
+  std::string unknown_command(int argc, char** argv) const;
+  std::string suggestion(int argc, char** argv) const;
   ParseOutcome chosen();
   ParseOutcome run_chosen();
   ParseOutcome compare_chosen();
@@ -325,6 +355,7 @@ CLI::App* CommandLine::add_compare_command() {
       "   or: harness compare [OPTIONS] OLD.json NEW.json    (two reports; --allocator NAME for reports of "
       "several)\n"
       "   or: harness compare [OPTIONS] RUNS.json            (the runs report of a comparison, or merged shards)"));
+  compare->footer("Example:\n  harness compare --baseline jemalloc --candidate scav -w idle-return --runs 5");
   add_what_to_run(*compare, o_);
   compare->add_option("--baseline", o_.baseline, "the baseline pin (an allocator spec, a pins-file name or scav@REV)");
   compare->add_option("--candidate", o_.candidate, "the candidate pin");
@@ -359,6 +390,8 @@ CLI::App* CommandLine::add_bisect_command() {
   bisect->formatter(std::make_shared<Usage>(
       "Usage: harness bisect [OPTIONS] --pin NAME --good REV --bad REV (--workload NAME [PARAMETERS...] | --suite "
       "NAME)"));
+  bisect->footer("Exit codes: 0 the commit was found, 1 a run failed, 2 bad input, or good and bad do not differ\n\n"
+                 "Example:\n  harness bisect --pin scav --good v1.0 --bad main -w idle-return --runs 5");
   add_what_to_run(*bisect, o_);
   bisect->add_option("--pin", o_.pin, "a pin with a repository in allocators/pins.json (scav, ...)")->required();
   bisect->add_option("--good", o_.good, "a revision without the regression")->required();
@@ -385,6 +418,8 @@ CLI::App* CommandLine::add_sweep_command() {
   sweep->formatter(std::make_shared<Usage>(
       "Usage: harness sweep [OPTIONS] (--allocator 'FAMILY:opt=a|b|c[,opt2=x|y]' | --preset NAME) "
       "(--workload NAME [PARAMETERS...] | --suite NAME)"));
+  sweep->footer("Exit codes: 0 every run ok, 1 a run failed, 2 bad input (nothing was run)\n\n"
+                "Example:\n  harness sweep --preset scav-purge -w idle-return --runs 3 --plot sweep.png");
   add_what_to_run(*sweep, o_);
   sweep->add_option("-a,--allocator", o_.grids,
                     "a grid: an allocator with one or two options whose values are separated by |, e.g. "
@@ -409,6 +444,10 @@ CLI::App* CommandLine::add_merge_command() {
       "merge",
       "join reports (the shards of a job matrix, or runs of other allocators or workloads) into one; refuses, with "
       "exit 2, the same run twice, a workload under other parameters, and reports of other suites or pins");
+  merge->allow_extras(false);  // CLI11 copies the run's allow_extras to every subcommand
+  own_help(*merge, "Usage: harness merge REPORT... -o OUT.json",
+           "0 joined, 2 bad input (a report unreadable, the same run twice, other plans); nothing is written then",
+           "harness merge shard-1.json shard-2.json shard-3.json -o all.json");
   merge->add_option("reports", o_.inputs, "the reports to join")->required()->check(CLI::ExistingFile);
   merge->add_option("-o,--out", o_.out, "the joined report")->required();
   return merge;
@@ -416,9 +455,9 @@ CLI::App* CommandLine::add_merge_command() {
 
 CLI::App* CommandLine::add_plot_command() {
   CLI::App* plot = app_.add_subcommand(
-      "plot", "plot reports with matplotlib: harness plot REPORT... -o FILE.png (RSS over time), or harness plot "
-              "--compare COMPARISON.json -o FILE.png, or harness plot --flame REPORT [--mark NAME] -o FILE.png (the live "
-              "heap by call site); the arguments go to scripts/plot_rss.py, plot_compare.py or plot_flame.py");
+      "plot", "draw a picture with matplotlib: harness plot KIND ... -o FILE.png, KIND one of rss (RSS over time, "
+              "the default), heap (the live heap beside RSS), compare (a comparison), flame (the live heap by call "
+              "site), sweep (a sweep's points); the arguments go to scripts/plot_KIND.py (harness plot --help)");
   plot->prefix_command();
   plot->set_help_flag();  // --help goes to the plot command, which shows the scripts' own
   return plot;
@@ -429,6 +468,10 @@ CLI::App* CommandLine::add_export_command() {
   CLI::App* exp = app_.add_subcommand(
       "export", "write a view of a report: --folded REPORT, the live heap by call site (--heap-sample) as folded "
                 "stacks, root first, for flamegraph.pl, inferno or speedscope");
+  exp->allow_extras(false);
+  own_help(*exp, "Usage: harness export --folded REPORT [--mark NAME | --peak] [--allocator NAME] [-o FILE]",
+           "0 written, 2 bad input (the report unreadable, or without call sites; an unknown mark or allocator)",
+           "harness export --folded results/app.json --mark all-done -o app.folded");
   exp->add_option("--folded", e.folded, "the report (written with --ledger --heap-sample)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -442,14 +485,46 @@ CLI::App* CommandLine::add_export_command() {
   return exp;
 }
 
+// Each history verb's usage, exit codes and example.
+const std::map<std::string, std::array<std::string, 3>> kHistoryVerbHelp = {
+    {"add",
+     {"Usage: harness history add REPORT... [--history FILE] [--revision REV] [--cwd DIR] [--machine NAME]",
+      "0 added, 2 bad input (a report or the store unreadable)", "harness history add results/*.json --revision v1.2"}},
+    {"merge",
+     {"Usage: harness history merge STORE OTHER... ", "0 merged, 2 bad input (a store unreadable)",
+      "harness history merge results/history.sqlite runner-2.sqlite"}},
+    {"show",
+     {"Usage: harness history show --workload NAME --metric NAME [--allocator NAME] [--machine NAME]",
+      "0 shown, 2 bad input (no such series: the store's workloads and metrics are listed)",
+      "harness history show --workload idle-return --metric peak_rss_kb --allocator scav"}},
+    {"steps",
+     {"Usage: harness history steps [--workload NAME] [--metric NAME] [--allocator NAME] [--last N]",
+      "0 no regression step among the last --last revisions that is not acknowledged, 1 one is, 2 bad input",
+      "harness history steps --last 1"}},
+    {"page",
+     {"Usage: harness history page --out DIR [--workload NAME] [--metric NAME] [--allocator NAME]",
+      "0 written, 2 bad input (the store unreadable, DIR not writable)", "harness history page --out results/page"}},
+    {"ack",
+     {"Usage: harness history ack --workload NAME --metric NAME --allocator NAME --revision REV --reason TEXT",
+      "0 acknowledged, 2 bad input (no such step)",
+      "harness history ack --workload idle-return --metric peak_rss_kb --allocator scav --revision 3e12765 "
+      "--reason 'larger arenas, intended'"}},
+};
+
 // harness history VERB: the store's verbs, each with the options it reads.
 CLI::App* CommandLine::add_history_command() {
   HistoryOptions& h = o_.history;
   CLI::App* history = app_.add_subcommand(
       "history", "the history store: runs across revisions, their series, steps and a dashboard (docs/history.md)");
   history->require_subcommand(1);
+  history->allow_extras(false);
+  own_help(*history, "Usage: harness history add|merge|show|steps|page|ack [OPTIONS]  (each with its own --help)",
+           "those of each verb (harness history VERB --help)", "harness history add results/*.json");
   auto verb = [&](const char* name, const char* about) {
     CLI::App* v = history->add_subcommand(name, about);
+    v->allow_extras(false);
+    const auto& help = kHistoryVerbHelp.at(name);
+    own_help(*v, help[0], help[1], help[2]);
     v->add_option("--history", h.target.file, std::string("the store (default ") + kDefaultHistory + ")");
     v->final_callback([&h, name] { h.verb = name; });
     return v;
@@ -466,9 +541,8 @@ CLI::App* CommandLine::add_history_command() {
                       verb("steps", "the steps of every series (exit 1: a regression among the last --last revisions)"),
                       verb("page", "write a static dashboard page into --out DIR"),
                       verb("ack", "acknowledge a step as intended, with a reason: it no longer fails steps")}) {
-    v->add_option("--metric", h.metric, "the metric")->required(v->get_name() == "show" || v->get_name() == "ack");
-    v->add_option("--workload", h.workload, "the workload or program")
-        ->required(v->get_name() == "show" || v->get_name() == "ack");
+    v->add_option("--metric", h.metric, "the metric")->required(v->get_name() == "ack");
+    v->add_option("--workload", h.workload, "the workload or program")->required(v->get_name() == "ack");
     v->add_option("--allocator", h.allocator, "the allocator (a pin without its revision: scav)")
         ->required(v->get_name() == "ack");
     v->add_option("--machine", h.target.machine, "the machine (default: every machine, each its own series)");
@@ -493,16 +567,78 @@ CLI::App* CommandLine::add_history_command() {
 }
 
 ParseOutcome CommandLine::parse(int argc, char** argv) {
+  // plot passes every argument on to its script, a kind first (rss, compare, ...),
+  // which CLI11 would take for a command of the same name.
+  if (argc > 1 && std::string_view(argv[1]) == "plot") {
+    o_.command = Command::Plot;
+    o_.inputs.assign(argv + 2, argv + argc);
+    return {o_, 0};
+  }
+  if (auto e = unknown_command(argc, argv); !e.empty()) {
+    std::cerr << "harness: " << e << "\n";
+    return {std::nullopt, 2};
+  }
   try {
     app_.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     std::cout << chosen_help();
     return {std::nullopt, 0};
   } catch (const CLI::ParseError& e) {
-    std::cerr << "harness: " << e.what() << "\n";
+    std::cerr << "harness: " << e.what() << suggestion(argc, argv) << "\n";
     return {std::nullopt, 2};
   }
   return chosen();
+}
+
+// A first word that is no command (`harness comapre ...`; a run starts with an
+// option), or a group's missing or unknown verb (`harness history site`): named,
+// with the nearest choice and all of them.
+std::string CommandLine::unknown_command(int argc, char** argv) const {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  const std::string word = argv[1];
+  const auto commands = subcommand_names(app_);
+  if (std::find(commands.begin(), commands.end(), word) == commands.end())
+    return fmt::format("'{}' is not a command{}; the commands are {} (harness --help)", word,
+                       did_you_mean(word, commands), fmt::join(commands, ", "));
+  const CLI::App* group = app_.get_subcommand(word);
+  if (group->get_require_subcommand_min() == 0) return "";
+  const auto verbs = subcommand_names(*group);
+  const std::string verb = argc > 2 ? argv[2] : "";
+  if (verb == "-h" || verb == "--help") return "";
+  if (verb.empty() || verb[0] == '-')
+    return fmt::format("{} needs one of {} (harness {} VERB --help)", word, fmt::join(verbs, ", "), word);
+  if (std::find(verbs.begin(), verbs.end(), verb) == verbs.end())
+    return fmt::format("'{}' is not a verb of {}{}; the verbs are {}", verb, word, did_you_mean(verb, verbs),
+                       fmt::join(verbs, ", "));
+  return "";
+}
+
+// "; --outt is not an option of harness merge (did you mean --out?)" for the first
+// unknown option of a subcommand that takes no workload parameters (where an
+// unknown option is the user's typo, whatever error CLI11 reported first).
+std::string CommandLine::suggestion(int argc, char** argv) const {
+  const CLI::App* app = &app_;
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const CLI::App* sub : app->get_subcommands({}))
+      if (sub->parsed()) {
+        app = sub;
+        deeper = true;
+        break;
+      }
+  }
+  if (app->get_allow_extras()) return "";
+  auto names = option_names(*app);
+  names.push_back("--help");
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-' || arg == "--") continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    return fmt::format("; {} is not an option of {}{}", name, app == &app_ ? "harness" : "harness " + app->get_name(),
+                       did_you_mean(name, names));
+  }
+  return "";
 }
 
 // --help: the help of the subcommand it was given to (plot shows its scripts' own).
@@ -518,11 +654,6 @@ std::string CommandLine::chosen_help() const {
 }
 
 ParseOutcome CommandLine::chosen() {
-  if (app_.got_subcommand(plot_)) {
-    o_.command = Command::Plot;
-    o_.inputs = plot_->remaining();
-    return {o_, 0};
-  }
   if (app_.got_subcommand(bisect_)) {
     take_rounds(bisect_runs_);
     return workloads_chosen(*bisect_, Command::Bisect, o_.runs);

@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "core/suggest.h"
 #include "test_util.h"
 
 namespace mh {
@@ -175,6 +176,79 @@ TEST(CliHelp, HelpSaysSmokeExitCodesAndWhatCompareTakes) {
 TEST(CliHelp, PlotHelpShowsTheScriptsOptions) {
   expect_help({"plot", "--help"},
               {"usage: plot_rss.py", "usage: plot_compare.py", "--metric", "--candidate-allocator"});
+}
+
+}  // namespace
+}  // namespace mh
+
+// A command line that helps: each subcommand's own help, the nearest choice for a
+// typo, the choices of a group or a kind when none or another is given.
+namespace mh {
+namespace {
+
+TEST(CliSuggest, EditDistanceCountsSwapsAsOneEdit) {
+  EXPECT_EQ(edit_distance("comapre", "compare"), 1u);
+  EXPECT_EQ(edit_distance("", "add"), 3u);
+  EXPECT_EQ(edit_distance("steps", "steps"), 0u);
+  EXPECT_EQ(edit_distance("--outt", "--out"), 1u);
+  EXPECT_EQ(closest_choice("comapre", {"bisect", "compare", "merge"}), "compare");
+  EXPECT_EQ(closest_choice("site", {"add", "merge", "show", "steps", "page", "ack"}), "");  // 3 edits from each
+  EXPECT_EQ(closest_choice("ad", {"add", "ack"}), "");  // 1 edit, but half of a 2-letter word
+}
+
+TEST(CliSuggest, AnUnknownCommandSaysTheNearestAndTheCommands) {
+  expect_bad_input({"comapre", "--baseline", "jemalloc", "--candidate", "scav", "-w", "idle-return"},
+                   {"'comapre' is not a command (did you mean compare?)", "merge, plot, export, history"});
+  expect_bad_input({"zzz"}, {"'zzz' is not a command;", "compare, bisect"});
+}
+
+TEST(CliSuggest, AGroupWithoutItsVerbListsTheVerbs) {
+  expect_bad_input({"history"}, {"history needs one of add, merge, show, steps, page, ack"});
+  expect_bad_input({"history", "site"}, {"'site' is not a verb of history; the verbs are add, merge, show"});
+  expect_bad_input({"history", "stpes"}, {"(did you mean steps?)"});
+}
+
+TEST(CliSuggest, AnUnknownOptionOfASubcommandSaysTheNearest) {
+  const std::string report = test::scratch("suggest.json");
+  std::ofstream(report) << "{}";
+  expect_bad_input({"merge", report, "--outt", "x.json"}, {"--outt", "(did you mean --out?)"});
+  expect_bad_input({"export", "--foldd", report}, {"(did you mean --folded?)"});
+}
+
+TEST(CliSuggest, HistoryShowWithoutAMetricListsTheStoresMetrics) {
+  const std::string store = test::scratch("suggest.sqlite");
+  auto run = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o",
+                                test::scratch("suggest-run.json"), "--history", store}, 120);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  expect_bad_input({"history", "show", "--history", store}, {"show needs --workload and --metric", "timer-turns"});
+  expect_bad_input({"history", "show", "--history", store, "--workload", "timer-turns"},
+                   {"show needs --metric; the metrics of timer-turns", "peak_rss_kb"});
+}
+
+TEST(CliHelp, EachSubcommandHasItsOwnUsageExitCodesAndExample) {
+  const std::string run_usage = "--workload NAME [PARAMETERS...]";
+  expect_help({"export", "--help"}, {"Usage: harness export --folded REPORT", "Exit codes: 0", "Example:"},
+              {run_usage});
+  expect_help({"merge", "--help"}, {"Usage: harness merge REPORT...", "Exit codes: 0", "Example:"}, {run_usage});
+  expect_help({"history", "--help"}, {"Usage: harness history add|merge|show|steps|page|ack", "Example:"},
+              {run_usage});
+  expect_help({"history", "steps", "--help"},
+              {"Usage: harness history steps", "Exit codes: 0 no regression step", "harness history steps --last 1"},
+              {run_usage});
+  expect_help({"bisect", "--help"}, {"Exit codes: 0 the commit was found", "Example:"});
+  expect_help({"sweep", "--help"}, {"Exit codes: 0 every run ok", "Example:"});
+  expect_help({"compare", "--help"}, {"Example:\n  harness compare --baseline jemalloc"});
+}
+
+TEST(CliPlot, EveryKindThroughOneEntryAndATypoNamed) {
+  expect_help({"plot", "--help"}, {"harness plot heap REPORT", "harness plot sweep SWEEP.json", "usage: plot_heap.py",
+                                   "usage: plot_sweep.py", "Exit codes: 0 drawn"});
+  expect_bad_input({"plot", "flme", "r.json", "-o", "f.png"},
+                   {"'flme' is neither a kind of plot (did you mean flame?) nor a report", "rss, heap, compare"});
+  // The kind selects its script: plot_sweep.py's own complaint about its missing input.
+  auto sweep = test::run_harness({"plot", "sweep"});
+  EXPECT_EQ(sweep.exit_code, 2);
+  EXPECT_TRUE(has(sweep.err, "plot_sweep.py")) << sweep.err;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@ dashboard page's files and inlined data, names from reports escaped.
 """
 import copy
 import json
+import re
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -143,7 +144,7 @@ def test_a_version_1_store_is_migrated(tmp_path):
     r = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "idle-return")
     assert r.returncode == 0, r.stderr
     row = next(line for line in r.stdout.splitlines() if line.startswith("abc1234"))
-    assert row.split()[1:6] == ["7", "3", "4100", "4000", "4200"]
+    assert row.split()[1:6] == ["7", "3", "4.2", "4.1", "4.3"]   # KiB stored, MB shown
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT version FROM schema_version").fetchone()[0] == 3
         assert "above" in [c[1] for c in db.execute("PRAGMA table_info(run_values)")]
@@ -257,3 +258,32 @@ def test_the_page_inlines_its_data_with_names_escaped(tmp_path):
     shown = sorted(i for p in series["points"] for i in p["run_ids"])
     assert sorted(map(int, data["runs"])) == shown == list(range(1, 19))
     assert max(data["runs"]["18"]["rss"]) == 12016
+
+
+def test_series_are_named_as_the_user_names_them_in_display_units(tmp_path):
+    # The title is the workload and the parameters that differ from its defaults (here
+    # only smoke), never the stored JSON; values are in MB, rounded as tables round them.
+    store = tmp_path / "h.sqlite"
+    series_of(tmp_path, store, [9000] * 6 + [12000] * 3)
+    r = harness("history", "steps", "--history", store, "--metric", "peak_rss_kb", "--last", "3")
+    line = next(line for line in r.stdout.splitlines() if " at r06" in line)
+    assert line.startswith("burst-writefile smoke · glibc · "), line
+    assert "{" not in line and "peak_rss_kb (MB)" in line, line
+    assert re.search(r"\(9\.\d+ -> 12\.\d+ MB; 95% CI", line), line
+    show = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "burst-writefile")
+    rows = [line.split() for line in show.stdout.splitlines() if line.startswith("r0")]
+    assert rows[0][3] == "9.2", rows[0]      # 9000 KiB median as MB to a tenth
+
+
+def test_a_named_program_keeps_its_series_when_its_arguments_change(tmp_path):
+    store = tmp_path / "h.sqlite"
+    for revision, args in (("r1", ["/bin/true"]), ("r2", ["/bin/true", "--changed"])):
+        run = harness("--name", "app", "-a", "glibc", "-n", "1", "-q", "-o", tmp_path / f"{revision}.json",
+                      "--", *args)
+        assert run.returncode == 0, run.stderr
+        assert add(store, tmp_path / f"{revision}.json", revision).returncode == 0
+    show = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "app")
+    assert show.returncode == 0, show.stderr
+    titles = [line for line in show.stdout.splitlines() if "peak_rss_kb" in line]
+    assert len(titles) == 1 and titles[0].startswith("app · glibc · "), show.stdout
+    assert [line.split()[0] for line in show.stdout.splitlines() if re.match(r"r\d ", line)] == ["r1", "r2"]

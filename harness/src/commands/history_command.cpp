@@ -2,13 +2,18 @@
 // store file (docs/history.md). Exit 0 done, 1 a regression step among the
 // last --last revisions (steps), 2 bad input (a file that is not a store).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
+#include <set>
 
 #include "commands/commands.h"
 #include "commands/from_options.h"
 #include "commands/history_add.h"
+#include "commands/resolve.h"
+#include "commands/series_names.h"
 #include "compare/compare.h"
+#include "core/units.h"
 #include "history/page.h"
 #include "history/steps.h"
 #include "history/store.h"
@@ -91,36 +96,63 @@ std::optional<std::vector<Judged>> judge_store(const Options& o, history::Store&
   return out;
 }
 
-std::string series_title(const history::Series& s) {
-  const auto unit = metric_info(s.metric, s.workload, {}).unit;
-  return fmt::format("{} {} · {} · {}: {}{}", s.workload, s.params, s.allocator, s.machine, s.metric,
+// A series' metric in its display unit (MB, ms), as tables show it.
+DisplayUnit series_unit(const history::Series& s) {
+  return display_unit(metric_info(s.metric, s.workload, {}).unit);
+}
+
+// "idle-return total=64M · scav · host: peak_rss_kb (MB)": the name as the user
+// gave it, the parameters that differ from the defaults, the display unit.
+std::string series_title(const history::Series& s, SeriesNames& names) {
+  const auto unit = series_unit(s).unit;
+  return fmt::format("{} · {} · {}: {}{}", names.name(s.workload, s.params), s.allocator, s.machine, s.metric,
                      unit.empty() ? "" : " (" + unit + ")");
 }
 
-std::string step_text(const history::Step& st, const history::Acknowledgement* ack) {
-  return fmt::format("{} {:+.1f}% ({:g} -> {:g}{}; 95% CI {:+.1f}% to {:+.1f}%, p {:.2g}){}",
-                     compare::verdict_name(st.verdict), 100 * st.change, st.before, st.after,
+std::string step_text(const history::Step& st, const DisplayUnit& unit, const history::Acknowledgement* ack) {
+  return fmt::format("{} {:+.1f}% ({} -> {}{}{}; 95% CI {:+.1f}% to {:+.1f}%, p {:.2g}){}",
+                     compare::verdict_name(st.verdict), 100 * st.change, display_number(st.before, unit),
+                     display_number(st.after, unit), unit.unit.empty() ? "" : " " + unit.unit,
                      st.censored ? ", censored" : "", 100 * st.ci.lo, 100 * st.ci.hi, st.p,
                      ack ? "; acknowledged: " + ack->reason : "");
 }
 
-void print_series(const Judged& j, const std::vector<history::Acknowledgement>& acks) {
-  fmt::print("{}\n{:<14} {:>8} {:>5} {:>12} {:>12} {:>12}  step\n", escape::terminal(series_title(j.series)),
+void print_series(const Judged& j, const std::vector<history::Acknowledgement>& acks, SeriesNames& names) {
+  const DisplayUnit unit = series_unit(j.series);
+  fmt::print("{}\n{:<14} {:>8} {:>5} {:>12} {:>12} {:>12}  step\n", escape::terminal(series_title(j.series, names)),
              "revision", "position", "runs", "median", "min", "max");
   for (size_t i = 0; i < j.series.points.size(); ++i) {
     const auto& p = j.series.points[i];
     const auto stats = compare::censored_side_stats(p.values);
     std::string step;
     for (const auto& st : j.steps)
-      if (st.index == i) step = step_text(st, acknowledged(acks, j.series, st));
-    fmt::print("{:<14} {:>8} {:>5} {:>12}{} {:>12g} {:>12g}  {}\n", escape::terminal(p.revision.substr(0, 12)),
-               p.position ? std::to_string(*p.position) : "-", p.values.size(), fmt::format("{:g}", stats.median),
-               stats.median_above ? "+" : " ", stats.min, stats.max, step);
+      if (st.index == i) step = step_text(st, unit, acknowledged(acks, j.series, st));
+    fmt::print("{:<14} {:>8} {:>5} {:>12}{} {:>12} {:>12}  {}\n", escape::terminal(p.revision.substr(0, 12)),
+               p.position ? std::to_string(*p.position) : "-", p.values.size(), display_number(stats.median, unit),
+               stats.median_above ? "+" : " ", display_number(stats.min, unit), display_number(stats.max, unit), step);
   }
   fmt::print("\n");
 }
 
+// history show without --workload or --metric: what the store holds to choose from
+// (the workloads, then the metrics of the one given).
+std::string missing_series_choice(const Options& o, history::Store& store) {
+  const HistoryOptions& h = o.history;
+  std::set<std::string> workloads, metrics;
+  for (const auto& s : store.series({"", h.workload, h.allocator, h.target.machine})) {
+    workloads.insert(s.workload);
+    metrics.insert(s.metric);
+  }
+  if (h.workload.empty())
+    return fmt::format("show needs --workload and --metric; the workloads in {}: {}", h.target.file,
+                       workloads.empty() ? "none" : fmt::format("{}", fmt::join(workloads, ", ")));
+  return fmt::format("show needs --metric; the metrics of {} in {}: {}", h.workload, h.target.file,
+                     metrics.empty() ? "none" : fmt::format("{}", fmt::join(metrics, ", ")));
+}
+
 int show_series(const Options& o, history::Store& store) {
+  if (o.history.workload.empty() || o.history.metric.empty())
+    return bad_input(kWho, escape::terminal(missing_series_choice(o, store)));
   std::string error;
   auto judged = judge_store(o, store, error);
   if (!judged) return bad_input(kWho, error);
@@ -130,7 +162,8 @@ int show_series(const Options& o, history::Store& store) {
                                        o.history.allocator.empty() ? "" : " under '" + o.history.allocator + "'",
                                        o.history.target.file));
   const auto acks = store.acknowledgements();
-  for (const auto& j : *judged) print_series(j, acks);
+  SeriesNames names(find_layout().libexec);
+  for (const auto& j : *judged) print_series(j, acks, names);
   return 0;
 }
 
@@ -139,6 +172,7 @@ int list_steps(const Options& o, history::Store& store) {
   auto judged = judge_store(o, store, error);
   if (!judged) return bad_input(kWho, error);
   const auto acks = store.acknowledgements();
+  SeriesNames names(find_layout().libexec);
   int found = 0, failing = 0;
   for (const auto& j : *judged)
     for (const auto& st : j.steps) {
@@ -147,9 +181,9 @@ int list_steps(const Options& o, history::Store& store) {
       const bool fails = recent && !ack && st.verdict == compare::Verdict::Regression;
       failing += fails;
       ++found;
-      fmt::print("{} at {}{}: {}\n", escape::terminal(series_title(j.series)),
+      fmt::print("{} at {}{}: {}\n", escape::terminal(series_title(j.series, names)),
                  escape::terminal(st.revision.substr(0, 12)), fails ? " (among the last revisions)" : "",
-                 step_text(st, ack));
+                 step_text(st, series_unit(j.series), ack));
     }
   fmt::print("{} steps in {} series; {} regressions among the last {} revisions not acknowledged\n", found,
              judged->size(), failing, o.history.last);

@@ -2,6 +2,7 @@
 // matplotlib (scripts/lib/find-python picks it and names the Debian package
 // when there is none).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -9,6 +10,7 @@
 
 #include "commands/commands.h"
 #include "commands/resolve.h"
+#include "core/suggest.h"
 #include "sys/output_file.h"
 #include "sys/spawn.h"
 
@@ -16,17 +18,54 @@ namespace mh {
 
 namespace {
 
+// The kinds of picture, each drawn by one script (scripts/plot_KIND.py).
+struct PlotKind {
+  const char* name;
+  const char* usage;
+};
+constexpr PlotKind kPlotKinds[] = {
+    {"rss", "harness plot rss REPORT... -o FILE.png|svg [--metric COLUMN] [--workload NAME]   (RSS over time)"},
+    {"heap", "harness plot heap REPORT... -o FILE.png|svg   (RSS, anonymous RSS and the live heap; --ledger runs)"},
+    {"compare", "harness plot compare COMPARISON.json|OLD.json NEW.json -o FILE.png|svg [--metric NAME]..."},
+    {"flame", "harness plot flame REPORT -o FILE.png|svg [--mark NAME] [--allocator NAME]   (the live heap by "
+              "call site)"},
+    {"sweep", "harness plot sweep SWEEP.json -o FILE.png|svg   (the points of a sweep, the Pareto front marked)"},
+};
+
+std::vector<std::string> kind_names() {
+  std::vector<std::string> names;
+  for (const auto& k : kPlotKinds) names.emplace_back(k.name);
+  return names;
+}
+
+// The kind the arguments ask for, taken off them: `plot KIND ...`, `plot --KIND ...`
+// (the older spelling), or a report first (rss). "" with `error` set for a word
+// that is no kind.
+std::string take_kind(std::vector<std::string>& args, std::string& error) {
+  if (args.empty()) return "rss";
+  const std::string first = args.front();
+  for (const auto& k : kPlotKinds)
+    if (first == k.name || first == std::string("--") + k.name) {
+      args.erase(args.begin());
+      return k.name;
+    }
+  std::error_code ec;
+  if (first[0] == '-' || std::filesystem::exists(first, ec)) return "rss";
+  error = fmt::format("'{}' is neither a kind of plot{} nor a report; the kinds are {}", first,
+                      did_you_mean(first, kind_names()), fmt::join(kind_names(), ", "));
+  return "";
+}
+
 // harness plot --help: what the command does, then each script's own help.
 int plot_help(const std::string& scripts, const std::string& python) {
+  fmt::print("Usage:\n");
+  for (const auto& k : kPlotKinds) fmt::print("  {}\n", k.usage);
   fmt::print(
-      "Usage: harness plot REPORT... -o FILE.png|svg [--metric COLUMN] [--workload NAME]\n"
-      "   or: harness plot --compare COMPARISON.json -o FILE.png|svg [--metric NAME]...\n"
-      "   or: harness plot --compare OLD.json NEW.json -o FILE.png|svg [--allocator NAME] ...\n"
-      "   or: harness plot --flame REPORT -o FILE.png|svg [--mark NAME] [--allocator NAME]\n\n"
-      "The first form runs scripts/plot_rss.py, the --compare ones scripts/plot_compare.py, --flame "
-      "scripts/plot_flame.py, with the arguments as given. Their options:\n");
-  for (const char* script : {"plot_rss.py", "plot_compare.py", "plot_flame.py"}) {
-    auto c = run_capture({python, scripts + "/" + script, "--help"});
+      "\nKIND may be left out for rss (harness plot REPORT... -o FILE.png). Each kind runs scripts/plot_KIND.py "
+      "with the arguments as given.\n\nExit codes: 0 drawn, 1 the script failed, 2 bad input\n\n"
+      "Example:\n  harness plot rss results/burst-writefile-*.json -o rss.png\n\nThe scripts' options:\n");
+  for (const auto& k : kPlotKinds) {
+    auto c = run_capture({python, scripts + "/plot_" + k.name + ".py", "--help"});
     fmt::print("\n{}{}", c.out, c.exit_code == 0 ? "" : c.err);
   }
   return 0;
@@ -47,13 +86,10 @@ int plot_command(const Options& o) {
   auto l = find_layout();
   std::vector<std::string> args = o.inputs;
   const bool help = !args.empty() && (args.front() == "-h" || args.front() == "--help");
-  std::string script = "plot_rss.py";
-  for (auto [flag, named] : {std::pair{"--compare", "plot_compare.py"}, std::pair{"--flame", "plot_flame.py"}})
-    if (!args.empty() && args.front() == flag) {
-      script = named;
-      args.erase(args.begin());
-      break;
-    }
+  std::string error;
+  const std::string kind = help ? "rss" : take_kind(args, error);
+  if (kind.empty()) return bad_input("harness plot", error);
+  const std::string script = "plot_" + kind + ".py";
   std::string scripts = l.share + "/scripts";
   if (!std::filesystem::exists(scripts + "/" + script)) scripts = l.source + "/scripts";
   if (!std::filesystem::exists(scripts + "/" + script)) {

@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "core/metrics.h"
 
 namespace mh::history {
 
 namespace {
+
+std::string dump_text(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 // FNV-1a over 128 bits: a run's identity, stable across machines and builds
 // (std::hash is neither), and wide enough that two runs never share one.
@@ -37,6 +40,18 @@ std::string run_identity(const Json& context, const RunRecord& r) {
   return Json{text(context, "date"), text(context, "host"), r.workload, r.params, r.allocator.name,
               r.role,                    r.repetition,              r.wall_ms,  status_name(r.status)}
       .dump();
+}
+
+// The parameters that key a run's series. A workload's, all of them (each changes
+// what is measured). A program's: none when the user named it (--name: its series
+// follows the name across changed arguments and environments), else its command
+// words, which tell two unnamed programs of one base name apart.
+std::string series_params(const RunRecord& r) {
+  if (!r.params.is_object() || !r.params.contains("command")) return dump_text(r.params);
+  const Json& command = r.params["command"];
+  const bool by_base_name = command.is_array() && !command.empty() && command[0].is_string() &&
+                            std::filesystem::path(command[0].get<std::string>()).filename() == r.workload;
+  return by_base_name ? dump_text(Json{{"command", command}}) : "{}";
 }
 
 std::map<std::string, StoredValue> values_of(const RunRecord& r) {
@@ -113,7 +128,7 @@ std::vector<StoredRun> stored_runs(const ReportData& report, const std::string& 
     StoredRun s;
     s.hash = content_hash(run_identity(c, r));
     s.workload = r.workload;
-    s.params = r.params.dump();
+    s.params = series_params(r);
     std::tie(s.allocator, s.allocator_revision) = split_pin(r.allocator.name);
     s.revision = s.allocator_revision;
     s.machine = machine.empty() ? text(c, "host") : machine;
