@@ -390,7 +390,7 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
   }
   fmt::print(table_stream({out, o.export_markdown, o.export_csv}), "{}{}comparison: {}\n", comparison_table(c),
              heap_site_changes_table(site_changes), out == output_file::kStdout ? "standard output" : out);
-  for (const auto& [path, text] : {std::pair{o.export_markdown, comparison_markdown(c)}, std::pair{o.export_csv, comparison_csv(c)}})
+  for (const auto& [path, text] : {std::pair{o.export_markdown, comparison_markdown(c) + heap_site_changes_markdown(site_changes)}, std::pair{o.export_csv, comparison_csv(c)}})
     if (auto err = write_export(path, text); !err.empty()) {
       fmt::print(stderr, "{}: {}\n", kWho, err);
       return 1;

@@ -59,6 +59,7 @@ RunRequest run_request(const Execution& e, const Job& job, const Arm& arm, int r
   req.allocator = arm.allocator;
   req.repetition = repetition;
   req.run = e.run;
+  req.run.ledger_seed = round_seed(e.run.ledger_seed, repetition);
   req.pass_output = e.verbose;
   req.declared_metrics = declared_metrics(job.workload);
   // A program under --load idles after its load: its after.* figures count from there.

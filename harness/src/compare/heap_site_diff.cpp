@@ -42,16 +42,22 @@ struct Sides {
   std::vector<RunSites> baseline, candidate;
 };
 
-// The medians over a side's runs of a site's bytes and standard error (a run
-// without the site holds none of it: 0 and 0).
-std::pair<double, double> side_median(const std::vector<RunSites>& side, const std::string& key) {
-  std::vector<double> bytes, se;
+// A side's estimate of a site: the mean over its runs, and the standard error of
+// that mean, sqrt(sum of se^2) / n. Each round samples with a seed of its own
+// (derived from --seed and the round, plan.h), so the runs' sampling errors are
+// independent and the estimate tightens with more rounds. A run without the
+// site holds none of it: 0 and 0.
+std::pair<double, double> side_estimate(const std::vector<RunSites>& side, const std::string& key) {
+  if (side.empty()) return {0, 0};
+  double bytes = 0, var = 0;
   for (const auto& run : side) {
     auto it = run.find(key);
-    bytes.push_back(it == run.end() ? 0 : it->second.bytes);
-    se.push_back(it == run.end() ? 0 : std::sqrt(it->second.var));
+    if (it == run.end()) continue;
+    bytes += it->second.bytes;
+    var += it->second.var;
   }
-  return {stats::median(bytes), stats::median(se)};
+  const double n = double(side.size());
+  return {bytes / n, std::sqrt(var) / n};
 }
 
 void changes_of(const std::string& workload, const Sides& s, size_t top, std::vector<SiteChange>& out) {
@@ -65,8 +71,8 @@ void changes_of(const std::string& workload, const Sides& s, size_t top, std::ve
     c.workload = workload;
     c.site = key;
     c.label = label;
-    std::tie(c.baseline_bytes, c.baseline_stderr) = side_median(s.baseline, key);
-    std::tie(c.candidate_bytes, c.candidate_stderr) = side_median(s.candidate, key);
+    std::tie(c.baseline_bytes, c.baseline_stderr) = side_estimate(s.baseline, key);
+    std::tie(c.candidate_bytes, c.candidate_stderr) = side_estimate(s.candidate, key);
     c.baseline_runs = int(s.baseline.size());
     c.candidate_runs = int(s.candidate.size());
     const double combined = std::hypot(c.baseline_stderr, c.candidate_stderr);
@@ -114,7 +120,8 @@ std::string heap_site_changes_table(const std::vector<SiteChange>& changes) {
   if (changes.empty()) return "";
   std::string out = fmt::format(
       "\ncall sites of the live heap at the peak that changed by more than {:g} standard errors\n"
-      "(MB, medians over each side's runs of the estimate and of its standard error):\n",
+      "(MB, each side's mean over its runs, each round sampled with its own seed, and the standard error of "
+      "that mean):\n",
       kStandardErrors);
   const DisplayUnit mb = display_unit("bytes");
   std::string workload;
@@ -129,6 +136,28 @@ std::string heap_site_changes_table(const std::vector<SiteChange>& changes) {
                        escape::terminal(c.label));
   }
   if (stripped) out += stripped_names_note();
+  return out;
+}
+
+std::string heap_site_changes_markdown(const std::vector<SiteChange>& changes) {
+  if (changes.empty()) return "";
+  std::string out = fmt::format(
+      "\n#### Call sites of the live heap at the peak that changed by more than {:g} standard errors\n\n"
+      "| workload | change MB | baseline MB | candidate MB | site |\n| --- | ---: | ---: | ---: | --- |\n",
+      kStandardErrors);
+  const DisplayUnit mb = display_unit("bytes");
+  bool stripped = false;
+  for (const auto& c : changes) {
+    stripped = stripped || c.label.find(kDynsymMark) != std::string::npos;
+    const double change = c.candidate_bytes - c.baseline_bytes;
+    out += fmt::format("| {} | {}{} | {} ± {} | {} ± {} | {} |\n", escape::markdown(c.workload), change > 0 ? "+" : "",
+                       display_number(change, mb), display_number(c.baseline_bytes, mb),
+                       display_number(c.baseline_stderr, mb), display_number(c.candidate_bytes, mb),
+                       display_number(c.candidate_stderr, mb), escape::markdown(c.label));
+  }
+  out += "\nEach side: the mean over its runs (each round sampled with its own seed) ± the standard error of that "
+         "mean.\n";
+  if (stripped) out += fmt::format("\n{}", escape::markdown(stripped_names_note()));
   return out;
 }
 

@@ -2,9 +2,10 @@
 // baseline and the candidate (runs with --heap-sample on both sides): sites
 // are matched by the names of their frames outside the allocator (functions
 // where known, so that two builds of one program match), each side is the
-// median over its ok runs of the site's estimated bytes and of its standard
-// error, and a site is kept when the medians differ by more than three
-// combined standard errors, sqrt(se_a^2 + se_b^2). Pure functions.
+// mean over its ok runs of the site's estimated bytes with the standard error
+// of that mean (the rounds sample independently), and a site is kept when the
+// means differ by more than three combined standard errors,
+// sqrt(se_a^2 + se_b^2). Pure functions.
 #pragma once
 
 #include <string>
@@ -28,5 +29,8 @@ std::vector<SiteChange> heap_site_changes(const std::vector<RunRecord>& runs, si
 Json heap_site_changes_json(const std::vector<SiteChange>& changes);
 // "" when there are none.
 std::string heap_site_changes_table(const std::vector<SiteChange>& changes);
+// The same as a markdown section for the comparison's markdown (the pull-request
+// comment); "" when there are none.
+std::string heap_site_changes_markdown(const std::vector<SiteChange>& changes);
 
 }  // namespace mh

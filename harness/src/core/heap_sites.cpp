@@ -86,7 +86,10 @@ std::string frame_label(const HeapFrame& f) {
 
 std::string stripped_names_note() {
   return fmt::format("{} a stripped object's exported name (its dynamic symbol table): the frame is in code after "
-                     "that function's start, not necessarily in it; OBJECT+0xOFFSET: no name at all\n",
+                     "that function's start, not necessarily in it; OBJECT+0xOFFSET: no name at all. Names come "
+                     "from the object's debug symbols: on Debian its -dbgsym package (`dpkg -S OBJECT` names the "
+                     "package; `apt-get install PACKAGE-dbgsym` from the debug archive), found by the object's build "
+                     "ID (`readelf -n OBJECT`), or with DEBUGINFOD_URLS set\n",
                      kDynsymMark);
 }
 

@@ -37,6 +37,14 @@ Json leave_out_unsupported(const std::vector<Job>& jobs, const std::vector<Arm>&
   return out;
 }
 
+uint64_t round_seed(std::optional<uint64_t> seed, int round) {
+  // splitmix64 of the base and the round: neighbouring rounds get unrelated seeds.
+  uint64_t z = seed.value_or(0x6a09e667f3bcc908ull) + uint64_t(round) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 std::vector<PlannedRun> interleave(size_t jobs, size_t arms, int rounds, std::optional<uint64_t> shuffle_seed) {
   std::vector<PlannedRun> out;
   std::mt19937_64 rng(shuffle_seed.value_or(0));

@@ -49,6 +49,12 @@ Json leave_out_unsupported(const std::vector<Job>& jobs, const std::vector<Arm>&
 
 // Round by round, job by job, every arm once: A B C, A B C, ... With a seed, the
 // order of the arms is shuffled in each round and job (recorded in the report).
+// The ledger's sampling seed of one round: derived from --seed (or a fixed base
+// without it) and the round, so that each round samples other allocations while
+// a round's baseline and candidate sample the same ones, and a rerun with the
+// same --seed samples as before.
+uint64_t round_seed(std::optional<uint64_t> seed, int round);
+
 std::vector<PlannedRun> interleave(size_t jobs, size_t arms, int rounds, std::optional<uint64_t> shuffle_seed);
 
 struct SuiteEntry {
