@@ -7,8 +7,10 @@ comment kept up to date, and every report and plot in one folder for upload-arti
 Inputs are the environment variables INPUT_<NAME> that action.yml sets; GitHub's own
 (GITHUB_WORKSPACE, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, GITHUB_EVENT_PATH, ...) are read
 as GitHub sets them, so the tests run this without GitHub.
-Exit: 0 no regression, 1 a regression, 2 bad input, 3 a harness bug; 2 and 3 are errors
-(verdict=error, an ::error:: line), never reported as a regression.
+Exit: 0 no regression, 1 a regression, 2 bad input, 3 a harness bug, 4 an incomplete
+comparison (a run failed, or it was stopped: verdict=incomplete, its headline in an
+::error:: line); 2 and 3 are errors (verdict=error, an ::error:: line), never reported
+as a regression.
 """
 import glob
 import json
@@ -24,7 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "<!-- memharness -->"     # finds this action's comment among a pull request's
 COMMENT_LIMIT = 60000              # GitHub refuses a comment body over 65536 characters
-VERDICTS = {0: "no-regression", 1: "regression"}   # the harness's exit codes; any other is an error
+# The harness's exit codes (harness compare --help); any other is an error. A
+# comparison stopped by a signal (128 + N) is an error of the step, not a verdict.
+VERDICTS = {0: "no-regression", 1: "regression", 4: "incomplete"}
 TARGETS = ("workload", "suite", "command")
 
 
@@ -168,13 +172,10 @@ def error(message, rc):
 
 
 def judged(p, rc):
-    """The verdict of a comparison that ran, and why, from its JSON."""
+    """The verdict of a comparison that ran, and its headline, from its JSON."""
     with open(p.comparison) as f:
         comparison = json.load(f)
-    why = ""
-    if rc == 1 and not comparison.get("regression"):
-        why = f" ({comparison.get('failed_runs')} failed runs)"
-    return VERDICTS[rc], why
+    return VERDICTS[rc], comparison.get("summary", "")
 
 
 def plot(p):
@@ -271,14 +272,16 @@ def steps_and_page(p):
 
 def report(p, rc):
     """Outputs, summary, plot and comment of a comparison that ran; the step's exit code."""
-    verdict, why = judged(p, rc)
+    verdict, headline = judged(p, rc)
     markdown = p.markdown.read_text()
     plot(p)
     summarise(markdown)
     set_outputs(verdict=verdict, report=p.comparison, markdown=p.markdown)
     comment(markdown)
     if rc == 1:
-        print(f"::error::memharness: regression{why}: {p.markdown}", flush=True)
+        print(f"::error::memharness: regression: {headline} ({p.markdown})", flush=True)
+    if rc == 4:
+        print(f"::error::memharness: incomplete: {headline} ({p.markdown})", flush=True)
     return max(rc, steps_and_page(p))
 
 

@@ -344,8 +344,12 @@ CLI::App* CommandLine::add_compare_command() {
       "compare",
       "compare two pins: baseline, candidate and baseline again, interleaved in shuffled order for --runs rounds; "
       "or two programs under one allocator the same way (--baseline-command, --candidate-command); "
-      "or compare two existing reports: harness compare OLD.json NEW.json. Exit 0: no regression, 1: a "
-      "regression, 2: bad input");
+      "or compare two existing reports: harness compare OLD.json NEW.json");
+  compare->footer(
+      "Exit codes: 0: no gated metric regressed, 1: a gated metric regressed, 2: bad input (nothing was compared), "
+      "4: incomplete (a run failed, or the runs report is of a comparison that did not finish), 128+N: stopped by "
+      "signal N (incomplete too; --resume finishes it). The headline, the first line, says which (docs/compare.md).\n\n"
+      "Example:\n  harness compare --baseline jemalloc --candidate scav -w idle-return --runs 5");
   compare->allow_extras();
   compare->formatter(std::make_shared<Usage>(
       "Usage: harness compare [OPTIONS] --baseline PIN --candidate PIN --workload NAME [PARAMETERS...]\n"
@@ -355,7 +359,6 @@ CLI::App* CommandLine::add_compare_command() {
       "   or: harness compare [OPTIONS] OLD.json NEW.json    (two reports; --allocator NAME for reports of "
       "several)\n"
       "   or: harness compare [OPTIONS] RUNS.json            (the runs report of a comparison, or merged shards)"));
-  compare->footer("Example:\n  harness compare --baseline jemalloc --candidate scav -w idle-return --runs 5");
   add_what_to_run(*compare, o_);
   compare->add_option("--baseline", o_.baseline, "the baseline pin (an allocator spec, a pins-file name or scav@REV)");
   compare->add_option("--candidate", o_.candidate, "the candidate pin");
@@ -370,6 +373,11 @@ CLI::App* CommandLine::add_compare_command() {
                       "the comparison JSON, replaced if it exists (default results/compare-<UTC time>.json, never "
                       "an existing file)");
   compare->add_option("--report", o_.report, "where the runs go (default: the comparison's name with -runs.json)");
+  compare->add_option("--gate", o_.gate,
+                      "which metrics decide the verdict: declared (each workload's own set, --list shows it; the "
+                      "thresholds file's \"gate\" changes it), all (every metric with a direction), or METRIC,... "
+                      "(patterns, WORKLOAD:METRIC for one workload's); the others are compared and reported")
+      ->capture_default_str();
   compare->add_option("--markdown", o_.export_markdown, "the same as --export-markdown");
   compare->add_option("-a,--allocator", both_allocator_,
                       "two reports: compare the runs of this allocator in both (for reports of several allocators); "

@@ -81,6 +81,7 @@ struct Options {
   std::optional<uint64_t> seed;  // order shuffle; drawn and recorded when not given
   double alpha = 0.05;
   std::string thresholds;  // "" = the installed ci/thresholds.json
+  std::string gate = "declared";  // compare --gate: declared, all or METRIC,...
   std::string report;      // compare: where the runs go
   // compare OLD NEW: the allocator taken from each report ("" = its only one)
   std::string baseline_allocator, candidate_allocator;

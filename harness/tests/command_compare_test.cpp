@@ -50,8 +50,10 @@ TEST(CompareCommands, TwentyPercentMoreHeldIsARegressionOnPeakRss) {
   // The table's heads name the sides; the headline says the allocator.
   EXPECT_NE(c.out.find("baseline: " + std::string(HOLD_20) + " 50"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("candidate: " + std::string(HOLD_24) + " 50"), std::string::npos) << c.out;
-  EXPECT_NE(c.out.find("REGRESSION: candidate " + std::string(HOLD_24) + " 50 against baseline " +
-                       std::string(HOLD_20) + " 50 under glibc, 5 rounds"),
+  EXPECT_EQ(c.out.rfind("REGRESSION in ", 0), 0u) << c.out;  // the headline, first
+  EXPECT_NE(c.out.find("peak_rss_kb +"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find(" -- candidate " + std::string(HOLD_24) + " 50 against baseline " + std::string(HOLD_20) +
+                       " 50 under glibc, 5 rounds"),
             std::string::npos)
       << c.out;
   EXPECT_NE(test::slurp(md).find("| metric | baseline: " + std::string(HOLD_20) + " 50 |"), std::string::npos)

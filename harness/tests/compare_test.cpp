@@ -68,6 +68,49 @@ TEST(Compare, ALargeWorseningIsARegression) {
   EXPECT_TRUE(c.regressed());
 }
 
+// Faults per request double: a regression of a metric "w" does not gate is
+// reported; the verdict, the headline and the exit code follow the gated ones.
+TEST(Compare, OnlyGatedMetricsDecideTheVerdict) {
+  Comparison c = analyze(rounds(500000, 500000, 10, 20), rules(), {});
+  const auto* faults = find(c, "workload.faults_per_request");
+  ASSERT_NE(faults, nullptr);
+  EXPECT_EQ(faults->verdict, compare::Verdict::Regression);
+  EXPECT_FALSE(faults->gated);
+  EXPECT_TRUE(find(c, "peak_rss_kb")->gated);  // the default set
+  EXPECT_FALSE(c.regressed());
+  EXPECT_EQ(exit_code(c), kExitNoRegression);
+  // Gated by default: peak RSS, wall and CPU time (the default set) that the runs have.
+  EXPECT_EQ(comparison_summary(c),
+            "no regression in 3 gated metrics; 3 no change; reported: 1 regression, 3 no change -- candidate cand "
+            "against baseline base, 5 rounds, alpha 0.05");
+
+  CompareSettings s;
+  s.gate = Gate{Gate::Kind::Named, {"workload.*"}};
+  c = analyze(rounds(500000, 500000, 10, 20), rules(), s);
+  EXPECT_TRUE(c.regressed());
+  EXPECT_EQ(exit_code(c), kExitRegression);
+  const std::string summary = comparison_summary(c);
+  EXPECT_EQ(summary.rfind("REGRESSION in 1 of 1 gated metric: workload.faults_per_request +100.0% (p 0.00", 0), 0u)
+      << summary;
+  EXPECT_NE(comparison_table(c).rfind(summary + "\n", 0), std::string::npos) << comparison_table(c);
+  EXPECT_EQ(comparison_to_json(c, Json::object())["summary"], summary);
+}
+
+TEST(Compare, AFailedRunMakesItIncompleteNeverNoRegression) {
+  auto runs = rounds(500000, 500000, 10, 10);
+  runs[1].status = Status::Crashed;  // a candidate's
+  Comparison c = analyze(runs, rules(), {});
+  EXPECT_EQ(exit_code(c), kExitIncomplete);
+  const std::string summary = comparison_summary(c);
+  EXPECT_EQ(summary.rfind("INCOMPLETE (1 run failed: 0 of the baseline, 1 of the candidate): none of 3 gated metrics "
+                          "regressed in the runs it has",
+                          0),
+            0u)
+      << summary;
+  EXPECT_EQ(summary.find("no regression"), std::string::npos);
+  EXPECT_NE(comparison_markdown(c).find("### memharness: INCOMPLETE (1 run failed"), std::string::npos);
+}
+
 TEST(Compare, AnImprovementIsNotARegression) {
   Comparison c = analyze(rounds(500000, 400000, 10, 5), rules(), {});
   EXPECT_EQ(find(c, "peak_rss_kb")->verdict, compare::Verdict::Improvement);
@@ -138,9 +181,9 @@ TEST(Compare, TwoReportsOfSixRunsSayWhatTheyHad) {
   Comparison three = analyze(runs, rules(), {});
   EXPECT_EQ(sample_size(three), "3 runs a side");
   ASSERT_EQ(three.warnings.size(), 2u);
-  size_t tested = 0;  // the metrics with a direction: the registry's and the two the rules name
-  for (const auto& m : three.workloads.at(0).metrics) tested += m.rule.direction != compare::Direction::None;
-  EXPECT_GE(tested, 2u);
+  size_t tested = 0;  // the gated metrics with a direction: the verdict's Holm family
+  for (const auto& m : three.workloads.at(0).metrics) tested += m.gated;
+  EXPECT_GE(tested, 1u);
   EXPECT_EQ(three.warnings[0], fmt::format("with 3 baseline and 3 candidate runs the smallest p-value the test can give "
                                            "is 0.1, {:.1g} after the Holm adjustment over {} metrics: above alpha "
                                            "0.05, so no metric can be called a regression",
@@ -332,7 +375,9 @@ TEST(Compare, NeverBackAgainstBackIsAnImprovement) {
 }
 
 TEST(Compare, BackAgainstNeverBackIsARegression) {
-  Comparison c = analyze(never_against_back(false), rules(), {});
+  CompareSettings all;
+  all.gate.kind = Gate::Kind::All;  // "w" declares nothing: the default set has no time to give memory back
+  Comparison c = analyze(never_against_back(false), rules(), all);
   const MetricComparison* m = find(c, "after.ms_to_90pct");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->verdict, compare::Verdict::Regression);

@@ -91,7 +91,7 @@ def test_every_output_counts_the_runs_alike(compared):
     terminal, markdown, data = compared
     # Two reports of six runs each: six a side, not "3 rounds" (the baseline's halves).
     assert data["sample_size"] == "6 runs a side"
-    assert ", 6 runs a side, alpha" in terminal.splitlines()[-2] + terminal.splitlines()[-1]
+    assert ", 6 runs a side, alpha" in terminal.splitlines()[0]   # the headline, first
     assert ", 6 runs a side, alpha" in markdown.splitlines()[0]
     fig = compare_figure(data)
     assert any("(6 runs a side)" in t.get_text() for t in fig.texts)

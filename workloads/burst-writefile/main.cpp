@@ -45,7 +45,8 @@ const mhwl::WorkloadSpec kSpec{
         {"files_verified", "count", "", "files read back after the window that hold exactly the input"},
     },
     "all-done",
-    {}};
+    {},
+    {"peak_rss_kb", "rss_area_mb_s", "final_rss_kb"}};
 
 // UTF-16 to UTF-8, the work a runtime does to turn a string argument into bytes.
 // Unpaired surrogates become U+FFFD. Returns the bytes written (at most 3 per unit).

@@ -45,7 +45,8 @@ const mhwl::WorkloadSpec kSpec{
         {"writes", "count", "", "writes completed"},
     },
     "all-done",
-    {}};
+    {},
+    {"peak_rss_kb", "minflt"}};
 
 struct Write {
   size_t chain;

@@ -38,7 +38,8 @@ const mhwl::WorkloadSpec kSpec{
         {"rounds", "count", "", "buffers allocated and touched, all workers"},
     },
     "churn-end",
-    {}};
+    {},
+    {"peak_rss_kb", "final_rss_kb"}};
 
 struct Shared {
   std::atomic<size_t> freed{0};       // workers that have freed everything

@@ -30,7 +30,8 @@ const mhwl::WorkloadSpec kSpec{
         {"collect_ms", "ms", "", "time spent in the collect call", "collect"},
     },
     "collected",
-    {}};
+    {},
+    {"peak_rss_kb", "final_rss_kb"}};
 
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;

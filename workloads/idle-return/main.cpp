@@ -54,7 +54,8 @@ const mhwl::WorkloadSpec kSpec{
          "the heap ledger's live heap (--ledger) is checked against"},
     },
     "freed",
-    {{"after.ms_to_90pct", "90% given back after"}}};
+    {{"after.ms_to_90pct", "90% given back after"}},
+    {"after.ms_to_half", "after.area_mb_s", "peak_rss_kb", "final_rss_kb"}};
 
 // Byte shares of the mix: many small blocks, fewer medium and large ones, and a
 // few huge ones (the "huge" share is what the few blocks of 1-8 MiB add up to).

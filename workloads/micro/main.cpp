@@ -59,7 +59,8 @@ const mhwl::WorkloadSpec kSpec{
     },
     metric_specs(),
     "benchmarks-done",
-    {}};
+    {},
+    {"workload.ns.*", "peak_rss_kb"}};
 
 // "producer_consumer/real_time/threads:2" -> "producer_consumer"
 std::string base_name(const std::string& run_name) { return run_name.substr(0, run_name.find('/')); }

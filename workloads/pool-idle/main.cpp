@@ -55,7 +55,8 @@ const mhwl::WorkloadSpec kSpec{
         {"anon_settled_kb", "KiB", "", "RssAnon after the settle time"},
     },
     "reads-done",
-    {}};
+    {},
+    {"peak_rss_kb", "final_rss_kb"}};
 
 // Reads a file into a fresh malloc'd buffer (the pool thread's allocation).
 char* read_into_heap(const std::string& path, size_t& len, int& error) {

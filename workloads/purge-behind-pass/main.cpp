@@ -35,7 +35,8 @@ const mhwl::WorkloadSpec kSpec{
         {"first_wait_ms", "ms", "", "length of the first wait"},
     },
     "first-free",
-    {}};
+    {},
+    {"final_rss_kb", "after.area_mb_s"}};
 
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;

@@ -59,7 +59,8 @@ const mhwl::WorkloadSpec kSpec{
         {"anon_idle_end_kb", "KiB", "lower", "RssAnon of the server at the same moment", "idle anon at end"},
     },
     "load-end",
-    {}};
+    {},
+    {"workload.faults_per_request_warm", "workload.requests_per_s", "workload.rss_idle_end_kb", "peak_rss_kb"}};
 
 // "idle+10s", "idle+0.429s": the time since the load ended, to three digits.
 std::string idle_mark(double seconds) {

@@ -39,7 +39,8 @@ const mhwl::WorkloadSpec kSpec{
         {"anon_huge_peak_kb", "KiB", "", "AnonHugePages with every block allocated"},
     },
     "freed",
-    {}};
+    {},
+    {"peak_rss_kb", "final_rss_kb"}};
 
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;

@@ -37,7 +37,8 @@ const mhwl::WorkloadSpec kSpec{
         {"loop_ms", "ms", "lower", "wall time of the loop from the first arming to the last turn"},
     },
     "turns-done",
-    {}};
+    {},
+    {"workload.loop_ms", "cpu_ms", "peak_rss_kb"}};
 
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;

@@ -2,7 +2,7 @@
 // baseline, candidate and baseline again (interleaved, order shuffled per
 // round), or read two reports, or the runs report of a comparison; then
 // analyse, print the table, write the comparison JSON (and markdown), and
-// exit 1 on a regression.
+// exit 1 on a regression of a gated metric, 4 when incomplete.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -79,6 +79,10 @@ bool reserve_outputs(Outputs& outputs, bool runs_here, std::string& error) {
 struct Gathered {
   std::vector<RunRecord> runs;
   DeclaredMetrics declared;  // the workloads' metrics as the reports read or the jobs run here declare them
+  // The metrics that gate by default, as the jobs run here (or, read back, the
+  // comparison that made the runs report) declared them; a workload not here
+  // has the installed workload's set (gated_by_workloads).
+  GatedMetrics gated;
   Json context;              // the comparison's
   // Of the runs made here; reports read back are taken as they are: complete.
   ExecutionOutcome outcome = [] {
@@ -112,6 +116,11 @@ std::optional<Gathered> read_runs_report(const Options& o, std::string& error) {
   if (!report) return std::nullopt;
   Gathered g;
   g.declared = declared_from_manifest(report->manifest, report->runs);
+  g.outcome.complete = report->complete;
+  if (const Json gated = report->context.value("gated", Json()); gated.is_object())
+    for (const auto& [w, metrics] : gated.items())
+      for (const auto& m : metrics)
+        if (m.is_string()) g.gated[w].push_back(m.get<std::string>());
   for (auto& r : report->runs) {
     if (r.role != kRoleBaseline && r.role != kRoleCandidate && r.role != kRoleBaselineAgain) {
       error = o.inputs[0] + " has runs without a comparison role; to compare two plain reports give both: "
@@ -317,6 +326,7 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, const Thresh
     return std::nullopt;
   }
   e->context = make_context(o.argv);
+  e->context["gated"] = gated_by_jobs(e->jobs);
   e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs_auto ? Json("auto") : Json(o.runs)},
                                           {"max_runs", o.runs_auto ? Json(o.max_runs) : Json(nullptr)},
                                           {"shuffle_seed", seed}, {"suite", o.suite},
@@ -334,6 +344,7 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, const Thresh
   g.outcome = execute(*e, g.runs);
   // The jobs run here declare their metrics under their names (a suite entry may rename its workload).
   g.declared = declared_by_jobs(e->jobs);
+  g.gated = gated_by_jobs(e->jobs);
   if (o.runs_auto) run_looks({o.max_runs, o.alpha, o.quiet}, t, g.declared, *e, full, g.runs, g.outcome);
   g.context = e->context;
   g.context["runs_report"] = e->out;
@@ -363,13 +374,35 @@ DeclaredMetrics declared_by_workloads(const Layout& l, const std::vector<RunReco
   return out;
 }
 
+// The gated sets of the workloads the runs have: as gathered, else the
+// installed workload's declaration (else, in analyze, the default set).
+GatedMetrics gated_by_workloads(const Layout& l, const std::vector<RunRecord>& runs, const GatedMetrics& gathered) {
+  GatedMetrics out = gathered;
+  for (const auto& r : runs)
+    if (!out.contains(r.workload))
+      if (auto w = find_workload(l.libexec, r.workload)) out[r.workload] = gated_metrics(*w);
+  return out;
+}
+
+// Why a comparison whose runs did not all finish is incomplete ("" when they did).
+std::string not_finished(const Gathered& g, const std::string& resume) {
+  if (g.outcome.stop_signal)
+    return fmt::format("stopped by a signal after {} of {} runs; to finish: --resume {}", g.runs.size(), g.planned,
+                       resume);
+  if (!g.outcome.complete) return "the runs report is of a comparison that did not finish; to finish: --resume it";
+  return "";
+}
+
 // Analyses the runs, writes the comparison and its exports, prints the table,
-// and says how it ended: 1 on a regression or a failed run.
+// and says how it ended (exit_code, compare.h): 0 no gated regression, 1 a
+// gated regression, 4 incomplete (a run failed), 128 + the signal that stopped it.
 int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thresholds,
-                      const std::string& thresholds_path, Gathered& g, const std::string& out) {
+                      const std::string& thresholds_path, const Gate& gate, Gathered& g, const std::string& out) {
   CompareSettings settings;
   settings.alpha = o.alpha;
   settings.paired_rounds = g.in_rounds;
+  settings.gate = gate;
+  settings.gated = gated_by_workloads(l, g.runs, g.gated);
   Comparison c = analyze(g.runs, thresholds, settings, declared_by_workloads(l, g.runs, g.declared));
   if (c.baseline.empty()) c.baseline = o.baseline;
   if (c.candidate.empty()) c.candidate = o.candidate;
@@ -379,9 +412,10 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
     c.allocator = g.commands.value("allocator", "");
   }
   if (o.runs_auto) compare::apply_sequential(c, g.runs, compare::looks_up_to(o.max_runs), o.alpha);
+  if (const std::string why = not_finished(g, g.runs_path); !why.empty())
+    c.incomplete = c.incomplete.empty() ? why : why + "; " + c.incomplete;
   g.context["thresholds"] = thresholds_path;
   Json comparison = comparison_to_json(c, g.context);
-  comparison["complete"] = g.outcome.complete;
   const auto site_changes = heap_site_changes(g.runs);
   if (!site_changes.empty()) comparison["heap_sites"] = heap_site_changes_json(site_changes);
   if (auto e = output_file::write_atomic(out, dump_canonical(comparison)); !e.empty()) {
@@ -402,7 +436,7 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
                kWho, g.runs.size(), g.planned, g.runs_path);
     return 128 + g.outcome.stop_signal;
   }
-  return c.regressed() || c.failed_runs > 0 ? 1 : 0;
+  return exit_code(c);
 }
 
 }  // namespace
@@ -415,6 +449,8 @@ int compare_command(const Options& o) {
   if (!thresholds) return bad_input(kWho, error);
   auto outputs = outputs_asked(o, error);
   if (!outputs) return bad_input(kWho, error);
+  const auto gate = parse_gate(o.gate, error);
+  if (!gate) return bad_input(kWho, error);
   const bool runs_here = !o.workload.empty() || !o.suite.empty() || !o.program.empty() || compares_commands(o);
   auto gathered = runs_here               ? run_pins(o, l, *thresholds, *outputs, error)
                   : o.inputs.size() == 1 ? read_runs_report(o, error)
@@ -422,7 +458,7 @@ int compare_command(const Options& o) {
   if (!gathered) return bad_input(kWho, error);
   if (!gathered->outcome.error.empty()) return runs_report_lost(*gathered);
   if (!runs_here && !reserve_outputs(*outputs, false, error)) return bad_input(kWho, error);
-  return analyse_and_write(o, l, *thresholds, thresholds_path, *gathered, outputs->out);
+  return analyse_and_write(o, l, *thresholds, thresholds_path, *gate, *gathered, outputs->out);
 }
 
 }  // namespace mh

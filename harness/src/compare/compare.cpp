@@ -62,7 +62,13 @@ Thresholds thresholds_from(const JsonIn& j) {
   Thresholds t;
   if (auto d = j.find("default")) t.fallback = read_rule(*d, t.fallback);
   if (auto metrics = j.find("metrics"))
-    metrics->each_member([&](const std::string& k, const JsonIn& v) { t.rules.push_back({k, read_rule(v, t.fallback)}); });
+    metrics->each_member([&](const std::string& k, const JsonIn& v) {
+      v.object();
+      const auto gate = v.find("gate");
+      if (gate) t.gates.push_back({k, gate->boolean()});
+      if (!gate || v.has("better") || v.has("threshold") || v.has("min_delta"))
+        t.rules.push_back({k, read_rule(v, t.fallback)});
+    });
   return t;
 }
 
@@ -118,8 +124,52 @@ std::optional<Thresholds> load_thresholds(const std::string& path, std::string& 
 bool Comparison::regressed() const {
   for (const auto& w : workloads)
     for (const auto& m : w.metrics)
-      if (m.verdict == Verdict::Regression) return true;
+      if (m.gated && m.verdict == Verdict::Regression) return true;
   return false;
+}
+
+int exit_code(const Comparison& c) {
+  if (!c.incomplete.empty()) return kExitIncomplete;
+  return c.regressed() ? kExitRegression : kExitNoRegression;
+}
+
+std::optional<Gate> parse_gate(const std::string& text, std::string& error) {
+  if (text == "declared") return Gate{};
+  if (text == "all") return Gate{Gate::Kind::All, {}};
+  Gate g{Gate::Kind::Named, {}};
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    if (name.empty()) break;
+    g.names.push_back(name);
+    start = comma + 1;
+  }
+  for (const auto& name : g.names) {
+    const size_t colon = name.find(':');
+    const std::string metric = colon == std::string::npos || name.find('.') < colon ? name : name.substr(colon + 1);
+    const bool known = metric.find_first_of("*?[") != std::string::npos || find_metric(metric) ||
+                       workload_metric_name(metric) || metric.starts_with("perf.");
+    if (known) continue;
+    std::vector<std::string> valid;
+    for (const auto& m : metric_registry())
+      if (std::string(m.better) != "none") valid.push_back(m.name);
+    error = fmt::format("--gate: unknown metric '{}'; valid: declared, all, or metrics such as {}, workload.NAME "
+                        "(harness --list names a workload's)",
+                        name, fmt::join(valid, ", "));
+    return std::nullopt;
+  }
+  if (g.names.empty() || g.names.size() != size_t(std::count(text.begin(), text.end(), ',')) + 1) {
+    error = fmt::format("--gate '{}': give declared, all, or metric names separated by commas (peak_rss_kb,"
+                        "after.ms_to_90pct; a pattern or WORKLOAD:METRIC for one workload's)",
+                        text);
+    return std::nullopt;
+  }
+  return g;
+}
+
+const char* gate_name(const Gate& g) {
+  return g.kind == Gate::Kind::Declared ? "declared" : g.kind == Gate::Kind::All ? "all" : "named";
 }
 
 namespace {
@@ -139,12 +189,14 @@ struct WorkloadRuns {
 
 // The ok runs by workload, in order of first appearance; the pins' names (of
 // their first runs) and the failed runs counted into c.
-std::vector<WorkloadRuns> runs_by_workload(const std::vector<RunRecord>& runs, Comparison& c) {
+std::vector<WorkloadRuns> runs_by_workload(const std::vector<RunRecord>& runs, Comparison& c,
+                                           std::map<std::string, int>& failed_by_role) {
   std::vector<WorkloadRuns> out;
   std::map<std::string, size_t> index;
   for (const auto& r : runs) {
     if (r.status != Status::Ok) {
       ++c.failed_runs;
+      failed_by_role[r.role == kRoleCandidate ? kRoleCandidate : kRoleBaseline]++;
       continue;
     }
     if (index.emplace(r.workload, out.size()).second) out.push_back({r.workload, r.params, {}, {}, {}});
@@ -298,6 +350,24 @@ std::string too_soon_to_tell(const std::string& name, const std::string& unit, c
   return "";
 }
 
+// Whether a metric of `workload` gates the verdict: one with a direction, that
+// --gate names or, by default, that the thresholds file's "gate" or else the
+// workload's declared set includes.
+bool gates(const std::string& workload, const std::string& metric, const MetricRule& rule, const Thresholds& t,
+           const CompareSettings& s) {
+  if (rule.direction == Direction::None) return false;
+  auto any_matches = [&](const std::vector<std::string>& patterns) {
+    return std::any_of(patterns.begin(), patterns.end(),
+                       [&](const std::string& p) { return pattern_matches(p, metric, workload); });
+  };
+  if (s.gate.kind == Gate::Kind::All) return true;
+  if (s.gate.kind == Gate::Kind::Named) return any_matches(s.gate.names);
+  for (const auto& [pattern, gated] : t.gates)
+    if (pattern_matches(pattern, metric, workload)) return gated;
+  const auto declared = s.gated.find(workload);
+  return any_matches(declared == s.gated.end() ? default_gated_metrics() : declared->second);
+}
+
 // Every metric both sides have; a warning into c for one that a side lacks.
 WorkloadComparison compare_workload(const WorkloadRuns& w, const std::vector<std::string>& metrics,
                                     const Thresholds& t, const CompareSettings& s, const DeclaredMetrics& declared,
@@ -319,6 +389,7 @@ WorkloadComparison compare_workload(const WorkloadRuns& w, const std::vector<std
       continue;
     }
     wc.metrics.push_back(compare_metric(w, name, rule, bo, co, s, declared));
+    wc.metrics.back().gated = gates(w.workload, name, rule, t, s);
   }
   return wc;
 }
@@ -326,30 +397,34 @@ WorkloadComparison compare_workload(const WorkloadRuns& w, const std::vector<std
 // The verdicts of a workload's metrics. A workload has several metrics that
 // can regress; each alone would raise a false alarm in alpha of the
 // comparisons where nothing changed, so their p-values are adjusted together
-// (Holm). Informational metrics keep theirs. Returns "" or why no p-value can
-// pass alpha with these many runs.
+// (Holm): the gated ones as one family, the verdict's, and the reported ones
+// as another. Informational metrics keep theirs. Returns "" or why no gated
+// p-value can pass alpha with these many runs.
 std::string judge(WorkloadComparison& wc, int base_runs, int cand_runs, const CompareSettings& s) {
-  std::vector<double> ps;
+  std::vector<double> ps[2];  // reported, gated
   for (const auto& m : wc.metrics)
-    if (m.rule.direction != Direction::None) ps.push_back(m.p);
-  auto adjusted = holm_adjust(ps);
+    if (m.rule.direction != Direction::None) ps[m.gated].push_back(m.p);
+  const std::vector<double> adjusted[2] = {holm_adjust(ps[0]), holm_adjust(ps[1])};
   // The exact test has a smallest p-value for given sample sizes; Holm multiplies
   // the smallest by the number of tests, and if that is above alpha nothing can pass.
   const double least = smallest_p(size_t(base_runs), size_t(cand_runs));
-  const bool can_pass = ps.empty() || least * double(ps.size()) <= s.alpha;
-  size_t next = 0;
+  auto can_pass = [&](const std::vector<double>& family) {
+    return family.empty() || least * double(family.size()) <= s.alpha;
+  };
+  size_t next[2] = {0, 0};
   for (auto& m : wc.metrics) {
-    m.p_adjusted = m.rule.direction != Direction::None ? adjusted[next++] : m.p;
+    m.p_adjusted = m.rule.direction != Direction::None ? adjusted[m.gated][next[m.gated]++] : m.p;
     if (std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta)
       m.verdict = Verdict::NoChange;
     else
       m.verdict = decide(m.change, m.rule.threshold, m.noise_floor, m.p_adjusted, s.alpha, m.rule.direction);
-    set_resolution(m, can_pass, base_runs, cand_runs);
+    set_resolution(m, can_pass(ps[m.gated]), base_runs, cand_runs);
   }
-  if (can_pass) return "";
+  const std::vector<double>& family = ps[1].empty() ? ps[0] : ps[1];
+  if (can_pass(family)) return "";
   return fmt::format("with {} baseline and {} candidate runs the smallest p-value the test can give is {:.2g}, {:.2g} "
                      "after the Holm adjustment over {} metrics: above alpha {}, so no metric can be called a regression",
-                     base_runs, cand_runs, least, std::min(1.0, least * double(ps.size())), ps.size(), s.alpha);
+                     base_runs, cand_runs, least, std::min(1.0, least * double(family.size())), family.size(), s.alpha);
 }
 
 // One warning per distinct reason no p-value can pass, naming the workloads
@@ -385,7 +460,12 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
                    const DeclaredMetrics& declared) {
   Comparison c;
   c.alpha = s.alpha;
-  const std::vector<WorkloadRuns> workloads = runs_by_workload(runs, c);
+  c.gate = gate_name(s.gate);
+  std::map<std::string, int> failed;  // by side
+  const std::vector<WorkloadRuns> workloads = runs_by_workload(runs, c, failed);
+  if (c.failed_runs > 0)
+    c.incomplete = fmt::format("{} run{} failed: {} of the baseline, {} of the candidate", c.failed_runs,
+                               c.failed_runs == 1 ? "" : "s", failed[kRoleBaseline], failed[kRoleCandidate]);
   count_runs(workloads, c);
   const std::vector<SummaryRow> summary = summarize_runs(runs);
   std::vector<std::pair<std::string, std::string>> powerless;  // workload, why no p-value can pass

@@ -27,6 +27,10 @@ struct MetricRule {
 struct Thresholds {
   MetricRule fallback;
   std::vector<std::pair<std::string, MetricRule>> rules;  // metric pattern (fnmatch) -> rule, first match wins
+  // An entry's "gate": true or false: whether the metrics it matches gate the
+  // verdict under --gate declared (first match wins; an entry with only "gate"
+  // leaves the metric's rule as it was).
+  std::vector<std::pair<std::string, bool>> gates;
   // The rule for a metric of `workload`: the first pattern of the file that
   // matches it ("METRIC", or "WORKLOAD:METRIC" for one workload's only), else
   // the registry's (metrics.h), else the direction its workload declares with
@@ -35,6 +39,19 @@ struct Thresholds {
                       const std::string& workload = "") const;
 };
 std::optional<Thresholds> load_thresholds(const std::string& path, std::string& error);
+
+// Which metrics gate the verdict (--gate): each workload's declared set (the
+// thresholds file's "gate" entries change it), every metric with a direction,
+// or the metrics named (patterns, "WORKLOAD:METRIC" for one workload's). The
+// others with a direction are compared and reported, not gated.
+struct Gate {
+  enum class Kind { Declared, All, Named };
+  Kind kind = Kind::Declared;
+  std::vector<std::string> names;
+};
+// "declared", "all" or METRIC,...; nullopt with the error otherwise.
+std::optional<Gate> parse_gate(const std::string& text, std::string& error);
+const char* gate_name(const Gate& g);
 
 struct MetricComparison {
   std::string metric;
@@ -52,6 +69,9 @@ struct MetricComparison {
   double p_adjusted = 1;  // Holm-adjusted over the workload's metrics that have a direction
   double noise_floor = 0;  // max(|A against A'|, relative spread of the baseline's runs)
   compare::Verdict verdict = compare::Verdict::NoChange;
+  // Whether its verdict gates the comparison's (Gate); a metric that does not
+  // is reported: compared, shown, and Holm-adjusted with the other reported ones.
+  bool gated = false;
   // The smallest relative change this comparison could have called a
   // regression (its threshold, noise floor and absolute floor, when the test
   // can reach alpha at all with these runs); null with the reason otherwise.
@@ -90,11 +110,23 @@ struct Comparison {
   std::vector<std::string> warnings;
   std::vector<WorkloadComparison> workloads;
   int failed_runs = 0;
+  // Why the comparison did not finish (a run failed, it was stopped); "" when
+  // it did. An incomplete comparison's verdict is INCOMPLETE, never "no regression".
+  std::string incomplete;
+  std::string gate = "declared";  // gate_name of the Gate it was judged by
   // --runs auto: the rounds the rule looks at, and the alpha each look spends.
   std::vector<int> looks;
   double alpha_look = 0;
+  // A gated metric regressed.
   bool regressed() const;
 };
+
+// Exit codes of a comparison: none of its gated metrics regressed, one did, or
+// it is incomplete (stopped by a signal: 128 + the signal instead).
+inline constexpr int kExitNoRegression = 0;
+inline constexpr int kExitRegression = 1;
+inline constexpr int kExitIncomplete = 4;
+int exit_code(const Comparison& c);
 
 struct CompareSettings {
   double alpha = 0.05;
@@ -104,6 +136,8 @@ struct CompareSettings {
   // k), as a comparison or a bisect step makes them: each metric also gets its
   // change within rounds (MetricComparison::paired). False for two plain reports.
   bool paired_rounds = true;
+  Gate gate;
+  GatedMetrics gated;  // each workload's declared set; a workload not in it has default_gated_metrics()
 };
 
 // "5 rounds", "6 runs a side" or "10 baseline and 4 candidate runs": how many

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/escape.h"
@@ -80,6 +81,7 @@ const Column kColumns[] = {
        return m.resolution ? fmt::format("{:.1f}%", *m.resolution * 100) : std::string("-");
      }},
     {"p (Holm)", [](const MetricComparison& m) { return fmt::format("{:.3f}", m.p_adjusted); }},
+    {"gate", [](const MetricComparison& m) { return std::string(m.gated ? "gated" : "reported"); }},
     {"verdict", [](const MetricComparison& m) { return std::string(verdict_name(m.verdict)); }},
 };
 
@@ -89,6 +91,10 @@ bool any_censored(const Comparison& c) {
       if (m.censored && shown(m)) return true;
   return false;
 }
+
+constexpr const char* kGateNote =
+    "gate: gated metrics state the workload's purpose and decide the verdict (docs/compare.md, --gate); reported "
+    "ones are compared and shown, not gated";
 
 constexpr const char* kNeverNote =
     "never: the time did not come within the run; it is more than the time the run had left (\"> T\"), ranked above "
@@ -161,19 +167,83 @@ std::vector<Column> columns(const Comparison& c) {
   return out;
 }
 
-// The verdict line, its names escaped by `escaped` for the destination.
-std::string headline(const Comparison& c, std::string (*escaped)(std::string_view)) {
-  std::string verdict = c.regressed() ? "REGRESSION" : "no regression";
+// Rows in the order a reader acts on them: regressions, then improvements,
+// then the rest; gated before reported within each; else as analysed.
+int rank(const MetricComparison& m) {
+  const int by_verdict = m.verdict == Verdict::Regression ? 0 : m.verdict == Verdict::Improvement ? 1 : 2;
+  return by_verdict * 2 + (m.gated ? 0 : 1);
+}
+
+std::vector<const MetricComparison*> rows_of(const WorkloadComparison& w) {
+  std::vector<const MetricComparison*> rows;
+  for (const auto& m : w.metrics)
+    if (shown(m)) rows.push_back(&m);
+  std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return rank(*a) < rank(*b); });
+  return rows;
+}
+
+// "3 improved, 2 no change": the verdicts of `metrics` but regressions, zeros left out.
+std::string counts(const std::vector<const MetricComparison*>& metrics, bool with_regressions) {
+  static constexpr std::pair<Verdict, const char*> kSaid[] = {
+      {Verdict::Regression, "regression"}, {Verdict::Improvement, "improved"}, {Verdict::NoChange, "no change"},
+      {Verdict::Noisy, "noisy"},           {Verdict::Changed, "changed"}};
+  std::vector<std::string> out;
+  for (const auto& [verdict, said] : kSaid) {
+    if (verdict == Verdict::Regression && !with_regressions) continue;
+    const auto n = std::count_if(metrics.begin(), metrics.end(), [&](auto* m) { return m->verdict == verdict; });
+    if (n == 0) continue;
+    const bool plural = n > 1 && verdict == Verdict::Regression;
+    out.push_back(fmt::format("{} {}{}", n, said, plural ? "s" : ""));
+  }
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
+// The comparison's sample and rule: "candidate scav against baseline jemalloc, 5 rounds, alpha 0.05".
+std::string what_was_compared(const Comparison& c, std::string (*escaped)(std::string_view)) {
   const std::string rule =
       c.looks.empty() ? ""
                       : fmt::format(" (--runs auto: looks at {} rounds, alpha {:.3g} each)", fmt::join(c.looks, ", "),
                                     c.alpha_look);
   const std::string under = c.allocator.empty() ? "" : " under " + escaped(c.allocator);
-  return fmt::format("{}: candidate {} against baseline {}{}, {}{}, alpha {}", verdict, escaped(c.candidate),
-                     escaped(c.baseline), under, sample_size(c), rule, c.alpha);
+  return fmt::format("candidate {} against baseline {}{}, {}{}, alpha {}", escaped(c.candidate), escaped(c.baseline),
+                     under, sample_size(c), rule, c.alpha);
 }
 
+// The headline: the verdict, the gated regressions by name with change and p,
+// the counts of the other gated and of the reported metrics, then what was
+// compared. Names escaped by `escaped` for the destination.
+std::string headline(const Comparison& c, std::string (*escaped)(std::string_view)) {
+  std::vector<const MetricComparison*> gated, reported;
+  std::vector<std::string> regressions;
+  for (const auto& w : c.workloads)
+    for (const auto* m : rows_of(w)) {
+      (m->gated ? gated : reported).push_back(m);
+      if (m->gated && m->verdict == Verdict::Regression)
+        regressions.push_back(fmt::format("{}{} {} (p {:.3f})", c.workloads.size() > 1 ? escaped(w.workload) + ":" : "",
+                                          escaped(m->metric), escaped(change_cell(*m)), m->p_adjusted));
+    }
+  const size_t n = gated.size();
+  const std::string of = fmt::format("{} gated metric{}", n, n == 1 ? "" : "s");
+  std::string line;
+  if (!c.incomplete.empty())
+    line = fmt::format("INCOMPLETE ({}): ", escaped(c.incomplete)) +
+           (regressions.empty() ? fmt::format("none of {} regressed in the runs it has", of)
+                                : fmt::format("{} of {} regressed in the runs it has: ", regressions.size(), of));
+  else if (!regressions.empty())
+    line = fmt::format("REGRESSION in {} of {}: ", regressions.size(), of);
+  else
+    line = fmt::format("no regression in {}", of);
+  line += fmt::format("{}", fmt::join(regressions, ", "));
+  if (const std::string rest = counts(gated, false); !rest.empty()) line += "; " + rest;
+  if (const std::string rest = counts(reported, true); !rest.empty()) line += "; reported: " + rest;
+  return line + " -- " + what_was_compared(c, escaped);
+}
+
+std::string identity(std::string_view s) { return std::string(s); }
+
 }  // namespace
+
+std::string comparison_summary(const Comparison& c) { return headline(c, identity); }
 
 Json comparison_to_json(const Comparison& c, const Json& context) {
   Json workloads = Json::array();
@@ -197,7 +267,8 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
                              {"noise_floor", finite_or_null(m.noise_floor)},
                              {"resolution", m.resolution ? Json(*m.resolution) : Json(nullptr)},
                              {"resolution_reason", m.resolution_reason},
-                             {"verdict", verdict_name(m.verdict)}});
+                             {"verdict", verdict_name(m.verdict)},
+                             {"gated", m.gated}});
     for (size_t i = 0; i < w.metrics.size(); ++i) {
       metrics[i]["paired"] = paired_json(w.metrics[i]);
       if (!w.metrics[i].paired) metrics[i]["paired_reason"] = w.metrics[i].paired_reason;
@@ -210,6 +281,7 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
     workloads.push_back(Json{{"workload", w.workload}, {"params", w.params}, {"metrics", metrics}});
   }
   Json out{{"schema", kComparisonSchema},
+              {"summary", comparison_summary(c)},
               {"context", context},
               {"baseline", side_name_json(c, c.baseline)},
               {"candidate", side_name_json(c, c.candidate)},
@@ -219,6 +291,10 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
               {"candidate_runs", c.candidate_runs},
               {"alpha", c.alpha},
               {"regression", c.regressed()},
+              {"complete", c.incomplete.empty()},
+              {"incomplete", c.incomplete.empty() ? Json(nullptr) : Json(c.incomplete)},
+              {"gate", c.gate},
+              {"exit_code", exit_code(c)},
               {"failed_runs", c.failed_runs},
               {"warnings", c.warnings},
               {"workloads", workloads}};
@@ -227,17 +303,16 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
 }
 
 std::string comparison_table(const Comparison& c) {
-  std::string out;
+  std::string out = headline(c, escape::terminal) + "\n";
   for (const auto& w : c.workloads) {
     std::vector<std::vector<std::string>> rows;
     const std::vector<Column> cols = columns(c);
     std::vector<std::string> head;
     for (const auto& col : cols) head.push_back(column_head(col, c, escape::terminal));
     rows.push_back(head);
-    for (const auto& m : w.metrics) {
-      if (!shown(m)) continue;
+    for (const auto* m : rows_of(w)) {
       std::vector<std::string> r;
-      for (const auto& col : cols) r.push_back(escape::terminal(col.cell(m)));
+      for (const auto& col : cols) r.push_back(escape::terminal(col.cell(*m)));
       rows.push_back(r);
     }
     std::vector<size_t> width(head.size(), 0);
@@ -260,7 +335,7 @@ std::string comparison_table(const Comparison& c) {
   out += fmt::format("baseline and candidate: median (min-max) of the runs; {}\n", kUnitConvention);
   if (any_censored(c)) out += std::string(kNeverNote) + "\n";
   if (any_paired(c)) out += fmt::format("{}\n", paired_note(c));
-  out += headline(c, escape::terminal) + "\n";
+  out += std::string(kGateNote) + "\n";
   return out;
 }
 
@@ -274,12 +349,12 @@ std::string comparison_markdown(const Comparison& c) {
     out += "\n|";
     for (size_t i = 0; i < cols.size(); ++i) out += i == 0 || i + 1 == cols.size() ? " --- |" : " ---: |";
     out += "\n";
-    for (const auto& m : w.metrics) {
-      if (!shown(m)) continue;
+    for (const auto* row : rows_of(w)) {
+      const MetricComparison& m = *row;
       out += "|";
       for (const auto& col : cols) {
         std::string cell = escape::markdown(col.cell(m));
-        if (std::string(col.title) == "verdict" && m.verdict == Verdict::Regression) cell = "**" + cell + "**";
+        if (std::string(col.title) == "verdict" && m.verdict == Verdict::Regression && m.gated) cell = "**" + cell + "**";
         out.append(" ").append(cell).append(" |");
       }
       out += "\n";
@@ -290,7 +365,8 @@ std::string comparison_markdown(const Comparison& c) {
          "noise floor: the larger of baseline against baseline run again and the scatter of the baseline's runs; resolution: "
          "the smallest change this comparison could have called a regression (the largest of threshold, noise floor and "
          "absolute floor, when the test can reach alpha with these runs); p: two-sided Mann-Whitney U, Holm-adjusted over "
-         "the workload's metrics; " + std::string(kUnitConvention) + ".\n";
+         "the workload's gated metrics, and apart over its reported ones; " + std::string(kUnitConvention) + ".\n\n" +
+         std::string(kGateNote) + ".\n";
   if (any_censored(c)) out += "\n" + std::string(kNeverNote) + "\n";
   if (any_paired(c)) out += fmt::format("\n{}.\n", paired_note(c));
   return out;

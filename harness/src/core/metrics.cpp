@@ -104,6 +104,11 @@ const std::vector<MetricSpec>& metric_registry() {
   return registry;
 }
 
+const std::vector<std::string>& default_gated_metrics() {
+  static const std::vector<std::string> gated = {"peak_rss_kb", "rss_area_mb_s", "wall_ms", "cpu_ms"};
+  return gated;
+}
+
 const MetricSpec* find_metric(const std::string& metric) {
   for (const auto& m : metric_registry())
     if (fnmatch(m.name, metric.c_str(), 0) == 0) return &m;

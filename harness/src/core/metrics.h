@@ -99,6 +99,15 @@ struct Headline {
   std::string title, unit, better;
 };
 
+// The metrics whose verdict gates a comparison (the others are compared and
+// reported) by workload name, as patterns (fnmatch): a workload's headline
+// figures and the metrics its declaration says state its purpose ("gate"),
+// else default_gated_metrics(). docs/compare.md says why each set is what it is.
+using GatedMetrics = std::map<std::string, std::vector<std::string>>;
+// A program's, and a workload's that declares none: peak RSS, the area under
+// the RSS curve, wall and CPU time.
+const std::vector<std::string>& default_gated_metrics();
+
 // The unit and direction of any metric: the registry's, a workload's
 // declaration, or perf's (counts, informational). Empty unit when unknown.
 struct MetricInfo {

@@ -16,6 +16,12 @@ DeclaredMetrics declared_by_jobs(const std::vector<Job>& jobs) {
   return out;
 }
 
+GatedMetrics gated_by_jobs(const std::vector<Job>& jobs) {
+  GatedMetrics out;
+  for (const auto& job : jobs) out[job.workload.name] = gated_metrics(job.workload);
+  return out;
+}
+
 Json leave_out_unsupported(const std::vector<Job>& jobs, const std::vector<Arm>& arms, std::vector<PlannedRun>& plan) {
   auto why = [&](const PlannedRun& r) -> const std::string* {
     const auto& p = jobs[r.job].program;

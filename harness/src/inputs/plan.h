@@ -27,6 +27,8 @@ struct Job {
 // The metrics declared by these jobs' workloads, under the name each job runs
 // as (a suite entry may rename its workload).
 DeclaredMetrics declared_by_jobs(const std::vector<Job>& jobs);
+// The metrics that gate a comparison of these jobs by default, by the name each runs as.
+GatedMetrics gated_by_jobs(const std::vector<Job>& jobs);
 
 struct Arm {
   AllocatorSpec allocator;

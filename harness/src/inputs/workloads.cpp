@@ -2,6 +2,7 @@
 #include "inputs/workloads.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,7 @@ std::string checked_name(const JsonIn& d) {
     metrics->each_element([](const JsonIn& m) { strings_of(m, {"name", "unit", "better", "help", "column"}); });
   if (auto curve = d.find("curve_columns"))
     curve->each_element([](const JsonIn& c) { strings_of(c, {"metric", "column"}); });
+  if (auto gate = d.find("gate")) gate->each_element([](const JsonIn& g) { g.string(); });
   return d.at("name").string();
 }
 
@@ -110,6 +112,20 @@ std::vector<Headline> headline_metrics(const WorkloadInfo& w) {
   return out;
 }
 
+std::vector<std::string> gated_metrics(const WorkloadInfo& w) {
+  std::vector<std::string> out;
+  for (const auto& h : headline_metrics(w))
+    if (!h.better.empty() && h.better != "none") out.push_back(h.metric);
+  const Json gate = w.description.value("gate", Json::array());
+  if (gate.empty()) {
+    for (const auto& m : default_gated_metrics())
+      if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  }
+  for (const auto& g : gate)
+    if (std::find(out.begin(), out.end(), g.get<std::string>()) == out.end()) out.push_back(g.get<std::string>());
+  return out;
+}
+
 std::string format_list(const std::vector<WorkloadInfo>& workloads) {
   std::string out;
   for (const auto& w : workloads) {
@@ -138,6 +154,7 @@ std::string format_list(const std::vector<WorkloadInfo>& workloads) {
       if (m.contains("column")) metrics += " (headline)";
     }
     if (!metrics.empty()) out += "    metrics: " + metrics + "\n";
+    out += "    gated in a comparison: " + fmt::format("{}", fmt::join(gated_metrics(w), ", ")) + "\n";
   }
   return out;
 }

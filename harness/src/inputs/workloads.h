@@ -38,6 +38,10 @@ std::string declared_after_mark(const WorkloadInfo& w);
 // harness's curve metrics it names (curve_columns).
 std::vector<Headline> headline_metrics(const WorkloadInfo& w);
 
+// The metrics (patterns) that gate a comparison of it by default: its headline
+// figures and what its declaration's "gate" names, else default_gated_metrics().
+std::vector<std::string> gated_metrics(const WorkloadInfo& w);
+
 // One line per workload and one per parameter, for --list.
 std::string format_list(const std::vector<WorkloadInfo>& workloads);
 

@@ -191,7 +191,7 @@ nlohmann::ordered_json describe(const WorkloadSpec& spec) {
   for (const auto& c : spec.curve_columns) curve_columns.push_back({{"metric", c.metric}, {"column", c.column}});
   return {{"name", spec.name},     {"summary", spec.summary},   {"seed", spec.seed},
           {"params", params},      {"metrics", metrics},        {"after_mark", spec.after_mark},
-          {"curve_columns", curve_columns}};
+          {"curve_columns", curve_columns}, {"gate", spec.gate}};
 }
 
 int64_t Params::integer(const std::string& name) const { return values_.at(name).get<int64_t>(); }

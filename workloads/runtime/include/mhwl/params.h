@@ -53,6 +53,12 @@ struct WorkloadSpec {
   // settled phase): the harness measures its after.* curve metrics from here.
   std::string after_mark;
   std::vector<CurveColumn> curve_columns;
+  // The harness's metrics (its registry, or this workload's own as
+  // "workload.NAME") that state the workload's purpose besides its headline
+  // figures: with them, a comparison's verdict is gated by these and the
+  // headline figures, and reports the rest (docs/compare.md says why each
+  // workload gates what it gates). Empty: the harness's default set.
+  std::vector<std::string> gate = {};
 };
 
 // Resolved values. Numbers are stored as double (sizes in bytes), the rest as text.
