@@ -34,9 +34,8 @@ std::string text(const Json& context, const char* key) {
 }
 
 std::string run_identity(const Json& context, const RunRecord& r) {
-  return Json{text(context, "date"), text(context, "host"), r.workload, r.params, r.allocator.name,
-              r.role,                    r.repetition,              r.wall_ms,  status_name(r.status)}
-      .dump();
+  return json_text(Json{text(context, "date"), text(context, "host"), r.workload, r.params, r.allocator.name,
+                        r.role, r.repetition, r.wall_ms, status_name(r.status)});
 }
 
 std::map<std::string, StoredValue> values_of(const RunRecord& r) {
@@ -113,7 +112,7 @@ std::vector<StoredRun> stored_runs(const ReportData& report, const std::string& 
     StoredRun s;
     s.hash = content_hash(run_identity(c, r));
     s.workload = r.workload;
-    s.params = r.params.dump();
+    s.params = json_text(r.params);
     std::tie(s.allocator, s.allocator_revision) = split_pin(r.allocator.name);
     s.revision = s.allocator_revision;
     s.machine = machine.empty() ? text(c, "host") : machine;
