@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "compare/compare.h"
+#include "core/escape.h"
 #include "core/suggest.h"
 
 namespace mh {
@@ -741,6 +742,14 @@ ParseOutcome CommandLine::run_chosen() {
   return {o_, 0};
 }
 
+// Labels the history keeps, made valid UTF-8 as they enter: the revision and
+// the machine identify a series (escaped reversibly), a reason is only shown.
+void history_labels_as_text(HistoryOptions& h) {
+  h.target.revision = escape::identity(h.target.revision);
+  h.target.machine = escape::identity(h.target.machine);
+  h.reason = escape::shown(h.reason);
+}
+
 }  // namespace
 
 ParseOutcome parse_options(int argc, char** argv) {
@@ -752,7 +761,9 @@ ParseOutcome parse_options(int argc, char** argv) {
     return {std::nullopt, 2};
   }
   CommandLine line(std::move(o));
-  return line.parse(given, argv);
+  ParseOutcome parsed = line.parse(given, argv);
+  if (parsed.options) history_labels_as_text(parsed.options->history);
+  return parsed;
 }
 
 }  // namespace mh

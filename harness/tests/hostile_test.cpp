@@ -114,5 +114,60 @@ echo '{"mark":"a","sync":true,"seq":1}' >&$MEMHARNESS_MARK_FD; sleep 55.375)",
   expect_run_failed(h, "the acknowledgement of message 1 could not be written: Broken pipe");
 }
 
+
+// What a program prints, and the names it gives itself, are text only shown:
+// whatever their bytes, the report is written (Json::parse here refuses
+// anything but UTF-8) and they show with U+FFFD where a byte is not UTF-8.
+Json run_printing(const std::string& name, std::vector<std::string> program, Captured& harness) {
+  const std::string out = test::scratch(name + ".json");
+  std::vector<std::string> args = {"-a", "glibc", "-n", "1", "--quiet", "--timeout", "40", "-o", out, "--"};
+  args.insert(args.end(), program.begin(), program.end());
+  harness = test::run_harness(args);
+  return std::filesystem::exists(out) ? test::load_json(out) : Json();
+}
+
+const std::string kReplacement = "\xef\xbf\xbd";
+
+TEST(Hostile, OutputCutInTheMiddleOfACharacterStillMakesAReport) {
+  Captured h;
+  const Json report = run_printing("euros", {"/usr/bin/python3", "-c", "print('\xe2\x82\xac' * 3000, end='')"}, h);
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  ASSERT_TRUE(report.is_object()) << h.err;
+  const std::string tail = report["runs"][0]["output_tail"];
+  // 9000 bytes printed; the last 4096 begin inside a character, which is left out.
+  std::string euros;
+  for (int i = 0; i < 1365; ++i) euros += "\xe2\x82\xac";
+  EXPECT_EQ(tail, euros);
+}
+
+TEST(Hostile, OutputAndNamesThatAreNotUtf8AreShownReplaced) {
+  Captured h;
+  // The program names its main thread, leaves a child behind that names itself,
+  // and prints bytes that are not UTF-8.
+  const Json report = run_printing(
+      "bytes",
+      {"/usr/bin/python3", "-c",
+       "import os, sys, time\n"
+       "open('/proc/self/comm', 'wb').write(b'\\xff-main')\n"
+       "if os.fork() == 0:\n"
+       "    open('/proc/self/comm', 'wb').write(b'\\xfe-left')\n"
+       "    os.setsid(); time.sleep(58.75); os._exit(0)\n"
+       "sys.stdout.buffer.write(b'a\\xffb\\xe2\\x82')\n"
+       "sys.stdout.flush(); time.sleep(0.5)\n"},
+      h);
+  const Captured left = run_capture({"pgrep", "-f", "58.75"});
+  std::istringstream pids(left.out);
+  for (pid_t pid; pids >> pid;) kill(pid, SIGKILL);
+  ASSERT_TRUE(h.exit_code == 0 || h.exit_code == 1) << h.err;  // not 3
+  ASSERT_TRUE(report.is_object()) << h.err;
+  const Json& run = report["runs"][0];
+  EXPECT_EQ(run["output_tail"], "a" + kReplacement + "b" + kReplacement + kReplacement);
+  bool main_named = false;
+  for (const auto& t : run["threads"]) main_named = main_named || t["name"] == kReplacement + "-main";
+  EXPECT_TRUE(main_named) << run["threads"];
+  ASSERT_EQ(run["leftover_processes"].size(), 1u) << run["leftover_processes"];
+  EXPECT_EQ(run["leftover_processes"][0]["comm"], kReplacement + "-left");
+}
+
 }  // namespace
 }  // namespace mh

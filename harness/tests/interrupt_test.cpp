@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "sys/containment.h"
@@ -244,6 +245,44 @@ TEST(Interrupt, AKilledHarnessLeavesAJournalThatResumesComparesAndMerges) {
   EXPECT_EQ(full["runs"].size(), 6u);
   EXPECT_NE(resumed.out().find(std::to_string(done) + " runs kept"), std::string::npos) << resumed.out();
   EXPECT_EQ(journal_of(report), journal);  // the new plan's journal is gone with the report written; the old one stays
+}
+
+// An argument that is not UTF-8 is part of the run's identity: the run is
+// journaled with it escaped (\xff), and a resume of the journal knows the run
+// it kept for the one the command asks for.
+TEST(Interrupt, AnArgumentThatIsNotUtf8KeepsTheRunsIdentityThroughAResume) {
+  const std::string report = test::scratch("bytes-arg.json"), flag = test::scratch("bytes-arg.flag");
+  // The first run leaves the flag and ends; the second waits while it is there.
+  const std::vector<std::string> plan = {
+      "-a", "glibc", "-n", "2", "--quiet", "--", "/bin/sh", "-c",
+      "if [ -e \"$1\" ]; then sleep 57.625; fi; : > \"$1\"", "sh", flag, "arg-\xff\xfe"};
+  std::vector<std::string> first = {"--out", report};
+  first.insert(first.end(), plan.begin(), plan.end());
+  std::string journal;
+  {
+    Background h("bytes-arg-a", first);
+    ASSERT_TRUE(wait_for_runs(report, 1, 60s)) << h.err();
+    h.signal(SIGKILL);
+    ASSERT_EQ(h.wait(), 128 + SIGKILL);
+    journal = journal_of(report);
+  }
+  const Captured left = run_capture({"pgrep", "-f", "sleep 57.625"});
+  std::istringstream pids(left.out);
+  for (pid_t pid; pids >> pid;) kill(pid, SIGKILL);
+  ASSERT_FALSE(journal.empty());
+  ASSERT_EQ(lines_in(journal), 2u) << test::slurp(journal);
+  fs::remove(flag);
+
+  std::vector<std::string> again = {"--resume", journal};
+  again.insert(again.end(), plan.begin(), plan.end());
+  Background resumed("bytes-arg-r", again);
+  ASSERT_EQ(resumed.wait(), 0) << resumed.err();
+  EXPECT_NE(resumed.out().find("1 runs kept"), std::string::npos) << resumed.out();
+  const Json full = test::load_json(report);
+  ASSERT_EQ(full["runs"].size(), 2u);
+  for (const auto& run : full["runs"]) EXPECT_EQ(run["params"]["command"].back(), "arg-\\xff\\xfe");
+  EXPECT_EQ(full["runs"][0]["params"], full["runs"][1]["params"]);
+  EXPECT_EQ(full["context"]["argv"].back(), "arg-\\xff\\xfe");
 }
 
 TEST(Interrupt, CompareStoppedAndResumedSaysWhetherItIsComplete) {

@@ -6,6 +6,7 @@ dashboard page's files and inlined data, names from reports escaped.
 """
 import copy
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -215,6 +216,33 @@ def test_a_flat_series_has_no_step(tmp_path):
     r = harness("history", "steps", "--history", store, "--last", "8")
     assert r.returncode == 0
     assert r.stdout.startswith("0 steps in ")
+
+
+def test_labels_that_are_not_utf8_keep_the_store_usable(tmp_path):
+    """A --revision and a --machine that are not UTF-8 (bytes on the command
+    line) go into the store escaped, reversibly (\\xff): adding, showing, the
+    steps and the page all work, and the labels name one series."""
+    store, machine = tmp_path / "h.sqlite", os.fsdecode(b"box-\xfe")
+    for i in range(4):
+        r = harness("history", "add", "--history", store, "--revision", os.fsdecode(b"r%d-\xff" % i),
+                    "--machine", machine, report_at(tmp_path, f"r{i}", 9000))
+        assert r.returncode == 0, r.stderr
+    with sqlite3.connect(store) as db:
+        db.text_factory = bytes
+        revisions = sorted(r for (r,) in db.execute("SELECT DISTINCT revision FROM runs"))
+        machines = {m for (m,) in db.execute("SELECT DISTINCT machine FROM runs")}
+    assert revisions == [b"r%d-\\xff" % i for i in range(4)] and machines == {b"box-\\xfe"}
+    show = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "burst-writefile",
+                   "--machine", machine)
+    assert show.returncode == 0 and "box-" in show.stdout, show.stdout + show.stderr
+    steps = harness("history", "steps", "--history", store, "--metric", "peak_rss_kb", "--machine", machine)
+    assert steps.returncode == 0 and steps.stdout.startswith("0 steps in 1 series"), steps.stdout + steps.stderr
+    page = harness("history", "page", "--history", store, "--metric", "peak_rss_kb", "--out", tmp_path / "site")
+    assert page.returncode == 0, page.stderr
+    _, data = page_data(tmp_path / "site" / "index.html")
+    [series] = data["series"]
+    assert series["machine"] == "box-\\xfe"
+    assert sorted(p["revision"] for p in series["points"]) == [f"r{i}-\\xff" for i in range(4)]
 
 
 def test_a_run_with_history_adds_its_runs_at_the_harness_revision(tmp_path):

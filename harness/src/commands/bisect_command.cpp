@@ -283,7 +283,7 @@ bool resume_state(const Options& o, Bisect& b, const Json& question, std::string
     return false;
   }
   if (old->value("question", Json()) != question) {
-    error = b.state_path + " is the state of another bisect (" + old->value("question", Json()).dump() +
+    error = b.state_path + " is the state of another bisect (" + json_text(old->value("question", Json())) +
             "); give another --state, or remove it";
     return false;
   }
@@ -340,7 +340,7 @@ std::optional<int> check_good_and_bad(const Options& o, Bisect& b) {
   fmt::print("{}", check->table);
   if (check->outcome != "bad")
     return bad_input(kWho, fmt::format("good ({}) and bad ({}) do not differ{}: nothing to bisect", short_sha(b.good),
-                                       short_sha(b.bad), o.metrics.empty() ? "" : " in " + Json(o.metrics).dump()));
+                                       short_sha(b.bad), o.metrics.empty() ? "" : " in " + json_text(Json(o.metrics))));
   if (b.deciding.empty()) b.deciding.insert(check->regressed.begin(), check->regressed.end());
   save(b);
   std::string deciding;

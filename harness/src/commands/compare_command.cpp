@@ -180,7 +180,7 @@ std::string plan_key(const RunRecord& r) {
     params.erase("command");
     params.erase("path");
   }
-  return r.workload + " " + params.dump();
+  return r.workload + " " + json_text(params);
 }
 
 // Two plain reports: OLD's runs the baseline, NEW's the candidate.

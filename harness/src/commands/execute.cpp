@@ -140,8 +140,12 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
   try {
     run_plan(e, journal, runs, outcome);
   } catch (...) {
-    // A bug of the harness (main says so): what is finished still makes a report.
-    if (write_report(e, declared, runs, false, outcome)) journal.remove();
+    // A bug of the harness (main says so): what is finished still makes a
+    // report. Should that fail too, the journal stays: it holds them.
+    try {
+      if (write_report(e, declared, runs, false, outcome)) journal.remove();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the first error is the one main reports
+    }
     interrupt::set_exit_note("");
     throw;
   }
@@ -158,7 +162,7 @@ ExecutionOutcome execute(const Execution& e, std::vector<RunRecord>& runs) {
 
 std::string run_key(const std::string& workload, const Json& params, const std::string& allocator,
                     const std::string& role, int repetition) {
-  return Json{workload, params, allocator, role, repetition}.dump();
+  return json_text(Json{workload, params, allocator, role, repetition});
 }
 
 std::string run_key(const RunRecord& r) {
@@ -167,11 +171,12 @@ std::string run_key(const RunRecord& r) {
 
 Json plan_json(const Execution& e, const Json& extra) {
   Json jobs = Json::array();
-  for (const auto& j : e.jobs) jobs.push_back(Json{{"workload", j.workload.name}, {"args", j.args}});
+  // As the runs' params keep them: the plan is what a resume checks.
+  for (const auto& j : e.jobs) jobs.push_back(Json{{"workload", j.workload.name}, {"args", escape::identity(j.args)}});
   Json arms = Json::array();
   for (const auto& a : e.arms) {
     arms.push_back(Json{{"allocator", a.allocator.label}, {"role", a.role}});
-    if (a.program) arms.back()["command"] = a.program->argv;
+    if (a.program) arms.back()["command"] = escape::identity(a.program->argv);
   }
   Json order = Json::array();
   for (const auto& p : e.plan) order.push_back(Json{p.job, p.arm, p.repetition});
@@ -189,7 +194,7 @@ std::string plan_difference(const Json& stored, const Json& asked) {
     if (!stored.contains(key)) return "the report's plan has no " + key;
     if (stored[key] != value) {
       if (key == "order") return "the order of runs differs (another seed or number of runs)";
-      return key + ": the report has " + stored[key].dump() + ", the command asks for " + value.dump();
+      return key + ": the report has " + json_text(stored[key]) + ", the command asks for " + json_text(value);
     }
   }
   return "";

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "commands/resolve.h"
+#include "core/escape.h"
 #include "history/from_report.h"
 #include "history/store.h"
 
@@ -23,7 +24,8 @@ Resolved resolve_in(const std::string& repo, const std::string& revision) {
   Resolved r{revision, std::nullopt};
   std::string ignored;
   if (repo.empty()) return r;
-  if (auto commit = resolve_commit(repo, revision, ignored)) {
+  // The revision as the record keeps it (escape::identity); git is given its bytes.
+  if (auto commit = resolve_commit(repo, escape::from_identity(revision), ignored)) {
     r.commit = *commit;
     r.position = first_parent_position(repo, r.commit);
   }

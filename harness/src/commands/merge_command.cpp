@@ -27,7 +27,7 @@ std::string describe_params(const Json& params) {
   std::string out;
   for (const auto& [k, v] : params.items()) {
     if (!out.empty()) out += ' ';
-    out += "--" + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    out += "--" + k + "=" + (v.is_string() ? v.get<std::string>() : json_text(v));
   }
   return out;
 }
@@ -51,8 +51,8 @@ std::string find_clash(const std::vector<Input>& inputs) {
   const Json first_plan = plan_of(inputs[0]);
   for (const auto& in : inputs)
     if (plan_of(in) != first_plan)
-      return in.path + " was made with another plan than " + inputs[0].path + " (" + plan_of(in).dump() + " against " +
-             first_plan.dump() + "); merge joins the shards of one suite or comparison, or plain runs";
+      return in.path + " was made with another plan than " + inputs[0].path + " (" + json_text(plan_of(in)) + " against " +
+             json_text(first_plan) + "); merge joins the shards of one suite or comparison, or plain runs";
 
   // A run is one repetition of a workload, with its parameters, under an allocator in a role.
   std::map<std::string, std::string> seen;

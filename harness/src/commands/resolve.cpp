@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/escape.h"
 #include "inputs/allocators.h"
 #include "inputs/pins.h"
 #include "inputs/program.h"
@@ -77,7 +78,7 @@ std::optional<Job> suite_program_job(const Layout& l, const std::string& suite, 
   if (entry.contains("setup")) share(entry["setup"]);
   auto p = program_from_json(entry, error);
   if (!p) {
-    error = "in suite " + suite + ", entry " + command.dump() + ": " + error;
+    error = "in suite " + suite + ", entry " + json_text(command) + ": " + error;
     return std::nullopt;
   }
   return program_job(std::move(*p));
@@ -143,7 +144,7 @@ Job program_job(Program p) {
   Job job;
   job.workload.name = p.name;
   job.workload.binary = p.path;
-  job.workload.description = Json{{"name", p.name}, {"program", p.argv}};
+  job.workload.description = Json{{"name", p.name}, {"program", escape::identity(p.argv)}};
   job.args = p.argv;
   job.params = program_params(p);
   job.program = std::move(p);

@@ -20,7 +20,11 @@ std::string command_text(const Json& command) {
   for (const auto& word : command)
     if (word.is_string()) words.push_back(word.get<std::string>());
   std::string out = fmt::format("{}", fmt::join(words, " "));
-  if (out.size() > 60) out.replace(57, std::string::npos, "...");
+  if (out.size() > 60) {
+    size_t cut = 57;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    out.replace(cut, std::string::npos, "...");
+  }
   return out;
 }
 
@@ -29,7 +33,7 @@ std::string command_text(const Json& command) {
 std::string parameter_text(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
-  if (!value.is_number()) return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (!value.is_number()) return json_text(value);
   const double v = value.get<double>();
   for (auto [scale, suffix] : {std::pair{1073741824.0, "G"}, std::pair{1048576.0, "M"}, std::pair{1024.0, "K"}})
     if (v >= scale && std::fmod(v, scale) == 0) return fmt::format("{:g}{}", v / scale, suffix);

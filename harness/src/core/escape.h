@@ -1,13 +1,36 @@
 // Strings that come from outside (workload, program, allocator and mark names,
-// output tails, reports read back) escaped for where they are shown: one
-// function per destination, and every table, progress line and export passes
-// such strings through the one for its destination. Pure functions.
+// output tails, reports read back) made valid UTF-8 where they enter a record,
+// and escaped for where they are shown: one function per destination, and
+// every table, progress line and export passes such strings through the one
+// for its destination. Pure functions.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mh::escape {
+
+// Where text enters a record, it becomes valid UTF-8 in one of two ways.
+//
+// Text only shown (an output tail, a process or thread name, a symbol): each
+// byte that is not part of a UTF-8 character becomes U+FFFD.
+std::string shown(std::string_view s);
+// The same over the last `max_bytes` bytes at most of `s`, cut where a
+// character starts: a cut never splits one.
+std::string shown_tail(std::string_view s, size_t max_bytes);
+// Text that identifies something (argv, environment values, paths,
+// revisions, machine labels: what the run hash, the resume check and the
+// history key are made of): each byte that is not UTF-8 as \xHH (lowercase
+// hex), and a backslash doubled where what follows it in the result starts
+// with a backslash or an x (and would read as an escape). Reversible, so two
+// byte strings never name one thing; valid UTF-8 without "\\" or "\x" is kept
+// as it is.
+std::string identity(std::string_view s);
+// Each word of a command line so.
+std::vector<std::string> identity(const std::vector<std::string>& words);
+// The bytes `identity` was given: from_identity(identity(s)) == s for every s.
+std::string from_identity(std::string_view s);
 
 // For the terminal: control characters (C0, DEL, C1) and bytes that are not
 // UTF-8 as visible escapes (\n, \t, \e, \x07, \u009b, \xff) and a backslash

@@ -16,6 +16,14 @@ namespace mh {
 
 using Json = nlohmann::ordered_json;
 
+// A JSON value as text: the one way the harness writes JSON (reports,
+// journals, pages, stores, keys). Text from outside is made valid UTF-8 where
+// it enters (core/escape.h); should a byte that is not slip through anyway,
+// it is written as U+FFFD instead of throwing, so no report is lost to it.
+inline std::string json_text(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 struct Sample {
   double t_ms = 0;  // since the child was started
   int64_t rss_kb = 0, anon_kb = 0, file_kb = 0, shmem_kb = 0, anon_huge_kb = 0;

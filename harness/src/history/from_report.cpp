@@ -13,8 +13,6 @@ namespace mh::history {
 
 namespace {
 
-std::string dump_text(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
 // FNV-1a over 128 bits: a run's identity, stable across machines and builds
 // (std::hash is neither), and wide enough that two runs never share one.
 std::string content_hash(const std::string& text) {
@@ -37,9 +35,8 @@ std::string text(const Json& context, const char* key) {
 }
 
 std::string run_identity(const Json& context, const RunRecord& r) {
-  return Json{text(context, "date"), text(context, "host"), r.workload, r.params, r.allocator.name,
-              r.role,                    r.repetition,              r.wall_ms,  status_name(r.status)}
-      .dump();
+  return json_text(Json{text(context, "date"), text(context, "host"), r.workload, r.params, r.allocator.name,
+                        r.role, r.repetition, r.wall_ms, status_name(r.status)});
 }
 
 // The parameters that key a run's series. A workload's, all of them (each changes
@@ -47,11 +44,11 @@ std::string run_identity(const Json& context, const RunRecord& r) {
 // follows the name across changed arguments and environments), else its command
 // words, which tell two unnamed programs of one base name apart.
 std::string series_params(const RunRecord& r) {
-  if (!r.params.is_object() || !r.params.contains("command")) return dump_text(r.params);
+  if (!r.params.is_object() || !r.params.contains("command")) return json_text(r.params);
   const Json& command = r.params["command"];
   const bool by_base_name = command.is_array() && !command.empty() && command[0].is_string() &&
                             std::filesystem::path(command[0].get<std::string>()).filename() == r.workload;
-  return by_base_name ? dump_text(Json{{"command", command}}) : "{}";
+  return by_base_name ? json_text(Json{{"command", command}}) : "{}";
 }
 
 std::map<std::string, StoredValue> values_of(const RunRecord& r) {

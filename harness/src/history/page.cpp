@@ -248,7 +248,7 @@ std::string page_html(const Json& data) {
           "<h2>Steps</h2>\n<ul id=\"steps\"></ul>\n<h2>Series</h2>\n<div id=\"charts\"></div>\n"
           "<section id=\"run-panel\" hidden></section>\n"
           "<script type=\"application/json\" id=\"history-data\">"
-       << escape::script_json(data.dump()) << "</script>\n<script>" << kScript << "</script>\n</body>\n</html>\n";
+       << escape::script_json(json_text(data)) << "</script>\n<script>" << kScript << "</script>\n</body>\n</html>\n";
   return html.str();
 }
 

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/escape.h"
 #include "sys/spawn.h"
 
 #include "sys/elf_symbols.h"
@@ -326,7 +327,7 @@ std::vector<std::string> builtin_allocator_names() {
 std::optional<AllocatorSpec> parse_allocator(const std::string& text, const AllocatorContext& ctx,
                                              std::string& error) {
   AllocatorSpec spec;
-  spec.label = text;
+  spec.label = escape::identity(text);  // a run's identity: valid UTF-8, reversibly
   std::string head = text, opts;
   // NAME=/path[:opts] - the path ends at the first ':' after it.
   auto eq = text.find('=');

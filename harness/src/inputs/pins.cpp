@@ -56,7 +56,7 @@ std::string substitute(std::string s, const std::map<std::string, std::string>& 
 
 // FNV-1a: a stable short name for a build recipe.
 std::string recipe_key(const RepoPin& pin) {
-  const std::string text = Json{pin.build, pin.library, pin.family}.dump();
+  const std::string text = json_text(Json{pin.build, pin.library, pin.family});
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
   return fmt::format("{:08x}", uint32_t(h ^ (h >> 32)));
@@ -91,7 +91,7 @@ std::optional<RepoPin> read_repo_pin(const std::string& name, const Json& j, con
       for (const auto& a : step)
         if (a.is_string()) argv.push_back(a.get<std::string>());
     if (argv.empty() || argv.size() != step.size()) {
-      error = where + ": \"build\" step " + step.dump() + " is not a non-empty list of strings";
+      error = where + ": \"build\" step " + json_text(step) + " is not a non-empty list of strings";
       return std::nullopt;
     }
     p.build.push_back(std::move(argv));
@@ -335,7 +335,7 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
     return std::nullopt;
   }
   make_private(dir);
-  if (auto e = output_file::write_atomic((dir / "built").string(), stamp_of(pin, *sha, sha256_of(lib)).dump() + "\n");
+  if (auto e = output_file::write_atomic((dir / "built").string(), json_text(stamp_of(pin, *sha, sha256_of(lib))) + "\n");
       !e.empty()) {
     error = "pin '" + pin.name + "': " + e;
     return std::nullopt;

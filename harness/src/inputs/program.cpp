@@ -1,6 +1,7 @@
 // Programs as workloads: resolution and checks (see program.h).
 #include "inputs/program.h"
 
+#include "core/escape.h"
 #include "sys/json_read.h"
 #include "sys/pattern.h"
 #include "inputs/allocators.h"
@@ -38,12 +39,12 @@ bool string_list(const Json& j, const char* key, std::vector<std::string>& out, 
   if (!j.contains(key)) return true;
   const Json& v = j[key];
   if (!v.is_array()) {
-    error = std::string(key) + " must be a list of strings, not " + v.dump();
+    error = std::string(key) + " must be a list of strings, not " + json_text(v);
     return false;
   }
   for (const auto& e : v) {
     if (!e.is_string()) {
-      error = std::string(key) + " must be a list of strings; " + e.dump() + " is not a string";
+      error = std::string(key) + " must be a list of strings; " + json_text(e) + " is not a string";
       return false;
     }
     out.push_back(e.get<std::string>());
@@ -66,7 +67,7 @@ bool number(const Json& j, const char* key, double min, double max, double& out,
   if (!j.contains(key)) return true;
   const Json& v = j[key];
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min || v.get<double>() > max) {
-    error = std::string(key) + " " + v.dump() + " is not a number from " + std::to_string(int64_t(min)) + " to " +
+    error = std::string(key) + " " + json_text(v) + " is not a number from " + std::to_string(int64_t(min)) + " to " +
             std::to_string(int64_t(max));
     return false;
   }
@@ -221,7 +222,7 @@ namespace {
 // An object of the known keys only.
 bool check_keys(const Json& j, std::string& error) {
   if (!j.is_object()) {
-    error = "a command entry must be an object, not " + j.dump();
+    error = "a command entry must be an object, not " + json_text(j);
     return false;
   }
   for (const auto& [key, v] : j.items())
@@ -325,12 +326,12 @@ bool read_not_under(const Json& j, Program& p, std::string& error) {
   families.insert("custom");
   const Json& v = j["not_under"];
   if (!v.is_object()) {
-    error = "not_under must be an object of allocator families and why, not " + v.dump();
+    error = "not_under must be an object of allocator families and why, not " + json_text(v);
     return false;
   }
   for (const auto& [family, why] : v.items()) {
     if (!families.count(family) || !why.is_string() || why.get<std::string>().empty()) {
-      error = "not_under: '" + family + "': " + why.dump() + " is not a family with why; families: " + join(families);
+      error = "not_under: '" + family + "': " + json_text(why) + " is not a family with why; families: " + join(families);
       return false;
     }
     p.not_under[family] = why.get<std::string>();
@@ -357,7 +358,7 @@ bool read_server_life(const Json& j, Program& p, std::string& error) {
 bool read_switch(const Json& j, const char* key, bool& into, std::string& error) {
   if (!j.contains(key)) return true;
   if (!j[key].is_boolean()) {
-    error = std::string(key) + " " + j[key].dump() + " is not true or false";
+    error = std::string(key) + " " + json_text(j[key]) + " is not true or false";
     return false;
   }
   into = j[key].get<bool>();
@@ -414,9 +415,12 @@ std::optional<Program> program_from_json(const Json& j, std::string& error) {
 }
 
 Json program_params(const Program& p) {
+  // The run's identity (run hash, resume check, history key): bytes that are
+  // not UTF-8 kept, escaped reversibly.
   Json env = Json::object();
-  for (const auto& [k, v] : p.env) env[k] = v;
-  Json j{{"command", p.argv}, {"path", p.path}, {"cwd", p.cwd}, {"env", env}, {"stdin", p.stdin_path.empty() ? "/dev/null" : p.stdin_path},
+  for (const auto& [k, v] : p.env) env[escape::identity(k)] = escape::identity(v);
+  Json j{{"command", escape::identity(p.argv)}, {"path", escape::identity(p.path)}, {"cwd", escape::identity(p.cwd)},
+         {"env", env}, {"stdin", p.stdin_path.empty() ? "/dev/null" : escape::identity(p.stdin_path)},
          {"expect_exit", p.expect_exit}};
   if (!p.output_marks.empty()) {
     Json m = Json::array();
@@ -433,8 +437,8 @@ Json program_params(const Program& p) {
     j["ready_port"] = p.ready_port ? Json(p.ready_port) : Json(nullptr);
     j["ready_timeout_s"] = p.ready_timeout_s;
   }
-  if (!p.load_argv.empty()) j["load"] = p.load_argv;
-  if (!p.setup_argv.empty()) j["setup"] = p.setup_argv;
+  if (!p.load_argv.empty()) j["load"] = escape::identity(p.load_argv);
+  if (!p.setup_argv.empty()) j["setup"] = escape::identity(p.setup_argv);
   if (p.idle_s) j["idle_s"] = *p.idle_s;
   if (!p.tree) j["tree"] = false;  // only then: the reports before --no-tree keep their keys
   if (!p.exit_stop) j["exit_stop"] = false;

@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/escape.h"
+
 namespace mh {
 
 namespace {
@@ -42,7 +44,7 @@ bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRe
   const auto t0 = std::chrono::steady_clock::now();
   const Captured c = run_capture(argv, timeout_s, dir);
   const double ms = ms_between(t0, std::chrono::steady_clock::now());
-  rec.data["setup"] = Json{{"command", p.setup_argv},
+  rec.data["setup"] = Json{{"command", escape::identity(p.setup_argv)},
                            {"wall_ms", std::round(ms * 100) / 100},
                            {"exit_code", c.exit_code >= 0 ? Json(c.exit_code) : Json()}};
   for (auto left : c.leftovers) {
@@ -51,11 +53,11 @@ bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRe
   }
   if (c.exit_code == 0) return true;
   const std::string said = c.err.empty() ? c.out : c.err;
-  error = "the set-up " + p.setup_argv[0] + " " +
+  error = "the set-up " + escape::identity(p.setup_argv[0]) + " " +
           (c.timed_out ? "was still running after " + std::to_string(int(timeout_s)) + " s (--timeout)"
                        : c.exit_code >= 0 ? "failed (exit status " + std::to_string(c.exit_code) + ")"
                                           : std::string("did not exit normally")) +
-          (said.empty() ? "" : ": " + said.substr(said.size() > 300 ? said.size() - 300 : 0));
+          (said.empty() ? "" : ": " + escape::shown_tail(said, 300));
   return false;
 }
 
@@ -145,7 +147,7 @@ void ProgramDriver::start_load(Clock::time_point now, std::vector<std::string>& 
   close(pipe_fds[1]);
   if (!child || !child->resume(why)) {
     close(pipe_fds[0]);
-    error_ = "the load generator " + p_.load_argv[0] + " could not be started: " + why;
+    error_ = "the load generator " + escape::identity(p_.load_argv[0]) + " could not be started: " + why;
     return;
   }
   load_.emplace(std::move(*child));
@@ -219,7 +221,7 @@ void ProgramDriver::load_ended(Clock::time_point now, std::vector<std::string>& 
   load_->wait(status, ru);
   drain(load_out_, [](const std::string&) {});
   marks.push_back("load-end");
-  load_record_["command"] = p_.load_argv;
+  load_record_["command"] = escape::identity(p_.load_argv);
   load_record_["exit_code"] = WIFEXITED(status) ? Json(WEXITSTATUS(status)) : Json(nullptr);
   load_record_["signal"] = WIFSIGNALED(status) ? Json(WTERMSIG(status)) : Json(nullptr);
   load_record_["wall_ms"] = std::round(ms_between(load_start_, now) * 100) / 100;
@@ -229,10 +231,10 @@ void ProgramDriver::load_ended(Clock::time_point now, std::vector<std::string>& 
   load_record_["majflt"] = ru.ru_majflt;
   load_record_["maxrss_kb"] = ru.ru_maxrss;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    error_ = "the load generator " + p_.load_argv[0] + " failed (" +
+    error_ = "the load generator " + escape::identity(p_.load_argv[0]) + " failed (" +
              (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                 : "killed by signal " + std::string(strsignal(WTERMSIG(status)))) +
-             "): " + load_out_.tail.substr(load_out_.tail.size() > 300 ? load_out_.tail.size() - 300 : 0);
+             "): " + escape::shown_tail(load_out_.tail, 300);
   stop_at_ = now + seconds(p_.idle_s.value_or(0));
 }
 
@@ -265,15 +267,16 @@ void ProgramDriver::finish(RunRecord& rec) {
     int status = 0;
     rusage ru{};
     load_->wait(status, ru);
-    load_record_["command"] = p_.load_argv;
+    load_record_["command"] = escape::identity(p_.load_argv);
     load_record_["stopped"] = "the program ended before the load generator; it was stopped";
   }
   drain(out_, [](const std::string&) {});
   drain(load_out_, [](const std::string&) {});
-  rec.output_tail = out_.tail.substr(out_.tail.size() > kKeep ? out_.tail.size() - kKeep : 0);
+  // Text only shown: valid UTF-8, and the cut never splits a character.
+  rec.output_tail = escape::shown_tail(out_.tail, kKeep);
   head_ = out_.head;
   if (load_) {
-    load_record_["output_tail"] = load_out_.tail.substr(load_out_.tail.size() > kKeep ? load_out_.tail.size() - kKeep : 0);
+    load_record_["output_tail"] = escape::shown_tail(load_out_.tail, kKeep);
     rec.data["load"] = load_record_;
   }
   for (const auto& m : p_.load_metrics) {

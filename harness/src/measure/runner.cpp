@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/curve.h"
+#include "core/escape.h"
 #include "core/derived_metrics.h"
 #include "measure/program_trace.h"
 #include "sys/containment.h"
@@ -302,7 +303,7 @@ OneRun::OneRun(const RunRequest& req) : req_(req), tmp_(req.tmp_parent) {
   rec_.allocator.name = req.allocator.label;
   rec_.allocator.family = req.allocator.family;
   rec_.allocator.library = req.allocator.library;
-  rec_.allocator.env = req.allocator.env;
+  for (const auto& [k, v] : req.allocator.env) rec_.allocator.env[escape::identity(k)] = escape::identity(v);
   rec_.allocator.verified_by = req.program ? "maps" : "probe";
   if (req.program) end_.expected_exit = req.program->expect_exit;
 }
@@ -513,7 +514,7 @@ std::string OneRun::read_output() {
 // options at start-up.
 std::string OneRun::workload_output() {
   const int fd = channels_.output();
-  rec_.output_tail = tail_of(fd, 4096);
+  rec_.output_tail = escape::shown_tail(tail_of(fd, 4096), 4096);
   std::string head(4096, '\0');
   ssize_t n = pread(fd, head.data(), head.size(), 0);
   head.resize(n > 0 ? static_cast<size_t>(n) : 0);

@@ -432,7 +432,7 @@ void Sampler::protocol_failure(const std::string& why) {
 void Sampler::check_sequence(const Json& m, uint32_t seq) {
   if (seq == 0) return;
   if (seq != last_seq_ + 1)
-    rec_.protocol_errors.push_back("message " + (m.contains("mark") ? m["mark"].dump() : std::string()) +
+    rec_.protocol_errors.push_back("message " + (m.contains("mark") ? json_text(m["mark"]) : std::string()) +
                                    " has sequence number " + std::to_string(seq) + ", expected " +
                                    std::to_string(last_seq_ + 1));
   last_seq_ = seq;

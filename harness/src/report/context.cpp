@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "build_info.h"
+#include "core/escape.h"
 #include "sys/containment.h"
 #include "sys/procfs.h"
 
@@ -62,16 +63,16 @@ Json make_context(const std::vector<std::string>& argv) {
   std::string command;
   for (const auto& a : argv) {
     if (!command.empty()) command += ' ';
-    command += shell_quote(a);
+    command += shell_quote(escape::identity(a));
   }
   auto b = build_info();
-  const std::string model = cpu_model();
+  const std::string model = escape::shown(cpu_model());
   std::optional<int64_t> memory;
   if (auto kv = procfs::parse_kv(procfs::read_text("/proc/meminfo").value_or("")); kv.count("MemTotal"))
     memory = kv["MemTotal"];
   Json context = Json{
       {"date", utc_now()},
-      {"host", host},
+      {"host", escape::identity(host)},
       {"kernel", std::string(u.sysname) + " " + u.release + " " + u.version},
       {"machine", u.machine},
       {"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
@@ -84,7 +85,7 @@ Json make_context(const std::vector<std::string>& argv) {
       {"build_type", b.build_type},
       {"containment", containment::description()},
       {"command", command},
-      {"argv", argv},
+      {"argv", escape::identity(argv)},
   };
   if (model.empty()) context["cpu_model_reason"] = "/proc/cpuinfo names no model";
   if (!memory) context["memory_kb_reason"] = "MemTotal could not be read from /proc/meminfo";

@@ -20,11 +20,11 @@ std::string Journal::open(const std::string& report, const Json& context, const 
                     {"report", report},
                     {"context", context},
                     {"metrics", metric_manifest({}, declared)}};
-  return output_file::append_synced(fd_, header.dump() + "\n", path_);
+  return output_file::append_synced(fd_, json_text(header) + "\n", path_);
 }
 
 std::string Journal::add(const RunRecord& r) {
-  return output_file::append_synced(fd_, run_to_json(r).dump() + "\n", path_);
+  return output_file::append_synced(fd_, json_text(run_to_json(r)) + "\n", path_);
 }
 
 void Journal::remove() {

@@ -60,7 +60,7 @@ void dump_into(const Json& j, std::string& out, int indent) {
     out += "{\n";
     size_t i = 0;
     for (auto it = j.begin(); it != j.end(); ++it, ++i) {
-      out += inner + Json(it.key()).dump() + ": ";
+      out += inner + json_text(Json(it.key())) + ": ";
       dump_into(it.value(), out, indent + 1);
       out += i + 1 < j.size() ? ",\n" : "\n";
     }
@@ -75,10 +75,10 @@ void dump_into(const Json& j, std::string& out, int indent) {
     out += pad + "]";
   } else if (j.is_array()) {
     out += "[";
-    for (size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + j[i].dump();
+    for (size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + json_text(j[i]);
     out += "]";
   } else {
-    out += j.dump();
+    out += json_text(j);
   }
 }
 
@@ -598,7 +598,7 @@ ReportData report_head_from(const JsonIn& j, const char* expected_schema) {
   if (!j.has("schema")) j.fail_because("not a memharness report (it has no \"schema\")");
   const std::string schema = j.at("schema").string();
   if (schema != expected_schema)
-    j.fail_because("a report of schema " + Json(schema).dump() + "; this harness reads " + expected_schema);
+    j.fail_because("a report of schema " + json_text(Json(schema)) + "; this harness reads " + expected_schema);
   ReportData d;
   d.context = object_or(j, "context", Json::object());
   if (auto c = j.find("context")) check_context(*c);
@@ -669,7 +669,7 @@ Json make_report(const Json& context, const std::vector<RunRecord>& runs, bool c
 
 std::string report_text(const Json& context, const std::vector<RunRecord>& runs, bool complete,
                         const DeclaredMetrics& declared) {
-  std::string out = "{\n  \"schema\": " + Json(kReportSchema).dump() + ",\n  \"context\": ";
+  std::string out = "{\n  \"schema\": " + json_text(Json(kReportSchema)) + ",\n  \"context\": ";
   dump_into(context, out, 1);
   out += ",\n  \"complete\": ";
   out += complete ? "true" : "false";

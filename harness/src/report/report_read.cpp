@@ -282,7 +282,7 @@ bool read_whole(const std::string& path, const Scan& scan, ReportData& head,
 
 // Whether the file opens as a journal's header does (its schema first).
 bool is_journal(std::FILE* f) {
-  const std::string prefix = Json{{"schema", kJournalSchema}}.dump();
+  const std::string prefix = json_text(Json{{"schema", kJournalSchema}});
   std::string start(prefix.size() - 1, '\0');
   const size_t got = std::fread(start.data(), 1, start.size(), f);
   std::rewind(f);

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/escape.h"
 #include "sys/elf_symbols.h"
 #include "sys/procfs.h"
 
@@ -71,7 +72,7 @@ std::optional<uint64_t> load_base(std::string_view maps, const std::string& libr
 
 HeapFrame frame_of(const std::vector<Mapping>& maps, uint64_t ip) {
   for (const auto& m : maps)
-    if (ip >= m.start && ip < m.end) return {m.path, ip - m.base};
+    if (ip >= m.start && ip < m.end) return {escape::identity(m.path), ip - m.base};
   return {"[anonymous]", ip};
 }
 

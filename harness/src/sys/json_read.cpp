@@ -20,7 +20,7 @@ std::string key_component(std::string_view key) {
     plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '*');
   if (plain) return std::string(key);
   std::string quoted(1, '[');
-  quoted += Json(std::string(key)).dump();
+  quoted += json_text(Json(std::string(key)));
   quoted += ']';
   return quoted;
 }

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <map>
 
+#include "core/escape.h"
 #include "sys/procfs.h"
 
 namespace mh::procfs {
@@ -104,6 +105,9 @@ LeftoverProcess describe_process(int pid, const std::string& proc_root) {
   while (!p.cmdline.empty() && p.cmdline.back() == '\0') p.cmdline.pop_back();
   for (char& c : p.cmdline)
     if (c == '\0') c = ' ';
+  // Names the process gave itself: text only shown.
+  p.comm = escape::shown(p.comm);
+  p.cmdline = escape::shown(p.cmdline);
   return p;
 }
 

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/escape.h"
+
 namespace mh::procfs {
 
 namespace {
@@ -313,6 +315,7 @@ std::vector<ThreadStat> ProcReader::threads() const {
     if (!comm || !sched || !status) continue;  // the thread ended meanwhile
     t.name = *comm;
     while (!t.name.empty() && t.name.back() == '\n') t.name.pop_back();
+    t.name = escape::shown(t.name);  // a name the thread gave itself
     if (auto s = parse_schedstat(*sched)) {
       t.cpu_ns = s->cpu_ns;
       t.wait_ns = s->wait_ns;

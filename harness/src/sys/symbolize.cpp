@@ -16,6 +16,8 @@
 #include <map>
 #include <memory>
 
+#include "core/escape.h"
+
 namespace mh {
 
 namespace {
@@ -153,14 +155,14 @@ void ObjectFile::fill(HeapFrame& f) {
   GElf_Off off = 0;
   GElf_Sym sym;
   if (const char* name = dwfl_module_addrinfo(mod_, *addr, &off, &sym, nullptr, nullptr, nullptr)) {
-    f.function = demangled(name);
+    f.function = escape::shown(demangled(name));  // names from the program's own files
     f.source = symbols_from();
   }
   if (Dwfl_Line* line = dwfl_module_getsrc(mod_, *addr)) {
     int lineno = 0;
     const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
     if (file && lineno > 0) {
-      f.file = file;
+      f.file = escape::shown(file);
       f.line = lineno;
       f.source = "dwarf";
     }
@@ -193,14 +195,15 @@ void symbolize_frame(HeapFrame& frame) {
   frame.file.clear();
   frame.line = 0;
   frame.reason.clear();
-  if (is_file(frame.object)) return object_file(frame.object).fill(frame);
+  // The frame names its object as the record keeps paths (escape::identity).
+  if (is_file(frame.object)) return object_file(escape::from_identity(frame.object)).fill(frame);
   frame.source = "none";
   frame.reason = "the address is in no file mapping (" + frame.object + ")";
 }
 
 HeapObject heap_object(const std::string& path) {
   if (!is_file(path)) return HeapObject{std::nullopt, "not a file"};
-  return object_file(path).info();
+  return object_file(escape::from_identity(path)).info();
 }
 
 void symbolize_heap_sites(RunRecord& run) {

@@ -15,7 +15,8 @@ namespace mh {
 // Fills the frame's function, file, line, source and reason from its object.
 // The offset is a return address: the call is looked up at offset - 1.
 void symbolize_frame(HeapFrame& frame);
-// The object's GNU build ID, or null with the reason (unreadable, none).
+// The object's GNU build ID, or null with the reason (unreadable, none). The
+// path is as the record keeps it (escape::identity), as is a frame's object.
 HeapObject heap_object(const std::string& path);
 // Every frame of the run's heap sites (its marks' and its peak's), and the
 // run's table of objects with their build IDs.
