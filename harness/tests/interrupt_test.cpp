@@ -325,7 +325,7 @@ TEST(Interrupt, ASecondSignalOfAnyKindEndsTheHarnessAtOnce) {
   for (auto [first, second] : {std::pair{SIGTERM, SIGTERM}, std::pair{SIGTERM, SIGINT}, std::pair{SIGINT, SIGTERM}}) {
     SCOPED_TRACE(std::string(strsignal(first)) + " then " + strsignal(second));
     const std::string report = test::scratch("twice-" + std::to_string(first) + "-" + std::to_string(second) + ".json");
-    Background h("twice-any", {"--workload", "misbehave", "--mode", "stubborn", "-a", "glibc", "--runs", "2",
+    Background h("twice-any-" + std::to_string(first) + "-" + std::to_string(second), {"--workload", "misbehave", "--mode", "stubborn", "-a", "glibc", "--runs", "2",
                                "--timeout", "0.3", "--quiet", "--out", report});
     ASSERT_TRUE(wait_for_runs(report, 1, 30s));
     std::this_thread::sleep_for(200ms);  // the second run is running
