@@ -187,6 +187,14 @@ void add_what_to_run(CLI::App& app, Options& o) {
                  "every page table under the workload's mmap lock, which stalls the workload's mmap and munmap")
       ->check(in_range(0.0, 60000.0))
       ->capture_default_str();
+  app.add_option("--symbolize-timeout", o.run.symbolize.timeout_s,
+                 "seconds the naming of a run's call sites (--heap-sample) may take, in a process of its own: past "
+                 "them it is killed and the frames not named keep their object and offset, with the reason")
+      ->check(in_range(0.1, 86400.0))
+      ->capture_default_str();
+  app.add_flag("--debuginfod", o.run.symbolize.debuginfod,
+               "let the naming of call sites fetch debug files from the servers DEBUGINFOD_URLS names (by default "
+               "the variable is removed for it: the build IDs are the program's to choose)");
   app.add_option("--heap-sample", o.heap_sample,
                  "with --ledger: sample allocations every SIZE bytes on average (K, M suffixes; jemalloc's default is "
                  "512K) and record the live heap by call site at every mark (heap_sites; docs/heap-ledger.md)");

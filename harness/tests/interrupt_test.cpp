@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -338,6 +340,73 @@ TEST(Interrupt, ASecondSigintKillsAtOnceAndKeepsTheJournal) {
   ASSERT_EQ(lines_in(journal), 2u);  // the header and the run
   EXPECT_EQ(Json::parse(test::slurp(journal).substr(test::slurp(journal).find('\n') + 1))["status"], "timeout");
   fs::remove(journal);
+}
+
+TEST(Interrupt, SigtermStopsTheRunsAndWritesTheReportAsTheFirstSigintDoes) {
+  const std::string report = test::scratch("term.json");
+  Background h("term", sleep_plan(report));
+  ASSERT_TRUE(wait_for_runs(report, 2));
+  h.signal(SIGTERM);
+  EXPECT_EQ(h.wait(), 143) << h.err();
+  Json j = test::load_json(report);
+  EXPECT_EQ(j["complete"], false);
+  EXPECT_GE(j["runs"].size(), 2u);
+  EXPECT_LT(j["runs"].size(), 6u);
+  EXPECT_NE(h.err().find("--resume " + report), std::string::npos) << h.err();
+  EXPECT_EQ(h.survivors(), 0);
+  EXPECT_EQ(h.leftover_dirs(), 0);
+  EXPECT_TRUE(journal_of(report).empty());
+}
+
+// A second signal, whichever the two are, ends the harness in the grace it
+// gives a program that ignores SIGTERM, at once, with 128 + the second.
+TEST(Interrupt, ASecondSignalOfAnyKindEndsTheHarnessAtOnce) {
+  for (auto [first, second] : {std::pair{SIGTERM, SIGTERM}, std::pair{SIGTERM, SIGINT}, std::pair{SIGINT, SIGTERM}}) {
+    SCOPED_TRACE(std::string(strsignal(first)) + " then " + strsignal(second));
+    const std::string report = test::scratch("twice-" + std::to_string(first) + "-" + std::to_string(second) + ".json");
+    Background h("twice-any-" + std::to_string(first) + "-" + std::to_string(second), {"--workload", "misbehave", "--mode", "stubborn", "-a", "glibc", "--runs", "2",
+                               "--timeout", "0.3", "--quiet", "--out", report});
+    ASSERT_TRUE(wait_for_runs(report, 1, 30s));
+    std::this_thread::sleep_for(200ms);  // the second run is running
+    const auto t0 = std::chrono::steady_clock::now();
+    h.signal(first);
+    std::this_thread::sleep_for(100ms);
+    h.signal(second);
+    EXPECT_EQ(h.wait(10s), 128 + second);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);  // not the 2 s of grace
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(h.survivors(), 0);
+    EXPECT_FALSE(fs::exists(report));
+    const std::string journal = journal_of(report);
+    EXPECT_NE(h.err().find("the finished runs are in " + journal), std::string::npos) << h.err();
+    if (!journal.empty()) fs::remove(journal);
+  }
+}
+
+// A harness that waits on a file that never comes (a FIFO given to
+// --resume, opened for reading) ends with the second SIGTERM; a harness that
+// refuses such a file at once has nothing to end, and leaves the report too.
+TEST(Interrupt, ASecondSigtermEndsAHarnessBlockedInAnOpen) {
+  const std::string fifo = test::scratch("resume.fifo"), report = test::scratch("blocked.json");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  { std::ofstream(report) << "kept"; }
+  auto plan = sleep_plan(report);
+  plan.insert(plan.end(), {"--resume", fifo});
+  Background h("blocked", plan);
+  const int refused = h.wait(1s);
+  if (refused == -1) {
+    h.signal(SIGTERM);
+    std::this_thread::sleep_for(200ms);
+    const auto t0 = std::chrono::steady_clock::now();
+    h.signal(SIGTERM);
+    EXPECT_EQ(h.wait(5s), 143) << h.err();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+  } else {
+    EXPECT_EQ(refused, 2) << h.err();
+  }
+  EXPECT_EQ(h.survivors(), 0);
+  EXPECT_EQ(test::slurp(report), "kept");
+  fs::remove(fifo);
 }
 
 // A process that is not a zombie: a killed one may wait a moment for init.

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "sys/symbolize.h"
+
 namespace mh {
 
 // --leftovers: what becomes of the processes a run leaves running when its
@@ -34,6 +36,8 @@ struct RunSettings {
   // (call sites at every mark); 0: no sampling.
   uint64_t heap_sample = 0;
   std::optional<uint64_t> ledger_seed;  // --seed: the ledger's sampling generator
+  // --symbolize-timeout, --debuginfod: how the call sites' frames are named.
+  SymbolizeSettings symbolize;
 };
 
 }  // namespace mh

@@ -487,7 +487,7 @@ void OneRun::derive_metrics() {
                                       : "the workload did not report its VmHWM";
   compute_curve(rec_, req_.run.after_mark, req_.declared_after);
   // The child has ended: its call sites are named from its files now, off its allocation path.
-  symbolize_heap_sites(rec_);
+  symbolize_heap_sites(rec_, req_.run.symbolize);
 }
 
 std::string OneRun::read_output() {

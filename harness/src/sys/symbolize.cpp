@@ -1,4 +1,5 @@
-// Symbolisation of heap frames with libdwfl (see symbolize.h).
+// Symbolisation of heap frames with libdwfl (see symbolize.h); the process
+// that names a run's frames is symbolize_run.cpp's.
 #include "sys/symbolize.h"
 
 #include <cxxabi.h>
@@ -89,19 +90,40 @@ ObjectFile::ObjectFile(const std::string& path, const FileId& id) : id_(id) {
   if (!open(path) && info_.reason.empty()) info_.reason = std::string("libdwfl: ") + dwfl_errmsg(-1);
 }
 
-bool ObjectFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// The object as a regular file, or -1 with the reason: opened without
+// blocking (a FIFO the program left at the path would hold the open until
+// someone writes to it) and checked before anything reads it.
+int open_regular(const std::string& path, std::string& why_not) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
-    info_.reason = std::string("cannot open it: ") + std::strerror(errno);
+    why_not = std::string("cannot open it: ") + std::strerror(errno);
+    return -1;
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    why_not = "it is not a regular file";
+    return -1;
+  }
+  return fd;
+}
+
+bool ObjectFile::open(const std::string& path) {
+  const int fd = open_regular(path, info_.reason);
+  if (fd < 0) return false;
+  dwfl_ = dwfl_begin(&kCallbacks);
+  if (!dwfl_) {
+    ::close(fd);
     return false;
   }
-  ::close(fd);
-  dwfl_ = dwfl_begin(&kCallbacks);
-  if (!dwfl_) return false;
   dwfl_report_begin(dwfl_);
-  mod_ = dwfl_report_elf(dwfl_, path.c_str(), path.c_str(), -1, 0, false);
+  // libdwfl reads the descriptor checked above (and closes it), never the path again.
+  mod_ = dwfl_report_elf(dwfl_, path.c_str(), path.c_str(), fd, 0, false);
   dwfl_report_end(dwfl_, nullptr, nullptr);
-  if (!mod_) return false;
+  if (!mod_) {
+    ::close(fd);  // consumed only on success
+    return false;
+  }
   Elf* elf = dwfl_module_getelf(mod_, &bias_);
   size_t n = 0;
   if (!elf || elf_getphdrnum(elf, &n) != 0) return false;
@@ -204,19 +226,6 @@ void symbolize_frame(HeapFrame& frame) {
 HeapObject heap_object(const std::string& path) {
   if (!is_file(path)) return HeapObject{std::nullopt, "not a file"};
   return object_file(escape::from_identity(path)).info();
-}
-
-void symbolize_heap_sites(RunRecord& run) {
-  auto each = [&](HeapSites& sites) {
-    for (auto& site : sites.top)
-      for (auto& f : site.frames) {
-        symbolize_frame(f);
-        if (is_file(f.object)) run.heap_objects.emplace(f.object, heap_object(f.object));
-      }
-  };
-  for (auto& m : run.marks)
-    if (m.heap_sites) each(*m.heap_sites);
-  if (run.heap_sites_peak) each(*run.heap_sites_peak);
 }
 
 }  // namespace mh
