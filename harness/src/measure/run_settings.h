@@ -4,6 +4,7 @@
 // sampler reads it. Plain data.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,6 +17,16 @@ namespace mh {
 // of the values.
 enum class Leftovers { Kill, Fail, Allow };
 inline constexpr const char* kLeftoversNames[] = {"kill", "fail", "allow"};
+
+// What a run keeps of what its program sends (run_bounds.h): past each bound
+// the rest is dropped and counted in the run's `dropped`. The defaults are one
+// run's; a plan of many runs shrinks them (bounds_for_plan).
+struct RunBounds {
+  size_t marks = 10000;             // marks a run keeps
+  size_t mark_name_bytes = 1024;    // a longer name drops its mark
+  size_t message_bytes = 4u << 20;  // metrics, data, allocator statistics, errors held
+  size_t site_frames = 65536;       // frames of the call sites kept at marks (--heap-sample)
+};
 
 struct RunSettings {
   double timeout_s = 600;     // --timeout: seconds before a run is killed (SIGTERM, then SIGKILL)
@@ -34,6 +45,7 @@ struct RunSettings {
   // (call sites at every mark); 0: no sampling.
   uint64_t heap_sample = 0;
   std::optional<uint64_t> ledger_seed;  // --seed: the ledger's sampling generator
+  RunBounds bounds;  // not an option: set per plan (bounds_for_plan)
 };
 
 }  // namespace mh
