@@ -92,10 +92,10 @@ bool add_to(HeapSite& site, const memharness_ledger_site& sum) {
 // range ("" when they are within).
 std::string head_out_of_range(const memharness_ledger& head, bool peak) {
   constexpr uint64_t kMax = INT64_MAX;
-  if (head.sample_interval > kMax) return "its sampling interval";
-  if (head.dropped > kMax) return "its count of dropped samples";
-  if (peak && head.snapshots > kMax) return "its count of snapshots";
-  if (peak && head.peak_live_bytes == INT64_MIN) return "the live heap of its snapshot";
+  if (head.sample_interval > kMax) return "sampling interval";
+  if (head.dropped > kMax) return "count of dropped samples";
+  if (peak && head.snapshots > kMax) return "count of snapshots";
+  if (peak && head.peak_live_bytes == INT64_MIN) return "live heap of its peak snapshot";
   return "";
 }
 
