@@ -46,7 +46,8 @@ struct Outputs {
 // -runs.json) writes the comparison it would have written: the same name
 // without -runs.
 std::optional<Outputs> outputs_asked(const Options& o, std::string& error) {
-  Outputs outputs{o.out, !o.resume.empty() ? resumed_report(o.resume) : o.report};
+  Outputs outputs{o.out, !o.resume.empty() ? resumed_report(o.resume, error) : o.report};
+  if (!o.resume.empty() && outputs.runs_out.empty()) return std::nullopt;
   if (outputs.out.empty() && !o.resume.empty() && outputs.runs_out.ends_with("-runs.json"))
     outputs.out = outputs.runs_out.substr(0, outputs.runs_out.size() - 10) + ".json";
   if (!outputs.out.empty())

@@ -12,6 +12,7 @@
 #include "commands/history_add.h"
 #include "commands/resolve.h"
 #include "core/escape.h"
+#include "measure/run_bounds.h"
 #include "measure/runner.h"
 #include "report/progress.h"
 #include "report/journal.h"
@@ -60,6 +61,8 @@ RunRequest run_request(const Execution& e, const Job& job, const Arm& arm, int r
   req.repetition = repetition;
   req.run = e.run;
   req.run.ledger_seed = round_seed(e.run.ledger_seed, repetition);
+  // What each run keeps of its program's sends, so that the plan's report stays readable.
+  req.run.bounds = bounds_for_plan(e.plan.size());
   req.pass_output = e.verbose;
   req.declared_metrics = declared_metrics(job.workload);
   // A program under --load idles after its load: its after.* figures count from there.

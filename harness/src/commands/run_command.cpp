@@ -109,7 +109,8 @@ int run_command(const Options& o) {
   if (!apply_run_options(o, e, error)) return bad_input(kWho, error);
   if (auto err = check_exports(o); !err.empty()) return bad_input(kWho, err);
   if (!o.out.empty() || !o.resume.empty()) {
-    e.out = !o.out.empty() ? o.out : resumed_report(o.resume);
+    e.out = !o.out.empty() ? o.out : resumed_report(o.resume, error);
+    if (e.out.empty()) return bad_input(kWho, error);
     if (auto err = output_file::check_target(e.out); !err.empty()) return bad_input(kWho, "--out: " + err);
   } else {
     auto reserved = reserve_new_outputs("results/" + name, {".json"}, error);

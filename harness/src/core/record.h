@@ -193,6 +193,13 @@ struct LeftoverProcess {
   std::string comm, cmdline, from;
 };
 
+// What a run did not keep of what its program sent, past a bound of the run
+// (measure/run_bounds.h) or refused as out of range: how many, and why.
+struct Dropped {
+  int64_t count = 0;
+  std::string why;
+};
+
 struct RunRecord {
   std::string workload;
   Json params = Json::object();
@@ -248,6 +255,8 @@ struct RunRecord {
   // What went wrong in the mark protocol (a mark out of step, one the harness
   // never acknowledged in time): a run with any is not ok.
   std::vector<std::string> protocol_errors;
+  // By what: "marks", "messages", "heap_sites" (none when nothing was dropped).
+  std::map<std::string, Dropped> dropped;
   // The processes that outlived the program, its load generator or its
   // set-up, named before they were killed (or left, --leftovers allow).
   std::vector<LeftoverProcess> leftover_processes;

@@ -3,6 +3,8 @@
 
 #include <set>
 
+#include "sys/json_read.h"
+
 namespace mh::procfs {
 
 ProcTree::ProcTree(int root_pid, const std::string& proc_root, std::string ledger_library)
@@ -33,6 +35,20 @@ int ProcTree::add_descendants(Sample& s, bool with_smaps, bool with_status, bool
     for (const auto& [column, why] : reader->null_cells()) null_cells_.emplace(column, why);
     ++counted;
   }
+  // Each process's ledger figures are within a report's range (LedgerCounts); their sum may not be.
+  struct Limit {
+    const char* column;
+    int64_t Sample::*field;
+    int64_t max;
+  };
+  static constexpr Limit kLedgerLimits[] = {{"heap_live_kb", &Sample::heap_live_kb, kMaxKb},
+                                            {"heap_blocks", &Sample::heap_blocks, kMaxCount},
+                                            {"heap_allocs", &Sample::heap_allocs, kMaxCount}};
+  for (const auto& l : kLedgerLimits)
+    if (counted > 0 && !cell_missing(s, l.column) && s.*l.field > l.max) {
+      s.missing |= column_bit(l.column);
+      null_cells_.emplace(l.column, kLedgerOutOfRange);
+    }
   return counted;
 }
 

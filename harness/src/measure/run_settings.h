@@ -4,6 +4,7 @@
 // sampler reads it. Plain data.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,16 @@ namespace mh {
 // of the values.
 enum class Leftovers { Kill, Fail, Allow };
 inline constexpr const char* kLeftoversNames[] = {"kill", "fail", "allow"};
+
+// What a run keeps of what its program sends (run_bounds.h): past each bound
+// the rest is dropped and counted in the run's `dropped`. The defaults are one
+// run's; a plan of many runs shrinks them (bounds_for_plan).
+struct RunBounds {
+  size_t marks = 10000;             // marks a run keeps
+  size_t mark_name_bytes = 1024;    // a longer name drops its mark
+  size_t message_bytes = 4u << 20;  // metrics, data, allocator statistics, errors held
+  size_t site_frames = 65536;       // frames of the call sites kept at marks (--heap-sample)
+};
 
 struct RunSettings {
   double timeout_s = 600;     // --timeout: seconds before a run is killed (SIGTERM, then SIGKILL)
@@ -38,6 +49,7 @@ struct RunSettings {
   std::optional<uint64_t> ledger_seed;  // --seed: the ledger's sampling generator
   // --symbolize-timeout, --debuginfod: how the call sites' frames are named.
   SymbolizeSettings symbolize;
+  RunBounds bounds;  // not an option: set per plan (bounds_for_plan)
 };
 
 }  // namespace mh

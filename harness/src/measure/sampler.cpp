@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "measure/proc_tree.h"
+#include "measure/run_bounds.h"
 #include "sys/child_signal.h"
 #include "sys/json_read.h"
 #include "sys/procfs.h"
@@ -98,13 +99,16 @@ void apply_checked(const JsonIn& m, RunRecord& rec) {
 
 }  // namespace
 
-std::optional<Json> apply_message(const std::string& line, RunRecord& rec, std::string& error) {
+std::optional<Json> apply_message(const std::string& line, RunRecord& rec, std::string& error, RunBudget* budget) {
   static const std::string kWhat = "message";
   auto m = parse_json(line, kWhat, kLineLimits, error);
   if (!m) return std::nullopt;
+  // A message past the budget is checked on a record of its own, then let go.
+  RunRecord unkept;
+  RunRecord& into = !budget || budget->admit_message(*m, line.size()) ? rec : unkept;
   const auto applied = read_checked<bool>(
       [&] {
-        apply_checked(JsonIn(*m, kWhat), rec);
+        apply_checked(JsonIn(*m, kWhat), into);
         return true;
       },
       error);
@@ -181,6 +185,7 @@ class Sampler {
   std::string fatal_;    // the protocol failure that ends the run ("" while there is none)
   bool mark_open_;
   bool exited_ = false;
+  RunBudget budget_;  // what the program sends, kept within settings.bounds
 };
 
 std::chrono::microseconds micros(double ms) { return std::chrono::microseconds(static_cast<int64_t>(ms * 1000)); }
@@ -194,7 +199,8 @@ Sampler::Sampler(const SamplerConfig& cfg, const RunSettings& settings, RunRecor
       smaps_interval_(micros(settings.smaps_ms)),
       interval_(micros(settings.sample_ms)),
       deadline_(cfg.t0 + std::chrono::microseconds(static_cast<int64_t>(settings.timeout_s * 1e6))),
-      mark_open_(cfg.mark_fd >= 0) {
+      mark_open_(cfg.mark_fd >= 0),
+      budget_(settings.bounds, rec) {
   if (!cfg.ledger_library.empty()) proc_.use_ledger(cfg.ledger_library);
   if (cfg.tree) tree_.emplace(cfg.pid, cfg.proc_root, cfg.ledger_library);
   rec_.sampler.unreadable = proc_.unreadable();
@@ -315,7 +321,16 @@ void Sampler::take_exit_reading() {
 
 void Sampler::read_peak_sites() {
   if (!cfg_.heap_sites) return;
-  if (auto peak = proc_.heap_sites_peak()) rec_.heap_sites_peak = std::move(peak);
+  auto peak = proc_.heap_sites_peak();
+  for (const auto& why : proc_.heap_sites_refused()) budget_.refuse_sites(why);
+  if (peak) rec_.heap_sites_peak = std::move(peak);
+}
+
+// The frames (and sites) a mark's call sites keep: what the budget counts.
+size_t frames_in(const HeapSites& h) {
+  size_t n = h.top.size();
+  for (const auto& s : h.top) n += s.frames.size();
+  return n;
 }
 
 bool Sampler::take(Sample& s, bool at_mark) {
@@ -350,6 +365,7 @@ bool Sampler::take(Sample& s, bool at_mark) {
 }
 
 void Sampler::add_mark(const std::string& name, Clock::time_point received, bool process_alive) {
+  if (!budget_.admit_mark(name)) return;
   Mark mk;
   mk.name = name;
   Sample s;
@@ -360,7 +376,8 @@ void Sampler::add_mark(const std::string& name, Clock::time_point received, bool
     mk.hwm_reset = cfg_.reset_hwm && proc_.reset_hwm();
     if (cfg_.heap_sites) {
       auto sites = proc_.heap_sites_and_peak();
-      mk.heap_sites = std::move(sites.live);
+      for (const auto& why : proc_.heap_sites_refused()) budget_.refuse_sites(why);
+      if (sites.live && budget_.admit_sites(frames_in(*sites.live))) mk.heap_sites = std::move(sites.live);
       if (sites.peak) rec_.heap_sites_peak = std::move(sites.peak);
     }
     merge_all_threads();
@@ -407,7 +424,7 @@ void Sampler::handle_lines(bool process_alive) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto received = Clock::now();
     std::string error;
-    const auto m = apply_message(line, rec_, error);
+    const auto m = apply_message(line, rec_, error, &budget_);
     if (!m) return protocol_failure(error);
     const uint32_t seq = m->contains("seq") ? (*m)["seq"].get<uint32_t>() : 0;
     check_sequence(*m, seq);
@@ -431,10 +448,18 @@ void Sampler::protocol_failure(const std::string& why) {
 // went on past a message (a mark) the harness had not answered.
 void Sampler::check_sequence(const Json& m, uint32_t seq) {
   if (seq == 0) return;
-  if (seq != last_seq_ + 1)
-    rec_.protocol_errors.push_back("message " + (m.contains("mark") ? json_text(m["mark"]) : std::string()) +
-                                   " has sequence number " + std::to_string(seq) + ", expected " +
-                                   std::to_string(last_seq_ + 1));
+  if (seq != last_seq_ + 1) {
+    // The mark's name as far as a person reads it, cut before a character, not inside one.
+    std::string name = m.contains("mark") ? json_text(m["mark"]) : std::string();
+    if (name.size() > 80) {
+      size_t cut = 76;
+      while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+      name = name.substr(0, cut) + "...\"";
+    }
+    std::string why = "message " + name + " has sequence number " + std::to_string(seq) + ", expected " +
+                      std::to_string(last_seq_ + 1);
+    if (budget_.admit_message(Json{{"error", why}}, why.size())) rec_.protocol_errors.push_back(std::move(why));
+  }
   last_seq_ = seq;
 }
 

@@ -85,6 +85,10 @@ bool write_ack(int fd, uint32_t seq);
 // and what was expected, when the line is not a valid message (not JSON,
 // nested past kLineLimits, a field of the wrong type or out of range): it
 // then changes nothing, and the sampler makes it the run's protocol error.
-std::optional<Json> apply_message(const std::string& line, RunRecord& rec, std::string& error);
+// With a budget, a message past it is checked the same but not kept (the
+// budget counts it as dropped).
+class RunBudget;
+std::optional<Json> apply_message(const std::string& line, RunRecord& rec, std::string& error,
+                                  RunBudget* budget = nullptr);
 
 }  // namespace mh

@@ -274,6 +274,8 @@ Json run_to_json(const RunRecord& r) {
   if (r.heap_sites_peak) j["heap_sites_peak"] = heap_sites_peak_json(*r.heap_sites_peak);
   if (r.harness_rss_at_fork_kb) j["harness_rss_at_fork_kb"] = *r.harness_rss_at_fork_kb;
   if (!r.heap_objects.empty()) j["heap_objects"] = heap_objects_json(r.heap_objects);
+  // Only when something was dropped, so that a run that kept everything reads as before.
+  for (const auto& [what, d] : r.dropped) j["dropped"][what] = Json{{"count", d.count}, {"why", d.why}};
   return j;
 }
 
@@ -400,10 +402,9 @@ HeapFrame frame_from(const JsonIn& f) {
 }
 
 HeapSite site_from(const JsonIn& j) {
-  constexpr double kMaxBytes = 1e18;
   HeapSite s;
-  s.bytes = j.number_or("bytes", 0, 0, kMaxBytes);
-  s.stderr_bytes = j.number_or("stderr_bytes", 0, 0, kMaxBytes);
+  s.bytes = j.number_or("bytes", 0, 0, kMaxHeapBytes);
+  s.stderr_bytes = j.number_or("stderr_bytes", 0, 0, kMaxHeapBytes);
   s.samples = j.integer_or("samples", 0, 0, INT64_MAX);
   if (auto frames = j.find("frames")) frames->each_element([&](const JsonIn& f) { s.frames.push_back(frame_from(f)); });
   return s;
@@ -569,6 +570,10 @@ RunRecord run_from_json(const JsonIn& j) {
     h->each_member([&](const std::string& path, const JsonIn& o) {
       const std::string id = text_or_null(o, "build_id");
       r.heap_objects[path] = HeapObject{id.empty() ? std::nullopt : std::optional(id), o.string_or("reason", "")};
+    });
+  if (auto d = j.find("dropped"))
+    d->each_member([&](const std::string& what, const JsonIn& o) {
+      r.dropped[what] = Dropped{o.at("count").integer(0, kMaxCount), o.string_or("why", "")};
     });
   return r;
 }

@@ -8,7 +8,10 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -352,15 +355,68 @@ std::optional<ReportData> read_report(const std::string& path, std::string& erro
   return d;
 }
 
-std::string resumed_report(const std::string& path) {
+namespace {
+
+// The report a journal's own name says: NAME for NAME.journal-XXXXXX (the
+// random part output_file::open_beside makes), "" for any other name.
+std::string report_of_journal_name(const std::string& path) {
+  static constexpr std::string_view kInfix = ".journal-";
+  static constexpr size_t kRandom = 6;
+  const size_t at = path.rfind(kInfix);
+  if (at == std::string::npos || path.size() != at + kInfix.size() + kRandom) return "";
+  const std::string base = path.substr(0, at);
+  if (base.empty() || base.back() == '/') return "";
+  for (size_t i = at + kInfix.size(); i < path.size(); ++i)
+    if (!std::isalnum(static_cast<unsigned char>(path[i]))) return "";
+  return base;
+}
+
+// Whether a journal's header, which names its report as the harness was given
+// it (relative to where that harness ran), names `report`: the same file, or
+// a relative name that `report`'s full path ends with.
+bool names_report(const std::string& named, const std::string& report) {
+  namespace fs = std::filesystem;
+  std::error_code ec1, ec2;
+  const fs::path full = fs::weakly_canonical(report, ec1);
+  if (!named.empty() && fs::weakly_canonical(named, ec2) == full && !ec1 && !ec2) return true;
+  const fs::path rel = fs::path(named).lexically_normal();
+  if (named.empty() || rel.is_absolute() || rel.empty() || *rel.begin() == ".." || ec1) return false;
+  std::vector<fs::path> tail(rel.begin(), rel.end()), whole(full.begin(), full.end());
+  if (!tail.empty() && tail.back().empty()) return false;  // a folder's name, "r/"
+  return tail.size() <= whole.size() && std::equal(tail.rbegin(), tail.rend(), whole.rbegin());
+}
+
+}  // namespace
+
+std::string resumed_report(const std::string& path, std::string& error) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f || !is_journal(f.get())) return path;
+  // What --resume writes is what the journal's name says, never a path read
+  // from its content: a header naming another file is refused.
+  const std::string report = report_of_journal_name(path);
+  if (report.empty()) {
+    error = fmt::format("cannot resume {}: a journal is named REPORT.journal-XXXXXX after the report it is kept for, "
+                        "and this name says no report (give the report to write with --out)", path);
+    return "";
+  }
   std::ifstream in(path, std::ios::binary);
-  std::string line, error;
+  std::string line;
   std::getline(in, line);
-  auto header = parse_json(line, path, kFileLimits, error);
-  if (!header || !header->is_object() || !(*header)["report"].is_string()) return path;
-  return (*header)["report"].get<std::string>();
+  std::string parse_error;
+  auto header = parse_json(line, path + " line 1", kFileLimits, parse_error);
+  const Json* named = header && header->is_object() && header->contains("report") ? &(*header)["report"] : nullptr;
+  if (!named || !named->is_string()) {
+    error = fmt::format("cannot resume {}: its header names no report ({})", path,
+                        parse_error.empty() ? "no \"report\" string" : parse_error);
+    return "";
+  }
+  if (!names_report(named->get<std::string>(), report)) {
+    error = fmt::format("cannot resume {}: its header names the report '{}', but its name says {}; nothing was written "
+                        "(a journal is kept beside its report, so one of them was moved or edited)",
+                        path, named->get<std::string>(), report);
+    return "";
+  }
+  return report;
 }
 
 }  // namespace mh

@@ -30,8 +30,10 @@ bool read_report_runs(const std::string& path, const ReadSettings& settings, Rep
 // The same, the runs gathered into the ReportData.
 std::optional<ReportData> read_report(const std::string& path, std::string& error, const ReadSettings& settings = {});
 
-// The report a file given to --resume stands for: the one a journal was kept
-// for, else the file itself.
-std::string resumed_report(const std::string& path);
+// The report a file given to --resume stands for: for a journal, the one its
+// own name says (REPORT.journal-XXXXXX), which its header must name as well;
+// any other file is itself. "" with `error` for a journal whose name says no
+// report or whose header names another file.
+std::string resumed_report(const std::string& path, std::string& error);
 
 }  // namespace mh

@@ -14,6 +14,7 @@
 
 #include "core/escape.h"
 #include "sys/elf_symbols.h"
+#include "sys/json_read.h"
 #include "sys/procfs.h"
 
 namespace mh {
@@ -76,11 +77,30 @@ HeapFrame frame_of(const std::vector<Mapping>& maps, uint64_t ip) {
   return {"[anonymous]", ip};
 }
 
-void add_to(HeapSite& site, const memharness_ledger_site& sum) {
+// Adds a stack's sums to a site; false when the sums, or the site with them,
+// leave the range a report holds for a site (kMaxHeapBytes bytes, a count
+// that is an int64_t): the process wrote over its tables.
+bool add_to(HeapSite& site, const memharness_ledger_site& sum) {
+  auto bytes_ok = [](double v) { return std::isfinite(v) && v >= 0 && v <= kMaxHeapBytes; };
+  if (!bytes_ok(sum.bytes) || !std::isfinite(sum.var) || sum.samples < 0) return false;
   site.bytes += sum.bytes;
   site.stderr_bytes = std::sqrt(site.stderr_bytes * site.stderr_bytes + std::max(sum.var, 0.0));
-  site.samples += sum.samples;
+  return !__builtin_add_overflow(site.samples, sum.samples, &site.samples) && bytes_ok(site.bytes) &&
+         bytes_ok(site.stderr_bytes);
 }
+
+// Why the head's figures that a report keeps of the sites are out of its
+// range ("" when they are within).
+std::string head_out_of_range(const memharness_ledger& head, bool peak) {
+  constexpr uint64_t kMax = INT64_MAX;
+  if (head.sample_interval > kMax) return "sampling interval";
+  if (head.dropped > kMax) return "count of dropped samples";
+  if (peak && head.snapshots > kMax) return "count of snapshots";
+  if (peak && head.peak_live_bytes == INT64_MIN) return "live heap of its peak snapshot";
+  return "";
+}
+
+
 
 // Tries at a table that keeps changing (every allocation sampled): then it is
 // read as it stands, each entry's fields torn at worst by one block.
@@ -88,9 +108,18 @@ constexpr int kSumsTries = 8;
 
 }  // namespace
 
-std::optional<HeapSites> LedgerReader::peak_sites(size_t top) { return snapshot_sites(top, read_maps()); }
+void LedgerReader::refuse(const std::string& what) {
+  why_ = "the heap ledger's " + what + " out of the range a report holds (the process wrote over its tables)";
+  refused_.push_back(why_);
+}
+
+std::optional<HeapSites> LedgerReader::peak_sites(size_t top) {
+  refused_.clear();
+  return snapshot_sites(top, read_maps());
+}
 
 LedgerReader::MarkSites LedgerReader::sites_and_peak(size_t top) {
+  refused_.clear();
   const std::string maps = read_maps();
   return {live_sites(top, maps), snapshot_sites(top, maps)};
 }
@@ -138,14 +167,24 @@ bool LedgerReader::read_sums(memharness_ledger& head, bool peak, std::vector<mem
       return false;
     if (seq % 2 == 0 && seq_after == seq) break;
   }
+  if (const std::string bad = head_out_of_range(head, peak); !bad.empty()) {
+    refuse(bad + " is");
+    return false;
+  }
   return true;
 }
 
 std::optional<HeapSites> LedgerReader::fold(const memharness_ledger& head, const std::vector<memharness_ledger_site>& sums,
                                             size_t top, std::string_view maps) {
   std::vector<uint32_t> order;
-  for (uint32_t i = 0; i < sums.size(); ++i)
+  for (uint32_t i = 0; i < sums.size(); ++i) {
+    // Checked before the sort, which a NaN would leave without an order.
+    if (sums[i].samples < 0 || !(sums[i].bytes >= 0 && sums[i].bytes <= kMaxHeapBytes)) {
+      refuse("call-site sums are");
+      return std::nullopt;
+    }
     if (sums[i].samples > 0) order.push_back(i);
+  }
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sums[a].bytes > sums[b].bytes; });
   // Only the stacks shown are read: one read of up to `top` entries of the stack table.
   const size_t shown = std::min(top, order.size());
@@ -166,13 +205,15 @@ std::optional<HeapSites> LedgerReader::fold(const memharness_ledger& head, const
   out.dropped = head.dropped;
   for (size_t k = 0; k < order.size(); ++k) {
     const auto& sum = sums[order[k]];
+    HeapSite site;
+    if (!add_to(k >= shown ? out.rest : site, sum)) {
+      refuse("call-site sums are");
+      return std::nullopt;
+    }
     if (k >= shown) {
-      add_to(out.rest, sum);
       ++out.rest_sites;
       continue;
     }
-    HeapSite site;
-    add_to(site, sum);
     for (uint32_t f = 0; f < std::min(stacks[k].depth, MEMHARNESS_LEDGER_FRAMES); ++f)
       site.frames.push_back(frame_of(mappings, stacks[k].frame[f]));
     out.top.push_back(std::move(site));
@@ -258,15 +299,20 @@ std::optional<LedgerCounts> LedgerReader::read(bool look_now) {
   const size_t n = std::max<uint32_t>(head.slots_used, 1);
   slots_.resize(n * sizeof(memharness_ledger_slot));
   if (!read_block(addr_ + kHead, slots_.data(), slots_.size())) return std::nullopt;
-  LedgerCounts c;
+  // Summed wide: 256 slots of any value do not overflow 128 bits.
+  __int128 live_bytes = 0, live_blocks = 0, allocs = 0;
   for (size_t i = 0; i < n; ++i) {
     memharness_ledger_slot s;
     std::memcpy(&s, slots_.data() + i * sizeof s, sizeof s);
-    c.live_bytes += s.live_bytes;
-    c.live_blocks += s.live_blocks;
-    c.allocs += s.allocs;
-    c.alloc_bytes += s.alloc_bytes;
+    live_bytes += s.live_bytes;
+    live_blocks += s.live_blocks;
+    allocs += s.allocs;
   }
+  auto within = [](__int128 v, int64_t max) { return v >= 0 && v <= max ? std::optional<int64_t>(int64_t(v)) : std::nullopt; };
+  LedgerCounts c;
+  c.live_bytes = within(live_bytes, kMaxKb * 1024);
+  c.live_blocks = within(live_blocks, kMaxCount);
+  c.allocs = within(allocs, kMaxCount);
   why_.clear();
   return c;
 }

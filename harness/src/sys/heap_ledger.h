@@ -17,10 +17,16 @@ struct memharness_ledger_site;
 
 namespace mh {
 
+// The sums over the thread slots, each none when it is out of the range a
+// report holds (kMaxKb KiB, kMaxCount blocks and calls; sys/json_read.h): the
+// process wrote over its counters, or a forked child freed its parent's blocks.
 struct LedgerCounts {
-  int64_t live_bytes = 0, live_blocks = 0;
-  uint64_t allocs = 0, alloc_bytes = 0;
+  std::optional<int64_t> live_bytes, live_blocks, allocs;
 };
+// Why a figure of LedgerCounts is none (one reason per figure, always the same).
+inline constexpr const char* kLedgerOutOfRange =
+    "the heap ledger's counters sum to a value out of the range a report holds (the process wrote over them, "
+    "or freed blocks it did not allocate)";
 
 class LedgerReader {
  public:
@@ -31,6 +37,10 @@ class LedgerReader {
   // one is looked for again at most every 20 ms, unless `look_now` (a mark).
   std::optional<LedgerCounts> read(bool look_now = false);
   const std::string& why() const { return why_; }
+  // Why the call sites of the last peak_sites or sites_and_peak were not kept
+  // although read, a reason per read refused: a value of the ledger's tables
+  // out of the range a report holds (empty when none was).
+  const std::vector<std::string>& refused() const { return refused_; }
   // The sampled heap by call stack as the ledger's peak snapshot holds it, the
   // `top` heaviest kept (the rest summed), each frame as the mapped object and
   // offset it falls in, with the live heap the snapshot was taken at and how
@@ -61,7 +71,10 @@ class LedgerReader {
   // The counter block's head (located and checked); false when there is none.
   bool read_head(::memharness_ledger& head);
   int pid_;
+  // The read's sites not kept: why_ and refused_ say why.
+  void refuse(const std::string& what);
   std::string library_, root_, why_;
+  std::vector<std::string> refused_;
   uint64_t addr_ = 0;
   std::chrono::steady_clock::time_point next_locate_{};
   std::vector<char> slots_;

@@ -33,6 +33,8 @@ inline constexpr JsonLimits kLineLimits{size_t(1) << 20, 32};
 inline constexpr int64_t kMaxKb = int64_t(1) << 40;
 // Counts (faults, switches, samples): integers a double still holds exactly.
 inline constexpr int64_t kMaxCount = int64_t(1) << 53;
+// The largest estimate of a call site's live heap (or its standard error), in bytes.
+inline constexpr double kMaxHeapBytes = 1e18;
 
 // What a reader rejects, as a person reads it: "FILE: runs[3].status:
 // expected a string, found 3". Thrown by JsonIn and caught by the reader of

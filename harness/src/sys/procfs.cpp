@@ -150,11 +150,16 @@ void ProcReader::use_ledger(const std::string& library) {
 void ProcReader::read_ledger(Sample& out, bool at_mark) {
   if (!ledger_) return;
   const auto c = ledger_->read(at_mark);
-  out.heap_live_kb = c ? c->live_bytes / 1024 : 0;
-  out.heap_blocks = c ? c->live_blocks : 0;
-  out.heap_allocs = c ? int64_t(c->allocs) : 0;
   const std::string why = c ? "" : "heap ledger: " + ledger_->why();
-  for (const char* column : kLedgerColumns) note(out, column, why);
+  // A figure out of range is null with the reason, never written as read.
+  auto cell = [&](const char* column, int64_t& field, const std::optional<int64_t> LedgerCounts::*figure, int64_t unit) {
+    const std::optional<int64_t> v = c ? (*c).*figure : std::nullopt;
+    field = v ? *v / unit : 0;
+    note(out, column, !c ? why : v ? "" : kLedgerOutOfRange);
+  };
+  cell("heap_live_kb", out.heap_live_kb, &LedgerCounts::live_bytes, 1024);
+  cell("heap_blocks", out.heap_blocks, &LedgerCounts::live_blocks, 1);
+  cell("heap_allocs", out.heap_allocs, &LedgerCounts::allocs, 1);
 }
 
 ProcReader::~ProcReader() {

@@ -79,6 +79,8 @@ class ProcReader {
   std::optional<HeapSites> heap_sites_peak() { return ledger_ ? ledger_->peak_sites() : std::nullopt; }
   // The live ones and the peak's at once (a mark): the maps read once.
   LedgerReader::MarkSites heap_sites_and_peak() { return ledger_ ? ledger_->sites_and_peak() : LedgerReader::MarkSites{}; }
+  // Why the sites of the last of those two were read and not kept (none: they were).
+  std::vector<std::string> heap_sites_refused() const { return ledger_ ? ledger_->refused() : std::vector<std::string>{}; }
   std::vector<ThreadStat> threads() const;
   // VmHWM from the last sample that read status (none when it had none).
   std::optional<int64_t> last_hwm_kb() const { return last_hwm_kb_; }
