@@ -101,7 +101,7 @@ std::string step_text(const history::Step& st, const history::Acknowledgement* a
   return fmt::format("{} {:+.1f}% ({:g} -> {:g}{}; 95% CI {:+.1f}% to {:+.1f}%, p {:.2g}){}",
                      compare::verdict_name(st.verdict), 100 * st.change, st.before, st.after,
                      st.censored ? ", censored" : "", 100 * st.ci.lo, 100 * st.ci.hi, st.p,
-                     ack ? "; acknowledged: " + ack->reason : "");
+                     ack ? "; acknowledged: " + escape::terminal(ack->reason) : "");
 }
 
 void print_series(const Judged& j, const std::vector<history::Acknowledgement>& acks) {
