@@ -27,7 +27,7 @@ TEST(EscapeMarkdown, MentionsReferencesAndLinksAreBrokenByAJoiner) {
 TEST(EscapeMarkdown, TextWithoutThemIsAsBefore) {
   EXPECT_EQ(escape::markdown("peak_rss_kb (MB) | x"), "peak_rss_kb (MB) \\| x");
   EXPECT_EQ(escape::markdown("a `b` [c](d) <e>&"), "a \\`b\\` \\[c\\](d) &lt;e&gt;&amp;");
-  EXPECT_EQ(escape::markdown("line\nnext\x1b[2J"), "line\\nnext\\e[2J");
+  EXPECT_EQ(escape::markdown("line\nnext\x1b[2J"), "line\\nnext\\e\\[2J");
   EXPECT_EQ(escape::markdown("ratio 3:1, www, #"), "ratio 3:1, www, #");
 }
 
