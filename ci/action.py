@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """The comparison of action.yml, run by ci/action.sh once the harness is built: one
 `harness compare` (or one shard of it, or the merge of the shards' runs), its markdown
-table in the job summary, verdict and paths in the step's outputs, one pull-request
-comment kept up to date, and every report and plot in one folder for upload-artifact.
+table in the job summary, verdict and paths in the step's outputs, and every report and
+plot in one folder for upload-artifact. `action.py comment`, action.yml's next step and
+the only one given the token, keeps one pull-request comment up to date with the table.
+
+What the harness prints (names, marks and messages a program under test controls) goes
+to the log between ::stop-commands::TOKEN and ::TOKEN:: (a fresh random TOKEN each
+time), so that no line of it is a workflow command; the harness and what it runs get
+the environment without the token and the INPUT_* variables.
 
 Inputs are the environment variables INPUT_<NAME> that action.yml sets; GitHub's own
 (GITHUB_WORKSPACE, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, GITHUB_EVENT_PATH, ...) are read
@@ -12,9 +18,12 @@ comparison (a run failed, or it was stopped: verdict=incomplete, its headline in
 ::error:: line); 2 and 3 are errors (verdict=error, an ::error:: line), never reported
 as a regression.
 """
+import contextlib
 import glob
 import json
 import os
+import re
+import secrets
 import shlex
 import subprocess
 import sys
@@ -30,6 +39,10 @@ COMMENT_LIMIT = 60000              # GitHub refuses a comment body over 65536 ch
 # comparison stopped by a signal (128 + N) is an error of the step, not a verdict.
 VERDICTS = {0: "no-regression", 1: "regression", 4: "incomplete"}
 TARGETS = ("workload", "suite", "command")
+# Kept from the harness and everything it starts (the harness withholds them from its
+# children as well: docs/options.md#environment).
+CREDENTIALS = re.compile(r"^(GITHUB_TOKEN|ACTIONS_RUNTIME_TOKEN|CI_JOB_TOKEN|BUILDKITE_AGENT_ACCESS_TOKEN|"
+                         r"ACTIONS_ID_TOKEN_REQUEST_.*|INPUT_.*)$")
 
 
 class BadInput(Exception):
@@ -57,6 +70,45 @@ def harness():
 
 def workspace():
     return Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+
+
+def harness_env():
+    return {k: v for k, v in os.environ.items() if not CREDENTIALS.match(k)}
+
+
+def workflow_command(kind, message):
+    """`::error::` or `::warning::` with its message escaped as GitHub reads it back (a
+    newline in a message ends neither it nor starts another command)."""
+    data = str(message).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    print(f"::{kind}::{data}", flush=True)
+
+
+@contextlib.contextmanager
+def commands_stopped():
+    """Between these, GitHub reads no line of the log as a workflow command: what the
+    harness prints goes there. The token is random, so nothing printed can resume them."""
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", flush=True)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        print(f"::{token}::", flush=True)
+
+
+def harness_run(command, keep_stdout=False):
+    """A harness command, with its output in the log between stop-commands (standard
+    error into standard output, so that the two keep their order between the markers);
+    with keep_stdout, standard output is kept for the caller and only standard error
+    goes to the log."""
+    with commands_stopped():
+        print("memharness: " + shlex.join(command), flush=True)
+        if keep_stdout:
+            result = subprocess.run(command, cwd=workspace(), env=harness_env(), capture_output=True, text=True)
+            sys.stdout.write(result.stderr)
+        else:
+            result = subprocess.run(command, cwd=workspace(), env=harness_env(), stderr=subprocess.STDOUT)
+    return result
 
 
 def plan():
@@ -138,8 +190,7 @@ def run(p):
     """The exit code of the plan's last command, or of the first that failed with an error."""
     rc = 0
     for command in p.commands:
-        print("memharness: " + shlex.join(command), flush=True)
-        rc = subprocess.run(command, cwd=workspace()).returncode
+        rc = harness_run(command).returncode
         if rc not in VERDICTS:
             return rc
     return rc
@@ -165,7 +216,7 @@ def summarise(text):
 def error(message, rc):
     """An error, not a regression: exit 2 for bad input, 3 for anything else the harness did."""
     code = 2 if rc == 2 else 3
-    print(f"::error::memharness: {message}", flush=True)
+    workflow_command("error", f"memharness: {message}")
     summarise(f"### memharness: error\n\n{message}")
     set_outputs(verdict="error")
     return code
@@ -181,10 +232,9 @@ def judged(p, rc):
 def plot(p):
     """A plot of the comparison beside it; one that cannot be drawn is a warning only."""
     image = p.out / "comparison.png"
-    result = subprocess.run([harness(), "plot", "--compare", str(p.comparison), "-o", str(image)],
-                            cwd=workspace(), capture_output=True, text=True)
+    result = harness_run([harness(), "plot", "--compare", str(p.comparison), "-o", str(image)])
     if result.returncode != 0:
-        print(f"::warning::memharness: no plot: {result.stderr.strip()[-500:]}", flush=True)
+        workflow_command("warning", "memharness: no plot (its message is above)")
 
 
 def pull_request():
@@ -223,8 +273,6 @@ def previous_comment(base, token):
 
 def comment(markdown):
     """Keeps one comment on the pull request up to date: the previous one edited, else one posted."""
-    if inp("comment").lower() in ("false", "no", "0"):
-        return
     token, number = os.environ.get("GITHUB_TOKEN"), pull_request()
     if not token or number is None:
         print(f"memharness: no pull-request comment ({'no pull request' if token else 'no GITHUB_TOKEN'})")
@@ -242,7 +290,7 @@ def comment(markdown):
             api("PATCH", f"{base}/comments/{found}", token, body)
     except (urllib.error.URLError, OSError, ValueError) as e:
         # A fork's pull request gets a read-only token: the verdict stands without the comment.
-        print(f"::warning::memharness: the pull-request comment was not written: {e}", flush=True)
+        workflow_command("warning", f"memharness: the pull-request comment was not written: {e}")
 
 
 def steps_and_page(p):
@@ -250,24 +298,29 @@ def steps_and_page(p):
     exit code (1: a regression step among the last history-last revisions)."""
     if not p.history:
         return 0
-    print("memharness: " + shlex.join(p.history[0]), flush=True)
-    steps = subprocess.run(p.history[0], cwd=workspace(), capture_output=True, text=True)
-    sys.stderr.write(steps.stderr)
-    summarise(f"### memharness: steps in the history\n\n```\n{steps.stdout.strip() or '(none)'}\n```")
-    page = subprocess.run(p.history[1], cwd=workspace(), capture_output=True, text=True)
+    steps = harness_run(p.history[0], keep_stdout=True)
+    summarise(f"### memharness: steps in the history\n\n{fenced(steps.stdout.strip() or '(none)')}")
+    page = harness_run(p.history[1])
     if page.returncode == 0:
         set_outputs(site=p.out / "history-site")
     else:
-        print(f"::warning::memharness: no history page: {page.stderr.strip()[-500:]}", flush=True)
+        workflow_command("warning", "memharness: no history page (its message is above)")
     set_outputs(steps={0: "none", 1: "regression"}.get(steps.returncode, "error"))
     if steps.returncode not in VERDICTS:
-        print(f"::warning::memharness: history steps exited {steps.returncode}: {steps.stderr.strip()[-500:]}",
-              flush=True)
+        workflow_command("warning", f"memharness: history steps exited {steps.returncode} (its message is above)")
         return 0
     if steps.returncode == 1:
-        print(f"::error::memharness: a regression step among the last {inp('history-last')} revisions of the "
-              "history (the summary lists it)", flush=True)
+        workflow_command("error", f"memharness: a regression step among the last {inp('history-last')} revisions "
+                                  "of the history (the summary lists it)")
     return steps.returncode
+
+
+def fenced(text):
+    """`text` in a code block whose fence no line of it can close: longer than any run of
+    backticks in it (a reason of an acknowledgement may hold ```)."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
 
 
 def report(p, rc):
@@ -277,11 +330,10 @@ def report(p, rc):
     plot(p)
     summarise(markdown)
     set_outputs(verdict=verdict, report=p.comparison, markdown=p.markdown)
-    comment(markdown)
     if rc == 1:
-        print(f"::error::memharness: regression: {headline} ({p.markdown})", flush=True)
+        workflow_command("error", f"memharness: regression: {headline} ({p.markdown})")
     if rc == 4:
-        print(f"::error::memharness: incomplete: {headline} ({p.markdown})", flush=True)
+        workflow_command("error", f"memharness: incomplete: {headline} ({p.markdown})")
     return max(rc, steps_and_page(p))
 
 
@@ -307,5 +359,18 @@ def main():
     return report(p, rc)
 
 
+def main_comment():
+    """action.yml's comment step: the table the compare step wrote
+    (MEMHARNESS_ACTION_MARKDOWN, its output `markdown`) into the pull-request comment."""
+    if inp("comment").lower() in ("false", "no", "0"):
+        return 0
+    markdown = os.environ.get("MEMHARNESS_ACTION_MARKDOWN", "")
+    if not markdown or not os.path.exists(markdown):
+        print("memharness: no pull-request comment (the comparison wrote no table)")
+        return 0
+    comment(Path(markdown).read_text())
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_comment() if sys.argv[1:] == ["comment"] else main())

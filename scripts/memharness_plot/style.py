@@ -1,5 +1,7 @@
 """Look and output of every plot: fonts, allocator colours, figure creation and
 deterministic saving. rc settings apply only inside `rc()`; nothing global is changed.
+Text is drawn as written: mathtext is off (PLAIN_TEXT), since names, marks and
+parameters come from reports, and `$\\undefined{x}$` in one would stop the plot.
 """
 import contextlib
 import os
@@ -12,7 +14,14 @@ from .report import PlotError
 
 DPI = 100
 
+# Every Text made while a figure is built inside rc() (titles, labels, legends,
+# annotations, named ticks) reads this when it is made: a '$' in a mark's name is
+# a '$', never mathtext. A figure built outside rc() (sweep) passes
+# parse_math=False on each text it takes from a report.
+PLAIN_TEXT = {"text.parse_math": False}
+
 RC = {
+    **PLAIN_TEXT,
     "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.titlesize": 10,
@@ -104,6 +113,10 @@ def wrap_to_width(fig, text, fontsize, width_px, weight="normal"):
     return lines
 
 
+# Tick labels made while saving are the formatters' numbers, which a log axis
+# writes as mathtext (10^k): parse_math stays as matplotlib has it then.
+SAVE_RC = {k: v for k, v in RC.items() if k not in PLAIN_TEXT}
+
 FORMATS = {".png": "png", ".svg": "svg"}
 METADATA = {  # no dates or versions: the same input gives the same bytes
     "png": {"Software": None},
@@ -118,7 +131,7 @@ def save_figure(fig, path):
         raise PlotError(f"{path}: output must end in .png or .svg")
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with rc():
+        with matplotlib.rc_context(SAVE_RC):
             fig.savefig(tmp, format=fmt, dpi=DPI, metadata=METADATA[fmt])
         os.replace(tmp, path)
     except OSError as e:

@@ -3,6 +3,8 @@ workload, each point's medians of the two metrics with min-max bars, labelled by
 the options it sets, the Pareto front (the points no other point beats on both, as
 the sweep marks them) joined. Axes in the units the sweep declares for its two
 metrics. Draws a checked sweep dict (load_sweep); each call builds a new Figure.
+Built outside style.rc() (matplotlib's own look), so each text taken from the
+sweep says parse_math=False itself.
 """
 import textwrap
 
@@ -41,9 +43,9 @@ def _panel(ax, group, x_axis, y_axis):
     order = sorted(range(len(points)), key=lambda k: (px[k], py[k]))
     for rank, k in enumerate(order):
         ax.annotate(point_label(points[k]["allocator"]), (px[k], py[k]), textcoords="offset points",
-                    xytext=(5, 6 if rank % 2 == 0 else -13), fontsize=8)
-    ax.set_xlabel(_axis_label(x_axis))
-    ax.set_ylabel(_axis_label(y_axis))
+                    xytext=(5, 6 if rank % 2 == 0 else -13), fontsize=8, parse_math=False)
+    ax.set_xlabel(_axis_label(x_axis), parse_math=False)
+    ax.set_ylabel(_axis_label(y_axis), parse_math=False)
     # A point far from the others (a decay of 0 paying a fault per page) would
     # flatten the rest: a range of more than 20 times is drawn on a log scale.
     for values, set_scale, axis in ((px, ax.set_xscale, "x"), (py, ax.set_yscale, "y")):
@@ -52,7 +54,7 @@ def _panel(ax, group, x_axis, y_axis):
         else:
             ax.ticklabel_format(axis=axis, useOffset=False, style="plain")
     params = textwrap.fill(text.format_params(group.get("params", {})), 70)
-    ax.set_title(f"{group['workload']}\n{params}".strip(), fontsize=9)
+    ax.set_title(f"{group['workload']}\n{params}".strip(), fontsize=9, parse_math=False)
     ax.grid(True, alpha=0.3)
     if front:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.13), frameon=False)
@@ -70,6 +72,6 @@ def sweep_figure(data, path="sweep"):
     for i, group in enumerate(workloads):
         _panel(fig.add_subplot(rows, columns, i + 1), group, data["x"], data["y"])
     fig.suptitle(textwrap.fill(f"sweep of {', '.join(families)}: medians with min-max over the runs; "
-                               f"{units.CONVENTION}", 100), fontsize=10)
+                               f"{units.CONVENTION}", 100), fontsize=10, parse_math=False)
     fig.tight_layout()
     return fig

@@ -1,12 +1,16 @@
 """Tests of the GitHub Action (action.yml, ci/action.sh, ci/action.py) without GitHub: the
-script runs with the variables GitHub would set (a temporary GITHUB_WORKSPACE,
-GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, no token), the install skipped and the harness of
-this build (MEMHARNESS_ACTION_HARNESS overrides it), on smoke-sized comparisons.
+steps of action.yml run as GitHub runs them, each with the variables GitHub would set (a
+temporary GITHUB_WORKSPACE, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT; the token only to the
+comment step), the install skipped and the harness of this build
+(MEMHARNESS_ACTION_HARNESS overrides it), on smoke-sized comparisons.
 A fake GitHub API stands in for the pull request whose comment is kept up to date.
 """
+import importlib.util
 import json
 import os
+import re
 import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,6 +20,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "ci" / "action.sh"
+COMMENT = ROOT / "ci" / "action.py"
 HARNESS = os.environ.get("MEMHARNESS_ACTION_HARNESS") or str(ROOT / "build" / "bin" / "harness")
 WORKLOAD = "idle-return --smoke"
 # Only peak RSS can regress, at 1%: jemalloc holds more at idle-return's peak than
@@ -43,12 +48,42 @@ def github(tmp_path):
 
 
 def act(env, **inputs):
-    env = dict(env, **{"INPUT_" + k.upper(): v for k, v in inputs.items()})
+    """action.yml's steps: the comparison (ci/action.sh) with the inputs and without the
+    token, then, when it left a table, the comment (ci/action.py comment) with the token.
+    One result: the comparison's exit code (else the comment's) and both steps' output."""
+    token = env.get("GITHUB_TOKEN")
+    env = {k: v for k, v in env.items() if k != "GITHUB_TOKEN"}
+    env.update({"INPUT_" + k.upper(): v for k, v in inputs.items() if k != "comment"})
     result = subprocess.run([str(ACTION)], env=env, cwd=env["GITHUB_WORKSPACE"], capture_output=True, text=True,
                             timeout=120)
+    out = outputs(Path(env["GITHUB_OUTPUT"])) if Path(env["GITHUB_OUTPUT"]).exists() else {}
+    if out.get("markdown"):
+        step = {k: v for k, v in env.items() if not k.startswith("INPUT_")}
+        step.update(INPUT_COMMENT=inputs.get("comment", "true"), MEMHARNESS_ACTION_MARKDOWN=out["markdown"],
+                    **({"GITHUB_TOKEN": token} if token else {}))
+        commented = subprocess.run([sys.executable, str(COMMENT), "comment"], env=step, cwd=env["GITHUB_WORKSPACE"],
+                                   capture_output=True, text=True, timeout=60)
+        result = subprocess.CompletedProcess(result.args, result.returncode or commented.returncode,
+                                             result.stdout + commented.stdout, result.stderr + commented.stderr)
     summary = Path(env["GITHUB_STEP_SUMMARY"])
-    return (result, summary.read_text() if summary.exists() else "",
-            outputs(Path(env["GITHUB_OUTPUT"])) if Path(env["GITHUB_OUTPUT"]).exists() else {})
+    return result, summary.read_text() if summary.exists() else "", out
+
+
+def workflow_commands_outside_stops(log):
+    """The lines of a step's log that GitHub would read as workflow commands, other than
+    the action's own (::error::memharness:, ::warning::memharness:, the stop markers)."""
+    found, stopped = [], None
+    for line in log.splitlines():
+        if stopped is not None:
+            if line == f"::{stopped}::":
+                stopped = None
+            continue
+        if m := re.fullmatch(r"::stop-commands::(\S+)", line):
+            stopped = m.group(1)
+        elif line.startswith("::") and not line.startswith(("::error::memharness:", "::warning::memharness:")):
+            found.append(line)
+    assert stopped is None, "commands were stopped and never resumed"
+    return found
 
 
 def test_a_against_a_passes_with_the_table_in_the_summary(github):
@@ -79,7 +114,7 @@ def test_bad_input_is_an_error_not_a_regression(github):
     assert result.returncode == 2, result.stdout + result.stderr
     assert out["verdict"] == "error"
     assert "::error::memharness: bad input" in result.stdout
-    assert "no-such-workload" in result.stderr          # the harness's own message
+    assert "no-such-workload" in result.stdout          # the harness's own message
     assert "regression" not in result.stdout + summary
 
 
@@ -164,22 +199,72 @@ def test_history_input_adds_the_comparisons_runs_to_the_store(github):
                                history="history/memory.sqlite")
     assert result.returncode == 0, result.stdout + result.stderr
     store = workspace / "history" / "memory.sqlite"
-    assert "6 runs added to the history " + str(store) in result.stderr
+    assert "6 runs added to the history " + str(store) in result.stdout
     shown = subprocess.run([HARNESS, "history", "show", "--history", str(store), "--metric", "peak_rss_kb",
                             "--workload", "idle-return"], capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     assert "idle-return" in shown.stdout and "glibc" in shown.stdout
 
 
-def test_action_yml_passes_every_input_to_the_script():
+def test_action_yml_passes_every_input_to_the_script_and_the_token_only_to_the_comment():
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
-    [step] = action["runs"]["steps"]
-    assert step["run"] == '"$GITHUB_ACTION_PATH/ci/action.sh"'
-    passed = {k[len("INPUT_"):].lower() for k in step["env"] if k.startswith("INPUT_")}
+    compare, comment = action["runs"]["steps"]
+    assert compare["run"] == '"$GITHUB_ACTION_PATH/ci/action.sh"'
+    assert comment["run"] == 'python3 "$GITHUB_ACTION_PATH/ci/action.py" comment'
+    passed = {k[len("INPUT_"):].lower() for k in {**compare["env"], **comment["env"]} if k.startswith("INPUT_")}
     assert passed == {name.replace("-", "_") for name in action["inputs"]} - {"token"}
-    assert step["env"]["GITHUB_TOKEN"] == "${{ inputs.token }}"
+    # The token is only where nothing given by the inputs runs.
+    assert not any("token" in k.lower() or "token" in str(v) for k, v in compare["env"].items())
+    assert comment["env"]["GITHUB_TOKEN"] == "${{ inputs.token }}"
+    assert comment["env"]["MEMHARNESS_ACTION_MARKDOWN"] == "${{ steps.compare.outputs.markdown }}"
+    assert "!cancelled()" in comment["if"]  # a regression is commented too
     assert set(action["outputs"]) >= {"verdict", "report", "markdown"}
+
+
+def test_what_the_harness_prints_is_no_workflow_command(github):
+    """A command whose program name and arguments hold ::error:: lines: the harness's
+    messages about it and the echo of its command line are between stop-commands, so
+    that no line of them is a workflow command; the harness gets neither the token nor
+    the inputs."""
+    hostile = "'no-such-program\n::error file=x::injected\n::add-mask::x' '\n::set-output name=verdict::no-regression'"
+    env = dict(github, GITHUB_TOKEN="a-token")
+    result, summary, out = act(env, baseline="glibc", candidate="glibc", command=hostile, runs="2")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "::error file=x::injected" in result.stdout      # the harness's message, shown
+    assert workflow_commands_outside_stops(result.stdout + result.stderr) == []
+    assert out["verdict"] == "error"
+
+
+def test_the_harness_runs_without_the_token_and_the_inputs(github):
+    workspace = Path(github["GITHUB_WORKSPACE"])
+    env = dict(github, GITHUB_TOKEN="a-token")
+    result, summary, out = act(env, baseline="glibc", candidate="glibc", runs="2",
+                               command=f"sh -c 'env > {workspace}/program.env'")
+    assert result.returncode == 0, result.stdout + result.stderr
+    names = {line.split("=", 1)[0] for line in (workspace / "program.env").read_text().splitlines() if "=" in line}
+    assert "GITHUB_WORKSPACE" in names and not [n for n in names if n == "GITHUB_TOKEN" or n.startswith("INPUT_")]
+    assert "a-token" not in (workspace / "program.env").read_text()
+
+
+def action_module():
+    spec = importlib.util.spec_from_file_location("action", COMMENT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_code_fence_in_the_steps_cannot_close_the_summarys(capsys):
+    """The history steps go to the job summary in a code block: a reason holding ``` or
+    longer runs of backticks stays inside it."""
+    action = action_module()
+    text = "r06: regression; acknowledged: x\n```\n@octocat ````` y"
+    block = action.fenced(text)
+    fence = block.splitlines()[0]
+    assert set(fence) == {"`"} and len(fence) == 6 and block.endswith("\n" + fence)
+    assert not [line for line in block.splitlines()[1:-1] if line.startswith(fence)]
+    action.workflow_command("error", "memharness: a\nb%c\r::error::d")
+    assert capsys.readouterr().out == "::error::memharness: a%0Ab%25c%0D::error::d\n"
 
 
 def test_example_workflow_uses_the_action():
@@ -223,11 +308,33 @@ def test_history_steps_gate_the_step_and_the_page_is_written(github, tmp_path):
 def test_history_workflow_keeps_the_store_on_a_branch_under_one_concurrency_group():
     workflow = yaml.safe_load((ROOT / "ci" / "history-workflow.yml").read_text())
     assert workflow["concurrency"]["group"] and workflow["concurrency"]["cancel-in-progress"] is False
-    [job] = workflow["jobs"].values()
-    [action] = [step for step in job["steps"] if step.get("uses") == "./"]
+    jobs = workflow["jobs"]
+    [measure] = [job for job in jobs.values() if any(step.get("uses") == "./" for step in job["steps"])]
+    [action] = [step for step in measure["steps"] if step.get("uses") == "./"]
     assert action["with"]["history"].startswith("history/") and action["with"]["history-last"] == 1
     inputs = yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]
     assert set(action["with"]) <= set(inputs)
-    run = "\n".join(step.get("run", "") for step in job["steps"])
-    assert "memharness-history" in run and "git push" in run
-    assert any(step.get("uses", "").startswith("actions/deploy-pages") for step in job["steps"])
+    # The job that runs the pins reads only; the store is pushed by another job.
+    assert measure["permissions"] == {"contents": "read"} and workflow["permissions"] == {"contents": "read"}
+    [store] = [job for job in jobs.values()
+               if re.search(r"\bgit\b.* push origin", "\n".join(s.get("run", "") for s in job["steps"]))]
+    assert store is not measure and store["permissions"] == {"contents": "write"}
+    assert "memharness-history" in "\n".join(s.get("run", "") for s in store["steps"])
+    assert not any(step.get("uses") == "./" for step in store["steps"])
+    [pages] = [job for job in jobs.values()
+               if any(step.get("uses", "").startswith("actions/deploy-pages") for step in job["steps"])]
+    assert pages is not measure and "id-token" not in measure["permissions"]
+
+
+@pytest.mark.parametrize("name", ["github-workflow.yml", "history-workflow.yml"])
+def test_example_workflows_leave_no_token_in_the_checkout(name):
+    """Every checkout says persist-credentials: false (else the token sits in .git/config
+    for the program under test to read); a step given the token runs no harness."""
+    workflow = yaml.safe_load((ROOT / "ci" / name).read_text())
+    checkouts = [step for job in workflow["jobs"].values() for step in job["steps"]
+                 if step.get("uses", "").startswith("actions/checkout")]
+    assert checkouts and all(step["with"]["persist-credentials"] is False for step in checkouts)
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            if "github.token" in json.dumps(step):
+                assert step.get("uses") != "./" and not re.search(r"(?<![\w-])harness\b", step.get("run", ""))

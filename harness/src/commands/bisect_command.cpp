@@ -381,9 +381,9 @@ std::optional<Range> walk(const Options& o, Bisect& b, int& exit_code) {
       exit_code = signal ? stopped(b, signal) : 1;
       return std::nullopt;
     }
-    const std::string subject = commit_subject(b.repo, s->commit);
+    const std::string subject = escape::terminal(commit_subject(b.repo, s->commit));
     fmt::print(stderr, "{}: step {}: {} {}: {}{}\n", kWho, n, short_sha(s->commit), subject, s->outcome,
-               s->outcome == "skip" ? " (" + s->note.substr(0, 300) + ")" : "");
+               s->outcome == "skip" ? " (" + escape::terminal(s->note.substr(0, 300)) + ")" : "");
     if (s->outcome == "skip") r.skipped.insert(pick);
     else if (s->outcome == "bad") r.hi = pick;
     else r.lo = pick;
@@ -402,12 +402,12 @@ int report_first_bad(Bisect& b, const Range& r) {
   save(b);
   if (at) fmt::print("\n{}", at->table);
   if (maybe.empty()) {
-    fmt::print("first bad commit: {} {}\n", first, commit_subject(b.repo, first));
+    fmt::print("first bad commit: {} {}\n", first, escape::terminal(commit_subject(b.repo, first)));
   } else {
     std::string names;
     for (const auto& m : maybe) names += " " + m;
     fmt::print("first bad commit: {} {}, or one of the commits before it that did not build:{}\n", first,
-               commit_subject(b.repo, first), names);
+               escape::terminal(commit_subject(b.repo, first)), names);
   }
   fmt::print("state: {}\n", b.state_path);
   return 0;

@@ -114,7 +114,7 @@ std::string step_text(const history::Step& st, const DisplayUnit& unit, const hi
                      compare::verdict_name(st.verdict), 100 * st.change, display_number(st.before, unit),
                      display_number(st.after, unit), unit.unit.empty() ? "" : " " + unit.unit,
                      st.censored ? ", censored" : "", 100 * st.ci.lo, 100 * st.ci.hi, st.p,
-                     ack ? "; acknowledged: " + ack->reason : "");
+                     ack ? "; acknowledged: " + escape::terminal(ack->reason) : "");
 }
 
 void print_series(const Judged& j, const std::vector<history::Acknowledgement>& acks, SeriesNames& names) {

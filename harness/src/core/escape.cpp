@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace mh::escape {
 
 namespace {
@@ -63,6 +65,34 @@ int hex_digit(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
+}
+
+bool ascii_digit(std::string_view s, size_t i) { return i < s.size() && s[i] >= '0' && s[i] <= '9'; }
+
+bool starts_with_nocase(std::string_view s, size_t i, std::string_view word) {
+  if (i + word.size() > s.size()) return false;
+  for (size_t k = 0; k < word.size(); ++k)
+    if (std::tolower(static_cast<unsigned char>(s[i + k])) != word[k]) return false;
+  return true;
+}
+
+// GitHub's mentions (@user, @org/team), references (#123, owner/repo#123,
+// GH-123, user@sha) and autolinks (scheme://..., www., addresses) each broken
+// by a word joiner at the place that escape.h names.
+std::string unlinked(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '.' && i >= 3 && starts_with_nocase(s, i - 3, "www")) out += kWordJoiner;
+    out += c;
+    const bool joined = c == '@' || (c == '#' && ascii_digit(s, i + 1)) ||
+                        (c == ':' && s.substr(i + 1, 2) == "//") ||
+                        ((c == 'h' || c == 'H') && i >= 1 && starts_with_nocase(s, i - 1, "gh-") &&
+                         ascii_digit(s, i + 2));
+    if (joined) out += kWordJoiner;
+  }
+  return out;
 }
 
 }  // namespace
@@ -159,13 +189,17 @@ std::string markdown(std::string_view s) {
       default: out += c;
     }
   }
-  return out;
+  return unlinked(out);
 }
 
 std::string csv(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  // OWASP's rule for CSV injection: a leading ' makes the cell text.
+  const bool formula = !s.empty() && std::string_view("=+-@\t\r").find(s[0]) != std::string_view::npos;
+  std::string cell(formula ? "'" : "");
+  cell.append(s);
+  if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
   std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
 

@@ -29,7 +29,7 @@ double run_bytes_at_most(const RunBounds& b) {
 // What a message replaces when it comes again ("" for one that adds to the
 // record each time, or holds nothing that grows: a mark, the VmHWM).
 std::string message_key(const Json& m, size_t errors) {
-  auto name = [&](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  auto name = [&](const Json& v) { return v.is_string() ? v.get<std::string>() : json_text(v); };
   if (m.contains("metric")) return "metric:" + name(m["metric"]);
   if (m.contains("allocator")) return "allocator";
   if (m.contains("allocator_stats")) return "allocator_stats";

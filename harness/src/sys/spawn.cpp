@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 
 #include "sys/containment.h"
 #include "sys/interrupt.h"
@@ -29,6 +30,18 @@ bool is_allocator_variable(const std::string& name) {
   for (const char* e : exact)
     if (name == e) return true;
   for (const char* prefix : {"MIMALLOC_", "TCMALLOC_", "SCAV_", "JE_MALLOC_CONF"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// Credentials a CI runner hands the harness, which the program under test, its
+// load generator and a pin's build have no business reading: GitHub's token and
+// the action's inputs, its OIDC and runtime tokens, GitLab's and Buildkite's job
+// tokens.
+bool is_credential_variable(const std::string& name) {
+  for (const char* exact : {"GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "CI_JOB_TOKEN", "BUILDKITE_AGENT_ACCESS_TOKEN"})
+    if (name == exact) return true;
+  for (const char* prefix : {"ACTIONS_ID_TOKEN_REQUEST_", "INPUT_"})
     if (name.rfind(prefix, 0) == 0) return true;
   return false;
 }
@@ -53,9 +66,21 @@ std::map<std::string, std::string> clean_environment() {
     auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
     std::string k = kv.substr(0, eq);
-    if (!is_allocator_variable(k)) env[k] = kv.substr(eq + 1);
+    if (!is_allocator_variable(k) && !is_credential_variable(k)) env[k] = kv.substr(eq + 1);
   }
   return env;
+}
+
+std::vector<std::string> withheld_credentials() {
+  std::vector<std::string> names;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string_view::npos && is_credential_variable(std::string(kv.substr(0, eq))))
+      names.emplace_back(kv.substr(0, eq));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::optional<Child> Child::start_paused(const ChildSpec& spec, std::string& error) {

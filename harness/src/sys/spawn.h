@@ -58,8 +58,16 @@ class Child {
 };
 
 // The harness's environment minus everything that would choose or configure an
-// allocator behind the registry's back (LD_PRELOAD, MALLOC_CONF, MIMALLOC_*, ...).
+// allocator behind the registry's back (LD_PRELOAD, MALLOC_CONF, MIMALLOC_*, ...)
+// and the credentials of a CI runner (withheld_credentials()): the environment
+// of every process the harness starts (runs, load generators, pin builds,
+// helpers). --env adds to it after.
 std::map<std::string, std::string> clean_environment();
+// The names (never the values) of the CI credentials in the harness's
+// environment that clean_environment() leaves out, sorted: GITHUB_TOKEN,
+// ACTIONS_ID_TOKEN_REQUEST_*, ACTIONS_RUNTIME_TOKEN, INPUT_*, CI_JOB_TOKEN,
+// BUILDKITE_AGENT_ACCESS_TOKEN. The report's context names them.
+std::vector<std::string> withheld_credentials();
 
 // Time limits of the helper processes the harness runs, each stated in
 // docs/options.md: a workload's --describe and --check, git, and the configure and build
