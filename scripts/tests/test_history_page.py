@@ -57,17 +57,18 @@ def test_the_page_renders_the_store(tmp_path, browser):
     medians = {}
     for revision, value in rows:
         medians.setdefault(revision, []).append(value)
-    expected = [statistics.median(v) for v in medians.values()]
+    # Stored in KiB, drawn in MB (10^6 bytes) as every table shows them.
+    expected = [statistics.median(v) * 1.024e-3 for v in medians.values()]
     shown = browser.execute_script(
         "const c = Chart.getChart('chart-0'); return c.data.datasets.find(d => d.label === 'median').data")
-    assert shown == expected
+    assert shown == pytest.approx(expected)
     # One hovered value: the tooltip of the fifth point.
     tooltip = browser.execute_script("""
         const c = Chart.getChart('chart-0');
         c.tooltip.setActiveElements([{datasetIndex: 2, index: 4}], {x: 0, y: 0});
         c.update();
         return c.tooltip.body.map(b => b.lines.concat(b.after)).flat();""")
-    assert tooltip == ["median: 12,008", "3 runs; click: their RSS"]
+    assert tooltip == ["median: 12.296", "3 runs; click: their RSS"]
     steps = browser.find_element("id", "steps").text
     assert steps.startswith("regression +33.3% " + HOSTILE)
     assert "at r04" in steps
@@ -117,7 +118,13 @@ def test_a_click_on_a_point_plots_its_runs_rss_over_time(tmp_path, browser):
     assert runs == 3
     assert [d["kind"] for d in lines].count("rss") == runs
     assert [d["kind"] for d in lines].count("anon") == runs
-    assert max(max(d["ys"]) for d in lines if d["kind"] == "rss") == peak_kb / 1024 == 12016 / 1024
+    # In MB (10^6 bytes) as every table: kB * 1.024e-3, never MiB.
+    assert max(max(d["ys"]) for d in lines if d["kind"] == "rss") == pytest.approx(peak_kb * 1.024e-3)
+    assert peak_kb == 12016
+    medians = browser.execute_script("return Chart.getChart('chart-0').data.datasets[2].data")
+    assert medians[4] == pytest.approx(12008 * 1.024e-3)
+    heading = browser.find_element("css selector", "#charts h3").text
+    assert "peak_rss_kb (MB)" in heading and "{" not in heading
     # The mark's name shows as text, under the chart and on it, never as HTML.
     assert HOSTILE + " 0.00" in panel.text
     assert browser.execute_script("return document.querySelectorAll('img').length") == 0

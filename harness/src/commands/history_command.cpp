@@ -206,8 +206,9 @@ int write_page(const Options& o, history::Store& store) {
   if (!judged) return bad_input(kWho, error);
   std::vector<history::PageSeries> page;
   const auto acks = store.acknowledgements();
+  SeriesNames names(find_layout().libexec);
   for (auto& j : *judged) {
-    history::PageSeries ps{j.series, j.steps, {}};
+    history::PageSeries ps{j.series, names.name(j.series.workload, j.series.params), j.steps, {}};
     for (const auto& st : j.steps)
       if (const auto* ack = acknowledged(acks, j.series, st)) ps.acknowledged[st.index] = ack->reason;
     page.push_back(std::move(ps));

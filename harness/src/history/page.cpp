@@ -7,6 +7,7 @@
 
 #include "core/escape.h"
 #include "core/metrics.h"
+#include "core/units.h"
 #include "sys/output_file.h"
 
 namespace mh::history {
@@ -108,7 +109,8 @@ function runLines(p) {
       notes.push(name + ': no series stored for this run');
       return;
     }
-    const line = ys => r.t.map((t, j) => ({x: t / 1000, y: ys[j] === null ? null : ys[j] / 1024}));
+    // kB as read from /proc to MB (10^6 bytes), the unit of every table.
+    const line = ys => r.t.map((t, j) => ({x: t / 1000, y: ys[j] === null ? null : ys[j] * 1.024e-3}));
     datasets.push({label: name + ' RSS', kind: 'rss', data: line(r.rss), borderColor: colour,
                    backgroundColor: colour, borderWidth: 1.5, pointRadius: 0});
     if (r.anon !== null)
@@ -128,7 +130,7 @@ function showRuns(s, k, box) {
   box.appendChild(panel);
   panel.hidden = false;
   panel.dataset.revision = p.revision;
-  panel.appendChild(el('h4', s.workload + ' · ' + s.allocator + ' · ' + s.machine + ' at ' + p.revision +
+  panel.appendChild(el('h4', s.title + ' · ' + s.allocator + ' · ' + s.machine + ' at ' + p.revision +
                              ': RSS of ' + p.run_ids.length + ' runs'));
   const close = el('button', 'close');
   close.onclick = () => { panel.hidden = true; };
@@ -158,7 +160,8 @@ function pct(x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(1) + '%'; }
 const list = document.getElementById('steps'), charts = document.getElementById('charts');
 let steps = 0;
 data.series.forEach((s, i) => {
-  const name = s.workload + ' · ' + s.allocator + ' · ' + s.machine + ': ' + s.metric;
+  const name = s.title + ' · ' + s.allocator + ' · ' + s.machine + ': ' + s.metric;
+  const shown = v => v === null ? null : v * s.scale;
   s.steps.forEach(st => {
     const li = el('li', st.verdict + ' ' + pct(st.change) + ' ' + name + ' at ' + st.revision.slice(0, 12) +
                         ' (p ' + st.p.toPrecision(2) + ')' +
@@ -169,21 +172,20 @@ data.series.forEach((s, i) => {
   });
   const box = el('section');
   box.appendChild(el('h3', name + (s.unit ? ' (' + s.unit + ')' : '')));
-  box.appendChild(el('p', s.workload + ' ' + s.params));
   const canvas = el('canvas');
   canvas.id = 'chart-' + i;
   box.appendChild(canvas);
   charts.appendChild(box);
   const at = new Set(s.steps.map(st => st.index));
-  const median = s.points.map(p => p.median);
+  const median = s.points.map(p => shown(p.median));
   new Chart(canvas, {
     type: 'line',
     data: {
       labels: s.points.map(p => p.revision.slice(0, 10)),
       datasets: [
-        {label: 'max', data: s.points.map(p => p.max), pointRadius: 0, borderWidth: 0, fill: '+1',
+        {label: 'max', data: s.points.map(p => shown(p.max)), pointRadius: 0, borderWidth: 0, fill: '+1',
          backgroundColor: 'rgba(54, 162, 235, 0.2)'},
-        {label: 'min', data: s.points.map(p => p.min), pointRadius: 0, borderWidth: 0, fill: false},
+        {label: 'min', data: s.points.map(p => shown(p.min)), pointRadius: 0, borderWidth: 0, fill: false},
         {label: 'median', data: median, borderColor: 'rgb(54, 162, 235)',
          pointStyle: s.points.map((p, k) => at.has(k) ? 'triangle' : 'circle'),
          pointRadius: s.points.map((p, k) => at.has(k) ? 8 : 3),
@@ -223,12 +225,15 @@ Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRu
     Json points = Json::array(), steps = Json::array();
     for (const auto& p : s.points) points.push_back(point_json(p));
     for (const auto& st : ps.steps) steps.push_back(step_json(st, ps.acknowledged));
+    const DisplayUnit unit = display_unit(metric_info(s.metric, s.workload, {}).unit);
     out.push_back(Json{{"workload", s.workload},
                        {"params", s.params},
+                       {"title", ps.title.empty() ? s.workload + " " + s.params : ps.title},
                        {"allocator", s.allocator},
                        {"machine", s.machine},
                        {"metric", s.metric},
-                       {"unit", metric_info(s.metric, s.workload, {}).unit},
+                       {"unit", unit.unit},
+                       {"scale", unit.scale},
                        {"points", points},
                        {"steps", steps}});
   }

@@ -20,6 +20,7 @@ inline constexpr const char* kChartJs = "/usr/share/javascript/chart.js/chart.mi
 
 struct PageSeries {
   Series series;
+  std::string title;  // as `history show` names the series; "" for workload and params
   std::vector<Step> steps;
   std::map<size_t, std::string> acknowledged;  // step index -> the reason
 };
