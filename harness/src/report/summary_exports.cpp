@@ -31,7 +31,7 @@ std::string summary_markdown(const std::vector<RunRecord>& runs, const Headlines
   const SummaryBlocks s = summary_blocks(runs, headlines);
   std::string out;
   for (const auto& b : s.blocks) out += markdown_table(b) + "\n";
-  return out + summary_notes(runs, s.ranked, "- ", escape::markdown);
+  return out + summary_notes(runs, s, "- ", escape::markdown);
 }
 
 std::string summary_csv(const std::vector<RunRecord>& runs, const DeclaredMetrics& declared) {
