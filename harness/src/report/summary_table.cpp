@@ -165,6 +165,33 @@ SummaryBlock block_of(const BlockInput& in, bool& never) {
 
 }  // namespace
 
+Json headlines_json(const HeadlinesByWorkload& h) {
+  Json out = Json::object();
+  for (const auto& [workload, heads] : h) {
+    out[workload] = Json::array();
+    for (const auto& x : heads)
+      out[workload].push_back(Json{{"metric", x.metric}, {"title", x.title}, {"unit", x.unit}, {"better", x.better}});
+  }
+  return out;
+}
+
+HeadlinesByWorkload headlines_from_json(const Json& j) {
+  HeadlinesByWorkload out;
+  if (!j.is_object()) return out;
+  for (const auto& [workload, heads] : j.items()) {
+    if (!heads.is_array()) continue;
+    auto& list = out[workload];
+    auto text = [](const Json& o, const char* key) {
+      const auto it = o.find(key);
+      return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    for (const auto& x : heads)
+      if (x.is_object() && !text(x, "metric").empty())
+        list.push_back({text(x, "metric"), text(x, "title"), text(x, "unit"), text(x, "better")});
+  }
+  return out;
+}
+
 std::vector<std::string> table_allocators(const std::vector<RunRecord>& runs) {
   std::vector<std::string> out;
   for (const auto& r : runs)

@@ -23,6 +23,10 @@ namespace mh {
 // Headline figures by workload name; a workload without any keeps the order
 // of the runs.
 using HeadlinesByWorkload = std::map<std::string, std::vector<Headline>>;
+// As a report's context keeps them ("headlines"), so that `harness show`
+// draws the table the run drew; read back leniently (nothing on a bad entry).
+Json headlines_json(const HeadlinesByWorkload& h);
+HeadlinesByWorkload headlines_from_json(const Json& j);
 
 // How a table is drawn: the allocator the ratio column divides by ("": the
 // first of the runs), and every column (`wide`) or those that fit in `width`.
