@@ -128,7 +128,7 @@ SummaryBlock block_of(const BlockInput& in, bool& never) {
   b.leave_out = {0, 0, 0};
   const Headline figure = ratio_figure(in.headlines);
   const SummaryRow* ref = reference_row(in.rows, in.reference);
-  const bool ratio = ref && ratio_of(*ref, *ref, figure.metric);
+  const bool ratio = ref && in.rows.size() > 1 && ratio_of(*ref, *ref, figure.metric);
   const size_t ratio_at = size_t(std::count_if(columns.begin(), columns.end(), [&](const Column& c) {
     return std::any_of(in.headlines.begin(), in.headlines.end(), [&](const Headline& h) { return h.metric == c.metric; });
   }));
