@@ -294,8 +294,8 @@ constexpr size_t kShortTitle = 12;  // a title this short stays on one line ("ru
 
 // A title on one line when it fits over its cells, else on two, split at the
 // space that makes the longer line shortest: (first line, second line).
-std::pair<std::string, std::string> title_lines(const std::string& title, size_t cells) {
-  if (title.size() <= std::max(cells, kShortTitle)) return {"", title};
+std::pair<std::string, std::string> title_lines(const std::string& title, size_t cells, bool wrap) {
+  if (!wrap || title.size() <= std::max(cells, kShortTitle)) return {"", title};
   std::pair<std::string, std::string> best = {"", title};
   for (size_t at = title.find(' '); at != std::string::npos; at = title.find(' ', at + 1)) {
     std::pair<std::string, std::string> split = {title.substr(0, at), title.substr(at + 1)};
@@ -318,7 +318,7 @@ struct Laid {
   }
 };
 
-Laid lay_out(const SummaryBlock& b) {
+Laid lay_out(const SummaryBlock& b, bool wrap) {
   Laid l;
   l.lines = b.lines;
   for (auto& line : l.lines)
@@ -326,7 +326,7 @@ Laid lay_out(const SummaryBlock& b) {
   for (size_t i = 0; i < b.header.size(); ++i) {
     size_t cells = 0;
     for (const auto& line : l.lines) cells = std::max(cells, line[i].size());
-    auto [top, bottom] = title_lines(escape::terminal(b.header[i]), cells);
+    auto [top, bottom] = title_lines(escape::terminal(b.header[i]), cells, wrap);
     l.width.push_back(std::max({cells, top.size(), bottom.size()}));
     l.top.push_back(std::move(top));
     l.bottom.push_back(std::move(bottom));
@@ -334,10 +334,12 @@ Laid lay_out(const SummaryBlock& b) {
   return l;
 }
 
-// Leaves out the columns of most leave_out rank until the block fits `width`;
-// their titles go to `left_out`.
-SummaryBlock fitted(SummaryBlock b, size_t width, std::vector<std::string>& left_out) {
-  while (lay_out(b).total() > width) {
+// Titles on two lines when one line is too wide, then the columns of most
+// leave_out rank left out until the block fits `width`; their titles go to
+// `left_out`.
+SummaryBlock fitted(SummaryBlock b, size_t width, std::vector<std::string>& left_out, bool& wrap) {
+  wrap = lay_out(b, false).total() > width;
+  while (lay_out(b, wrap).total() > width) {
     const auto most = std::max_element(b.leave_out.begin(), b.leave_out.end());
     if (most == b.leave_out.end() || *most == 0) break;
     const size_t i = size_t(most - b.leave_out.begin());
@@ -361,8 +363,8 @@ std::string row_text(const std::vector<std::string>& cells, const std::vector<si
 }
 
 // One block as text: the title lines, a rule, and a line per row.
-std::string aligned(const SummaryBlock& b) {
-  const Laid l = lay_out(b);
+std::string aligned(const SummaryBlock& b, bool wrap) {
+  const Laid l = lay_out(b, wrap);
   std::string out;
   if (std::any_of(l.top.begin(), l.top.end(), [](const std::string& t) { return !t.empty(); }))
     out += row_text(l.top, l.width);
@@ -380,7 +382,9 @@ std::string summary_table(const std::vector<RunRecord>& runs, const HeadlinesByW
   std::vector<std::string> left_out;
   for (const auto& b : s.blocks) {
     if (!out.empty()) out += "\n";
-    out += aligned(settings.wide ? b : fitted(b, settings.width, left_out));
+    bool wrap = false;
+    const SummaryBlock shown = settings.wide ? b : fitted(b, settings.width, left_out, wrap);
+    out += aligned(shown, wrap);
   }
   out += summary_notes(runs, s, "", escape::terminal);
   if (!left_out.empty()) {
