@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cells.h"
 #include "core/escape.h"
 #include "core/metrics.h"
 #include "core/units.h"
@@ -46,12 +47,10 @@ std::string pct(double v) {
   return fmt::format("{:+.1f}%", v * 100);
 }
 
-// A side's median (min-max) of the runs; a median that never came as "> 3011 ms
-// (never)", the unit said since the bound is no figure of the column.
+// A side's median (min-max) of the runs, as every table shows figures
+// (cells.h): a median that never came as "> 3011 ms (never)".
 std::string side_cell(const MetricComparison& m, const SideStats& s) {
-  if (s.median_above) return fmt::format("> {} {} (never)", show(m, s.median), display_unit(m.unit).unit);
-  return fmt::format("{} ({}-{}{})", show(m, s.median), show(m, s.min), show(m, s.max),
-                     s.above.empty() ? "" : fmt::format(", {} never", s.above.size()));
+  return figures_cell({s.median, s.min, s.max, s.n, s.above.size(), s.median_above}, display_unit(m.unit));
 }
 
 // "never -> 124 ms" when a median never came; the relative change otherwise.

@@ -15,6 +15,7 @@
 
 #include "core/metrics.h"
 #include "core/derived_metrics.h"
+#include "core/ledger_notes.h"
 #include "core/summary.h"
 #include "sys/json_read.h"
 
@@ -654,6 +655,14 @@ Json summary_json(const std::vector<RunRecord>& runs) {
                            {"runs_ok", row.runs_ok},
                            {"runs_total", row.runs_total},
                            {"metrics", metrics}});
+    // Only where there are some: the ledger's figures need a word (ledger_notes.h).
+    const auto run = std::find_if(runs.begin(), runs.end(), [&](const RunRecord& r) {
+      return r.workload == row.workload && r.allocator.name == row.allocator && r.role == row.role;
+    });
+    Json notes = Json::array();
+    for (const auto& n : ledger_notes(row, *run))
+      notes.push_back(Json{{"code", n.code}, {"text", n.figures + ": " + n.why}, {"live_kb", n.live_kb}, {"anon_kb", n.anon_kb}});
+    if (!notes.empty()) summary.back()["notes"] = notes;
   }
   return summary;
 }
