@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "commands/exports.h"
+#include "history/store.h"
 #include "inputs/program.h"
 #include "measure/memory_limit.h"
 
@@ -125,6 +126,12 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
   e.verbose = o.verbose;
   e.history = o.history.target;
   if (e.history.cwd.empty()) e.history.cwd = o.program_flags.cwd;
+  // The store is opened (made, or migrated and checked) before anything runs:
+  // one that cannot take the runs is refused now, not after them.
+  if (!e.history.file.empty() && !history::Store::open(e.history.file, error)) {
+    error = "--history: " + error;
+    return false;
+  }
   e.progress = !o.quiet && isatty(STDERR_FILENO);
   if (!o.memory_limit.empty()) {
     auto bytes = parse_size(o.memory_limit);

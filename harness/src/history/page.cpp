@@ -8,6 +8,7 @@
 #include "core/escape.h"
 #include "core/metrics.h"
 #include "core/units.h"
+#include "sys/input_file.h"
 #include "sys/output_file.h"
 
 namespace mh::history {
@@ -263,11 +264,16 @@ std::string write_page(const std::string& dir, const std::vector<PageSeries>& se
   std::error_code ec;
   if (!fs::exists(kChartJs, ec))
     return std::string("Chart.js is not installed (") + kChartJs + "): apt-get install libjs-chart.js";
-  fs::create_directories(dir, ec);
-  if (ec) return dir + ": " + ec.message();
-  fs::copy_file(kChartJs, fs::path(dir) / "chart.min.js", fs::copy_options::overwrite_existing, ec);
-  if (ec) return dir + "/chart.min.js: " + ec.message();
-  return output_file::write_atomic((fs::path(dir) / "index.html").string(), page_html(page_data(series, runs)));
+  std::string error;
+  const auto chart = input_file::read_all(kChartJs, kMaxChartJsBytes, error);
+  if (!chart) return "cannot copy Chart.js: " + error;
+  // Both files are checked before either is written: a page is written whole or not at all.
+  const std::string chart_path = (fs::path(dir) / "chart.min.js").string();
+  const std::string index_path = (fs::path(dir) / "index.html").string();
+  for (const auto& path : {chart_path, index_path})
+    if (auto e = output_file::check_target(path); !e.empty()) return e;
+  if (auto e = output_file::write_atomic(chart_path, *chart); !e.empty()) return e;
+  return output_file::write_atomic(index_path, page_html(page_data(series, runs)));
 }
 
 }  // namespace mh::history

@@ -17,6 +17,8 @@ namespace mh::history {
 
 // Debian's libjs-chart.js; the page refers to it as chart.min.js.
 inline constexpr const char* kChartJs = "/usr/share/javascript/chart.js/chart.min.js";
+// What is read of it at most (Debian's is about 200 KB).
+inline constexpr size_t kMaxChartJsBytes = size_t(16) << 20;
 
 struct PageSeries {
   Series series;
@@ -34,7 +36,9 @@ std::vector<int64_t> shown_runs(const std::vector<PageSeries>& series);
 Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRun>& runs);
 // The page over `data`.
 std::string page_html(const Json& data);
-// Writes DIR/index.html and DIR/chart.min.js; "" or the error.
+// Writes DIR/index.html and DIR/chart.min.js, each as output_file writes a
+// report (checked first, then a new file renamed over it: a link or a device
+// planted at either name is refused, never followed); "" or the error.
 std::string write_page(const std::string& dir, const std::vector<PageSeries>& series,
                        const std::vector<TracedRun>& runs);
 
