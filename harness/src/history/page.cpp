@@ -1,6 +1,7 @@
 // The dashboard page (see page.h).
 #include "history/page.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -101,10 +102,28 @@ function markLines(marks) {
     ctx.restore();
   }};
 }
+// Traces not inlined are in traces/traces-K.js, each calling historyTraces.
+window.historyTraces = (k, runs) => { Object.assign(data.runs, runs); };
+function chunkOf(id) { return data.chunks.findIndex(c => id >= c[0] && id <= c[1]); }
+function withTraces(ids, then) {
+  const wanted = [...new Set(ids.filter(id => !(id in data.runs)).map(chunkOf).filter(k => k >= 0))];
+  let left = wanted.length;
+  if (left === 0) return then();
+  wanted.forEach(k => {
+    const script = document.createElement('script');
+    script.src = 'traces/traces-' + k + '.js';
+    script.onload = script.onerror = () => { if (--left === 0) then(); };
+    document.head.appendChild(script);
+  });
+}
 function runLines(p) {
   const datasets = [], marks = [], notes = [];
   p.run_ids.forEach((id, n) => {
     const r = data.runs[id], colour = palette[n % palette.length];
+    if (r === undefined) {
+      notes.push('run ' + (n + 1) + ': its trace could not be loaded from traces/ (chunk ' + chunkOf(id) + ')');
+      return;
+    }
     const name = 'run ' + (n + 1) + (r.role ? ' ' + r.role : '') + ' (repetition ' + r.repetition + ')';
     if (r.t.length === 0) {
       notes.push(name + ': no series stored for this run');
@@ -200,13 +219,20 @@ data.series.forEach((s, i) => {
         const p = s.points[c.dataIndex];
         return p.runs + ' runs' + (p.censored ? ', ' + p.censored + ' censored' : '') + '; click: their RSS';
       }}}},
-      onClick: (e, hit) => { if (hit.length) showRuns(s, hit[0].index, box); },
+      onClick: (e, hit) => {
+        if (hit.length) withTraces(s.points[hit[0].index].run_ids, () => showRuns(s, hit[0].index, box));
+      },
       onHover: (e, hit) => { e.native.target.style.cursor = hit.length ? 'pointer' : 'default'; },
     },
   });
 });
 if (steps === 0) list.appendChild(el('li', 'no steps'));
 document.getElementById('status').textContent = data.series.length + ' charts, ' + steps + ' steps';
+document.getElementById('traces-note').textContent = 'RSS over time: the traces of ' +
+  data.inline.runs + ' runs (the last ' + data.inline.revisions + ' revisions of each series and those either ' +
+  'side of its steps) are in this page; ' + (data.chunks.length === 0 ? 'there are no others.' :
+  'the other ' + data.inline.loaded + ' runs\' are loaded on a click from ' + data.chunks.length +
+  ' files traces/traces-K.js beside it.');
 document.body.dataset.rendered = String(data.series.length);
 )js";
 
@@ -219,7 +245,23 @@ std::vector<int64_t> shown_runs(const std::vector<PageSeries>& series) {
   return {ids.begin(), ids.end()};
 }
 
-Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRun>& runs) {
+std::set<int64_t> inlined_runs(const std::vector<PageSeries>& series) {
+  std::set<int64_t> ids;
+  const auto take = [&](const Point& p) { ids.insert(p.runs.begin(), p.runs.end()); };
+  for (const auto& ps : series) {
+    const auto& points = ps.series.points;
+    for (size_t i = points.size() > kInlineRevisions ? points.size() - kInlineRevisions : 0; i < points.size(); ++i)
+      take(points[i]);
+    for (const auto& st : ps.steps) {
+      if (st.index > 0) take(points[st.index - 1]);
+      if (st.index < points.size()) take(points[st.index]);
+    }
+  }
+  return ids;
+}
+
+Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRun>& runs,
+               const std::vector<std::pair<int64_t, int64_t>>& chunks) {
   Json out = Json::array();
   for (const auto& ps : series) {
     const Series& s = ps.series;
@@ -240,7 +282,12 @@ Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRu
   }
   Json traces = Json::object();
   for (const auto& r : runs) traces[std::to_string(r.id)] = trace_json(r);
-  return Json{{"series", out}, {"runs", traces}};
+  Json ranges = Json::array();
+  for (const auto& [first, last] : chunks) ranges.push_back(Json{first, last});
+  return Json{{"series", out},
+              {"runs", traces},
+              {"chunks", ranges},
+              {"inline", {{"revisions", kInlineRevisions}, {"runs", runs.size()}, {"loaded", 0}}}};
 }
 
 std::string page_html(const Json& data) {
@@ -251,12 +298,42 @@ std::string page_html(const Json& data) {
           "li.regression{color:#b00}li.acknowledged{color:#666}#run-panel{border:1px solid #ccc;padding:0 1em}"
           "</style>\n</head>\n<body>\n"
           "<h1>memharness history</h1>\n<p id=\"status\">the page's script did not run</p>\n"
+          "<p id=\"traces-note\"></p>\n"
           "<h2>Steps</h2>\n<ul id=\"steps\"></ul>\n<h2>Series</h2>\n<div id=\"charts\"></div>\n"
           "<section id=\"run-panel\" hidden></section>\n"
           "<script type=\"application/json\" id=\"history-data\">"
        << escape::script_json(json_text(data)) << "</script>\n<script>" << kScript << "</script>\n</body>\n</html>\n";
   return html.str();
 }
+
+namespace {
+
+// DIR/traces/traces-K.js for each kChunkRuns of `rest`: a script calling
+// historyTraces(K, {id: trace}); the ranges of ids, or the error.
+std::string write_chunks(const std::string& dir, const std::vector<TracedRun>& rest,
+                         std::vector<std::pair<int64_t, int64_t>>& ranges) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(dir) / "traces";
+  std::error_code ec;
+  fs::remove_all(folder, ec);  // chunks of an earlier page
+  if (rest.empty()) return "";
+  fs::create_directories(folder, ec);
+  if (ec) return folder.string() + ": " + ec.message();
+  for (size_t from = 0, k = 0; from < rest.size(); from += kChunkRuns, ++k) {
+    Json traces = Json::object();
+    const size_t to = std::min(rest.size(), from + kChunkRuns);
+    for (size_t i = from; i < to; ++i) traces[std::to_string(rest[i].id)] = trace_json(rest[i]);
+    ranges.emplace_back(rest[from].id, rest[to - 1].id);
+    const auto path = (folder / ("traces-" + std::to_string(k) + ".js")).string();
+    if (auto e = output_file::write_atomic(path, "historyTraces(" + std::to_string(k) + ", " +
+                                                     escape::script_json(json_text(traces)) + ");\n");
+        !e.empty())
+      return e;
+  }
+  return "";
+}
+
+}  // namespace
 
 std::string write_page(const std::string& dir, const std::vector<PageSeries>& series,
                        const std::vector<TracedRun>& runs) {
@@ -273,7 +350,16 @@ std::string write_page(const std::string& dir, const std::vector<PageSeries>& se
   for (const auto& path : {chart_path, index_path})
     if (auto e = output_file::check_target(path); !e.empty()) return e;
   if (auto e = output_file::write_atomic(chart_path, *chart); !e.empty()) return e;
-  return output_file::write_atomic(index_path, page_html(page_data(series, runs)));
+  // Chunks hold runs in id order, so that a page finds a run's chunk by its id.
+  const auto inline_ids = inlined_runs(series);
+  std::vector<TracedRun> inlined, rest;
+  for (const auto& r : runs) (inline_ids.count(r.id) ? inlined : rest).push_back(r);
+  std::sort(rest.begin(), rest.end(), [](const TracedRun& a, const TracedRun& b) { return a.id < b.id; });
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  if (auto e = write_chunks(dir, rest, ranges); !e.empty()) return e;
+  Json data = page_data(series, inlined, ranges);
+  data["inline"]["loaded"] = rest.size();
+  return output_file::write_atomic(index_path, page_html(data));
 }
 
 }  // namespace mh::history
