@@ -74,6 +74,10 @@ AllocatorIdentity probe_allocator() {
     const char* patch = nullptr;
     const char* v = reinterpret_cast<TcVersion>(f)(&major, &minor, &patch);
     id.version = v ? v : std::to_string(major) + "." + std::to_string(minor);
+  } else if (own_symbol(id.library, "__malloc_end_pointer")) {
+    // snmalloc's shim (override/malloc.cc) exports this bound query; no other
+    // allocator does. snmalloc has no version call: the version stays empty.
+    id.name = "snmalloc";
   } else if (own_symbol(id.library, "gnu_get_libc_version")) {
     id.name = "glibc";
     id.version = gnu_get_libc_version();
