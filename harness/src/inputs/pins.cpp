@@ -2,11 +2,13 @@
 #include "inputs/pins.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -391,6 +393,26 @@ bool extract_tree(const RepoPin& pin, const std::string& repo, const std::string
   return false;
 }
 
+// Wall and CPU time since it was made. The CPU time is that of the processes
+// the harness waited for since (the build's steps and everything they waited
+// for: the compilers), user and system.
+class BuildClock {
+ public:
+  std::string since() const {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    return fmt::format("{:.1f} s, CPU {:.1f} s", wall, children_cpu_s() - cpu_);
+  }
+
+ private:
+  static double children_cpu_s() {
+    rusage ru{};
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  }
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  double cpu_ = children_cpu_s();
+};
+
 // No one else may write what the build made: what makes a cache entry usable.
 void make_private(const fs::path& dir) {
   std::error_code ec;
@@ -424,6 +446,8 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
     const std::string why = untrusted_entry(dir, pin, *sha, lib);
     if (why.empty()) {
       out.cache = "reused";
+      std::cerr << "harness: " << pin.name << " at " << sha->substr(0, 12) << ": the cached build " << dir.string()
+                << "\n";
       return out;
     }
     out.cache = "rebuilt: the cached build was not used: " + why;
@@ -437,6 +461,7 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
   fs::create_directories(source, ec);
   fs::create_directories(build_dir, ec);
   std::ofstream log(log_path);
+  const BuildClock clock;
   std::cerr << "harness: building " << pin.name << " at " << sha->substr(0, 12) << " into " << dir.string()
             << " (log: " << log_path.string() << ")\n";
   if (!extract_tree(pin, *repo, *sha, dir, source, log, error)) return std::nullopt;
@@ -452,6 +477,8 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
     error = "pin '" + pin.name + "': " + e;
     return std::nullopt;
   }
+  log << "built in " << clock.since() << "\n";
+  std::cerr << "harness: built " << pin.name << " at " << sha->substr(0, 12) << " in " << clock.since() << "\n";
   return out;
 }
 

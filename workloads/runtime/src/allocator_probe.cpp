@@ -65,9 +65,11 @@ AllocatorIdentity probe_allocator() {
     if (reinterpret_cast<Mallctl>(f)("version", &v, &len, nullptr, 0) == 0 && v) id.version = v;
   } else if (void* f = own_symbol(id.library, "mi_version")) {
     id.name = "mimalloc";
-    int v = reinterpret_cast<MiVersion>(f)();
-    id.version = std::to_string(v / 100) + "." + std::to_string((v % 100) / 10) + "." +
-                 std::to_string(v % 10);
+    // 217 is 2.1.7; from 3.4 on two digits each for minor and patch (30403 is 3.4.3).
+    const int v = reinterpret_cast<MiVersion>(f)();
+    const int digit = v >= 10000 ? 100 : 10;
+    id.version = std::to_string(v / (digit * digit)) + "." + std::to_string(v / digit % digit) + "." +
+                 std::to_string(v % digit);
   } else if (void* f = own_symbol(id.library, "tc_version")) {
     id.name = "tcmalloc";
     int major = 0, minor = 0;
