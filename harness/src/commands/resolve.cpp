@@ -215,8 +215,11 @@ std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::strin
     auto built = build_pin(*pin, rev->rev, pin_paths(l), error);
     if (!built) return std::nullopt;
     const std::string family = pin->family == "none" ? "custom" : pin->family;
-    out = parse_allocator(family + "=" + built->library + (rev->options.empty() ? "" : ":" + rev->options),
-                          default_allocator_context(l.libdir), error);
+    const std::string built_spec = family + "=" + built->library + (rev->options.empty() ? "" : ":" + rev->options);
+    out = parse_allocator(built_spec, default_allocator_context(l.libdir), error);
+    // Named as the user gave it, not by the cache's path.
+    if (const std::string as_built = "'" + built_spec + "'"; !out && error.find(as_built) != std::string::npos)
+      error.replace(error.find(as_built), as_built.size(), "'" + text + "' (" + built->library + ")");
   } else {
     out = parse_allocator(spec, default_allocator_context(l.libdir), error);
   }
