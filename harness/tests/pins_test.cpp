@@ -44,7 +44,7 @@ TEST(Pins, ABadEntryIsNamed) {
   const std::string path = test::scratch("pins-bad.json");
   const std::pair<const char*, const char*> cases[] = {
       {R"({"pins": {"x": {"repository": "/r", "build": [["make"]], "library": "l.so", "family": "dlmalloc"}}})",
-       "unknown family 'dlmalloc'; valid: jemalloc, mimalloc, tcmalloc, scav, none"},
+       "unknown family 'dlmalloc'; valid: jemalloc, mimalloc, tcmalloc, scav, snmalloc, none"},
       {R"({"pins": {"x": {"repository": "/r", "build": [], "library": "l.so", "family": "none"}}})",
        "pin 'x': \"build\" must be a list of commands"},
       {R"({"pins": {"x": {"repository": "/r", "build": [["make", 3]], "library": "l.so", "family": "none"}}})",
