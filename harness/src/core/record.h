@@ -130,7 +130,7 @@ struct Maybe {
 
 struct AllocatorRecord {
   std::string name;     // as asked: "jemalloc:background_thread=true", "mine=/x/libfoo.so"
-  std::string family;   // glibc, jemalloc, mimalloc, tcmalloc, scav, custom
+  std::string family;   // glibc, jemalloc, mimalloc, tcmalloc, scav, snmalloc, custom
   std::string version;  // as the workload found it in-process
   std::string library;  // what was preloaded ("" for glibc)
   std::map<std::string, std::string> env;  // allocator options as environment
