@@ -519,9 +519,9 @@ TEST(Interrupt, NoGroupOutlivesASigint) {
   if (cgroup::own_dir("memory").empty() && !cgroup::v2_memory_why_not().empty())
     GTEST_SKIP() << "no memory cgroup can be made here";
   for (int signals : {1, 2}) {
-    Background h("groups-sigint", {"--workload", "misbehave", "--mode", "stubborn", "-a", "glibc", "--runs", "1",
+    Background h("groups-sigint-" + std::to_string(signals), {"--workload", "misbehave", "--mode", "stubborn", "-a", "glibc", "--runs", "1",
                                    "--timeout", "30", "--memory-limit", "256M", "--quiet", "--out",
-                                   test::scratch("groups-sigint.json")});
+                                   test::scratch("groups-sigint-" + std::to_string(signals) + ".json")});
     const pid_t pid = h.pid();
     ASSERT_EQ(wait_for_memory_group(h), pid) << h.err();
     std::this_thread::sleep_for(200ms);

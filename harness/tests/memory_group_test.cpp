@@ -60,7 +60,8 @@ Json file_run(const std::string& name, std::vector<std::string> limit) {
   const std::string out = test::scratch(name + ".json");
   std::vector<std::string> args = {"-a", "glibc", "--runs", "1", "--quiet", "--out", out};
   args.insert(args.end(), limit.begin(), limit.end());
-  for (std::string a : {"--", FILE_REREAD, disk_folder().c_str(), "64", "256", "3"}) args.push_back(a);
+  const std::string dir = disk_folder();
+  for (std::string a : {"--", FILE_REREAD, dir.c_str(), "64", "256", "3"}) args.push_back(a);
   const auto r = test::run_harness(args, 120);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return test::load_json(out)["runs"][0];
