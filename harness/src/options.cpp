@@ -201,6 +201,10 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--memory-limit", o.memory_limit,
                  "limit each run's memory to SIZE (K, M, G suffixes): a memory cgroup of its own where the machine "
                  "allows one, else RLIMIT_AS (the report says which); a run the kernel kills for it is 'oom'");
+  app.add_option("--memory-high", o.memory_high,
+                 "throttle each run's memory above SIZE (K, M, G suffixes): cgroup v2 memory.high, where the kernel "
+                 "reclaims and slows the run past it but never kills it; refused where the memory controller is not "
+                 "cgroup v2's (docs/memory-needed.md)");
   app.add_option("--resume", o.resume,
                  "finish REPORT, a report left incomplete by an interruption: the same command again, the runs it "
                  "holds kept and only the missing ones run, into the same file");

@@ -67,6 +67,7 @@ struct Options {
   // execution's.
   RunSettings run;
   std::string memory_limit;  // --memory-limit as given: "512M"; "" none
+  std::string memory_high;   // --memory-high as given; "" none
   std::string heap_sample;   // --heap-sample as given: "512K"; "" none
   // Exports beside the JSON report (run) or comparison (compare): "-" for stdout.
   std::string export_markdown, export_csv;

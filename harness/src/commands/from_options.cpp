@@ -9,7 +9,7 @@
 #include "commands/exports.h"
 #include "history/store.h"
 #include "inputs/program.h"
-#include "measure/memory_limit.h"
+#include "measure/memory_group.h"
 
 namespace mh {
 
@@ -140,6 +140,18 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
       return false;
     }
     e.run.memory_limit = *bytes;
+  }
+  if (!o.memory_high.empty()) {
+    auto bytes = parse_size(o.memory_high);
+    if (!bytes) {
+      error = "--memory-high " + o.memory_high + " is not a size: give bytes or a number with K, M or G, e.g. 512M";
+      return false;
+    }
+    if (const std::string why = memory_high_why_not(); !why.empty()) {
+      error = "--memory-high " + o.memory_high + " needs cgroup v2's memory controller, which is not available here: " + why;
+      return false;
+    }
+    e.run.memory_high = *bytes;
   }
   if (!o.heap_sample.empty()) {
     auto bytes = o.heap_sample == "0" ? std::optional<uint64_t>(0) : parse_size(o.heap_sample);

@@ -143,7 +143,7 @@ int run_command(const Options& o) {
   e.context = make_context(o.argv);
   e.context["headlines"] = headlines_json(headlines_of(e.jobs));
   e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"suite", o.suite}, {"shard", o.shard},
-                                        {"sample_ms", o.run.sample_ms}, {"memory_limit", e.run.memory_limit},
+                                        {"sample_ms", o.run.sample_ms}, {"memory_limit", e.run.memory_limit}, {"memory_high", e.run.memory_high},
                                         {"not_run", not_run}});
   if (!o.resume.empty()) {
     auto kept = runs_to_resume(o.resume, std::nullopt, e.context["plan"], error);

@@ -266,6 +266,7 @@ Json run_to_json(const RunRecord& r) {
       {"sampler", sampler_json(r.sampler)},
       {"output_tail", r.output_tail},
       {"memory_limit", r.memory_limit},
+      {"memory_group", r.memory_group_info.is_null() ? Json::object() : r.memory_group_info},
       {"protocol_errors", r.protocol_errors},
       {"leftover_processes", leftovers_json(r.leftover_processes)},
       {"curve_info", r.curve_info.is_null() ? Json::object() : r.curve_info},
@@ -565,6 +566,7 @@ RunRecord run_from_json(const JsonIn& j) {
   r.data = object_or(j, "data", Json::object());
   r.output_tail = j.string_or("output_tail", "");
   if (auto m = j.find("memory_limit")) r.memory_limit = m->json();
+  r.memory_group_info = object_or(j, "memory_group", Json::object());
   if (auto p = j.find("protocol_errors")) p->each_element([&](const JsonIn& e) { r.protocol_errors.push_back(e.string()); });
   if (auto l = j.find("leftover_processes")) r.leftover_processes = leftovers_from(*l);
   if (auto h = j.find("heap_objects"))
