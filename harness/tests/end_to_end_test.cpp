@@ -492,7 +492,7 @@ TEST(CurveEndToEnd, IdleReturnUnderScavGivesBackAfterItsFreedMark) {
   auto c = test::run_harness({"-w", "idle-return", "--smoke", "-a", "scav", "-n", "1", "-q", "-o", out,
                               "--export-markdown", md, "--export-csv", csv});
   ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
-  EXPECT_NE(c.out.find("90% given back after ms"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("90% given"), std::string::npos) << c.out;  // a long title takes two lines
   Json report = test::load_json(out);
   Json run = report["runs"][0];
   EXPECT_EQ(run["curve_info"]["after"]["mark"], "freed");
