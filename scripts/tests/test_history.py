@@ -145,7 +145,7 @@ def test_a_version_1_store_is_migrated(tmp_path):
     r = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "idle-return")
     assert r.returncode == 0, r.stderr
     row = next(line for line in r.stdout.splitlines() if line.startswith("abc1234"))
-    assert row.split()[1:6] == ["7", "3", "4.2", "4.1", "4.3"]   # KiB stored, MB shown
+    assert row.split()[1:6] == ["7", "3", "4.20", "4.10", "4.30"]   # KiB stored, MB shown to 3 digits
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT version FROM schema_version").fetchone()[0] == 3
         assert "above" in [c[1] for c in db.execute("PRAGMA table_info(run_values)")]
@@ -300,7 +300,7 @@ def test_series_are_named_as_the_user_names_them_in_display_units(tmp_path):
     assert re.search(r"\(9\.\d+ -> 12\.\d+ MB; 95% CI", line), line
     show = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "burst-writefile")
     rows = [line.split() for line in show.stdout.splitlines() if line.startswith("r0")]
-    assert rows[0][3] == "9.2", rows[0]      # 9000 KiB median as MB to a tenth
+    assert rows[0][3] == "9.22", rows[0]      # 9000 KiB median as MB to three digits
 
 
 def test_a_named_program_keeps_its_series_when_its_arguments_change(tmp_path):
