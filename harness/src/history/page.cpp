@@ -271,7 +271,7 @@ Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRu
     const DisplayUnit unit = display_unit(metric_info(s.metric, s.workload, {}).unit);
     out.push_back(Json{{"workload", s.workload},
                        {"params", s.params},
-                       {"title", ps.title.empty() ? s.workload + " " + s.params : ps.title},
+                       {"title", ps.title.empty() ? s.workload : ps.title},
                        {"allocator", s.allocator},
                        {"machine", s.machine},
                        {"metric", s.metric},
