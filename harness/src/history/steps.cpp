@@ -15,7 +15,7 @@ namespace {
 using compare::Observation;
 
 // Of the penalty: tuned on the recorded A/A rounds (docs/history.md).
-constexpr double kPenaltyScale = 0.35;
+constexpr double kPenaltyScale = 0.2;
 // Revisions either side of a step its bootstrap interval resamples, at most.
 constexpr size_t kBootstrapRevisions = 100;
 
