@@ -99,6 +99,19 @@ TEST(MapsCheck, VerdictOnThePreloadAndOnGlibc) {
   EXPECT_NE(v.reason.find("defines malloc itself"), std::string::npos) << v.reason;
 }
 
+TEST(MapsCheck, PythonsHeapIsNamedByTheInterpreterOrAMappedLibpython) {
+  const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  EXPECT_EQ(other_heaps({"/usr/bin/python3.11", libc}, "/usr/bin/python3.11"), std::vector<std::string>{"pymalloc"});
+  EXPECT_EQ(other_heaps({"/opt/app", "/usr/lib/libpython3.12.so.1.0", libc}, "/opt/app"),
+            std::vector<std::string>{"pymalloc"});
+  EXPECT_EQ(other_heaps({"/opt/app", "/usr/lib/libpython3.12d.so", libc}, "/opt/app"),
+            std::vector<std::string>{"pymalloc"});
+  EXPECT_TRUE(other_heaps({"/usr/bin/sort", libc}, "/usr/bin/sort").empty());
+  // A name that only starts like one is not Python.
+  EXPECT_TRUE(other_heaps({"/usr/bin/pythonista-helper", "/usr/lib/libpythonista.so", libc}, "/usr/bin/pythonista-helper")
+                  .empty());
+}
+
 TEST(Program, StaticAndSetuidBinariesCannotTakeAPreload) {
   EXPECT_EQ(preload_obstacle("/bin/true"), "");
 #ifdef STATIC_PROGRAM

@@ -170,3 +170,45 @@ def test_every_allocation_sampled_through_dlopen_and_signal_handlers(tmp_path, a
                   "/usr/bin/python3", "-c", DLOPEN_LOOP)
     sites = sites_at(run, "busy")
     assert sites["interval_bytes"] == 1 and sites["top"], sites
+
+
+def notes_of(tmp_path, *args):
+    out = tmp_path / "n.json"
+    r = subprocess.run([str(HARNESS), "-n", "1", "--out", str(out), "--ledger", *args],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(out.read_text())
+    return report, [n["code"] for n in report["summary"][0].get("notes", [])], r.stdout
+
+
+def test_a_buffer_allocated_and_never_touched_is_said_so(tmp_path):
+    # sort asks for its whole buffer (-S) at once and writes a few pages of it.
+    lines = tmp_path / "lines.txt"
+    lines.write_text("".join(f"{(i * 7919) % 1000}\n" for i in range(1000)))
+    report, codes, stdout = notes_of(tmp_path, "--", "sort", "-n", "-S", "300M", str(lines))
+    metrics = report["summary"][0]["metrics"]
+    assert metrics["peak_heap_live_kb"]["median"] > 250 * 1024
+    assert metrics["peak_anon_kb"]["median"] < 100 * 1024
+    assert codes == ["live_not_resident"]
+    assert "allocated and never touched" in stdout
+
+
+def test_a_python_program_started_by_its_own_name_is_known_by_its_maps(tmp_path):
+    # The command is the script, not the interpreter: only the maps say Python runs.
+    app = tmp_path / "app"
+    app.write_text("#!/usr/bin/python3\n"
+                   "objects = [(i, str(i)) for i in range(400_000)]\n"
+                   "print(len(objects))\n")
+    app.chmod(0o755)
+    report, codes, stdout = notes_of(tmp_path, "--", str(app))
+    assert report["runs"][0]["allocator"]["other_heaps"] == ["pymalloc"]
+    assert "pymalloc" in codes
+    assert "PYTHONMALLOC=malloc" in stdout
+    _, codes, _ = notes_of(tmp_path, "--env", "PYTHONMALLOC=malloc", "--", str(app))
+    assert "pymalloc" not in codes
+
+
+def test_a_program_without_another_heap_names_none(tmp_path):
+    report, codes, _ = notes_of(tmp_path, "--", "sort", "/dev/null")
+    assert report["runs"][0]["allocator"]["other_heaps"] == []
+    assert codes == []

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "core/cells.h"
@@ -40,6 +41,8 @@ bool pymalloc_off(const RunRecord& run) {
 }  // namespace
 
 bool runs_python(const RunRecord& run) {
+  const auto& heaps = run.allocator.other_heaps;
+  if (std::find(heaps.begin(), heaps.end(), "pymalloc") != heaps.end()) return true;
   const Json command = run.params.value("command", Json::array());
   if (command.is_array() && !command.empty() && command[0].is_string() && is_python(command[0].get<std::string>()))
     return true;

@@ -23,8 +23,9 @@ struct LedgerNote {
 // environment). None without ledger figures.
 std::vector<LedgerNote> ledger_notes(const SummaryRow& row, const RunRecord& run);
 
-// Whether a run's program is a CPython interpreter (its command's or
-// executable's name: python, python3, python3.12).
+// Whether a run's program is a CPython interpreter or embeds one: its maps
+// showed it (allocator.other_heaps holds "pymalloc"), or, in a report written
+// before the maps said so, its command's or executable's name (python3.12).
 bool runs_python(const RunRecord& run);
 
 }  // namespace mh

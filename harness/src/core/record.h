@@ -146,6 +146,9 @@ struct AllocatorRecord {
   // found the library mapped in the process (any program; see maps_check.h).
   std::string verified_by = "probe";
   std::string why_unverified;  // maps: why not verified (for exit.error)
+  // maps: heaps the program keeps apart from malloc's, found in its maps
+  // ("pymalloc"); the ledger does not see them (core/ledger_notes.h).
+  std::vector<std::string> other_heaps;
 };
 
 // interrupted: stopped because the harness was asked to stop (SIGINT, SIGTERM,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <regex>
 
 #include "sys/elf_symbols.h"
 #include "sys/heap_ledger.h"
@@ -33,6 +34,14 @@ std::string canonical(const std::string& path) {
 }
 
 }  // namespace
+
+std::vector<std::string> other_heaps(const std::vector<std::string>& files, const std::string& executable) {
+  static const std::regex interpreter("python[0-9.]*"), library("libpython[0-9][0-9.]*[dmu]*\\.so.*");
+  bool python = std::regex_match(base_name(executable), interpreter);
+  for (const auto& f : files) python = python || std::regex_match(base_name(f), library);
+  if (python) return {"pymalloc"};
+  return {};
+}
 
 std::vector<std::string> mapped_files(std::string_view text) {
   std::vector<std::string> out;
@@ -103,6 +112,9 @@ bool MapsWatch::read_once() {
   // the allocator behind it is the one judged.
   auto files = mapped_files(*text);
   std::erase_if(files, [](const std::string& f) { return base_name(f) == kLedgerLibraryName; });
+  for (auto& h : other_heaps(files, exe))
+    if (std::find(other_heaps_.begin(), other_heaps_.end(), h) == other_heaps_.end()) other_heaps_.push_back(h);
+  std::sort(other_heaps_.begin(), other_heaps_.end());
   MapsVerdict v = judge_maps(files, exe, library_, elf_defines_malloc);
   if (!v.loaded) return false;
   verdict_ = v;
@@ -126,6 +138,7 @@ void MapsWatch::check() { read_once(); }
 
 void MapsWatch::apply(AllocatorRecord& a) const {
   a.verified_by = "maps";
+  a.other_heaps = other_heaps_;
   if (!failure_.empty()) {
     a.verified = false;
     a.why_unverified = failure_;

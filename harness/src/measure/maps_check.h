@@ -34,6 +34,12 @@ struct MapsVerdict {
 MapsVerdict judge_maps(const std::vector<std::string>& files, const std::string& executable, const std::string& library,
                        bool (*defines_malloc)(const std::string&));
 
+// Heaps a process keeps apart from malloc's, named by what is mapped: "pymalloc"
+// when the executable is a CPython interpreter (python3, python3.12: Debian's is
+// linked statically) or a libpython is mapped (a program that embeds Python).
+// Sorted, each once.
+std::vector<std::string> other_heaps(const std::vector<std::string>& files, const std::string& executable);
+
 // Reads /proc/PID/maps of one process again and again: right after its exec
 // (until the loader has mapped libc, or the process is gone) and then now and
 // then, so that a program that execs another without LD_PRELOAD is caught.
@@ -46,7 +52,8 @@ class MapsWatch {
   bool right_after_exec(double limit_ms = 200);
   // One more reading (the executable may have changed by an exec).
   void check();
-  // Writes the verdict into the allocator record (verified_by "maps").
+  // Writes the verdict and the other heaps seen into the allocator record
+  // (verified_by "maps").
   void apply(AllocatorRecord& a) const;
 
  private:
@@ -55,6 +62,7 @@ class MapsWatch {
   std::string library_, root_;
   MapsVerdict verdict_;
   std::string failure_;  // a reading that found the preload gone (sticks)
+  std::vector<std::string> other_heaps_;  // of every reading (an exec may add one)
   int reads_ = 0;
 };
 

@@ -217,7 +217,8 @@ Json exit_json(const ExitInfo& e) {
 Json allocator_json(const AllocatorRecord& a) {
   return Json{{"name", a.name},           {"family", a.family},         {"version", a.version},
               {"library", a.library},     {"env", a.env},               {"verified", a.verified},
-              {"identified", a.identified}, {"served_by", a.served_by}, {"verified_by", a.verified_by}};
+              {"identified", a.identified}, {"served_by", a.served_by}, {"verified_by", a.verified_by},
+              {"other_heaps", a.other_heaps}};
 }
 
 Json sampler_json(const SamplerStats& s) {
@@ -354,6 +355,8 @@ AllocatorRecord allocator_from(const JsonIn& a) {
   out.identified = a.string_or("identified", "");
   out.served_by = a.string_or("served_by", "");
   out.verified_by = a.string_or("verified_by", "probe");
+  if (auto heaps = a.find("other_heaps"))
+    heaps->each_element([&](const JsonIn& h) { out.other_heaps.push_back(h.string()); });
   return out;
 }
 
