@@ -4,6 +4,7 @@ named with exit 2, the markdown's bold best, the CSV's units, the heat map drawn
 import csv
 import io
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,19 @@ def test_the_heat_map_is_drawn(tmp_path):
     r = subprocess.run([str(HARNESS), "plot", "table", REFERENCE / "pool-idle.json", "--metric", "nope",
                         "-o", tmp_path / "x.png"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "--metric nope" in r.stderr
+
+
+def test_the_suite_run_time_is_estimated_before_it_runs():
+    script = ROOT / "scripts" / "allocator-table"
+    r = subprocess.run([sys.executable, str(script), "--estimate", "--suite", "table-smoke", "-n", "5",
+                        "--reference", str(IDLE)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    total = r.stdout.strip().splitlines()[-1]
+    assert "7 allocators x 5 rounds" in total and " h on an idle machine" in total
+    # idle-return's seconds per run are the recorded runs' median wall time.
+    walls = [run["wall_ms"] for run in json.loads(IDLE.read_text())["runs"] if run["status"] == "ok"]
+    line = next(x for x in r.stdout.splitlines() if x.startswith("idle-return "))
+    assert float(line.split()[1]) == pytest.approx(statistics.median(walls) / 1000, abs=0.05)
+    r = subprocess.run([sys.executable, str(script), "--estimate", "--suite", "nope"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode != 0 and "--suite nope" in r.stderr
