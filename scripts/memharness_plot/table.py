@@ -90,12 +90,13 @@ def table_figure(text, path="reports"):
     with style.rc():
         heights = [0.55 * len(rows) + 1.3 for _, rows, _ in tables]
         widest = max(len(a) for _, _, a in tables)
-        fig = style.new_figure(4.2 + 1.15 * widest, sum(heights) + 0.9)
+        fig = style.new_figure(4.2 + 1.15 * widest, sum(heights) + 1.1)
         grid = fig.add_gridspec(len(tables), 1, height_ratios=heights)
         for i, (title, rows, allocators) in enumerate(tables):
             _panel(fig.add_subplot(grid[i]), title, rows, allocators)
-        fig.suptitle("each cell: the allocator's median over the row's best (1.00 best, bold; 1.37 = 37% worse; "
-                     f"higher-is-better figures inverted); colour to {CAP:g} times, log scale; {units.CONVENTION}",
-                     fontsize=9)
-        fig.tight_layout(rect=(0, 0, 1, 0.98))
+        legend = ("each cell: the allocator's median over the row's best (1.00 best, bold; 1.37 = 37% worse; "
+                  f"higher-is-better figures inverted); colour to {CAP:g} times, log scale; {units.CONVENTION}")
+        lines = style.wrap_to_width(fig, legend, 9, fig.get_figwidth() * style.DPI * 0.95)
+        fig.suptitle("\n".join(lines), fontsize=9)
+        fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
