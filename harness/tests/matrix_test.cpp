@@ -22,6 +22,18 @@ RunRecord run(const std::string& workload, const std::string& alloc, int rep, in
   return r;
 }
 
+Maybe figure(double v) {
+  Maybe m;
+  m.value = v;
+  return m;
+}
+// A time that never came within the run, which had `bound` ms left.
+Maybe never_by(double bound) {
+  Maybe m;
+  m.above = bound;
+  return m;
+}
+
 RunRecord with(RunRecord r, const std::string& name, Maybe v) {
   r.workload_metrics[name] = v;
   return r;
@@ -55,8 +67,8 @@ TEST(Matrix, EachCellIsItsMedianOverTheBestOfTheRow) {
 TEST(Matrix, HigherIsBetterIsTheInverse) {
   std::vector<RunRecord> runs;
   for (int i = 1; i <= 3; ++i) {
-    runs.push_back(with(run("w", "slow", i, 1000), "rps", Maybe{.value = 100.0 + i}));
-    runs.push_back(with(run("w", "fast", i, 1000), "rps", Maybe{.value = 200.0 + i}));
+    runs.push_back(with(run("w", "slow", i, 1000), "rps", figure(100.0 + i)));
+    runs.push_back(with(run("w", "fast", i, 1000), "rps", figure(200.0 + i)));
   }
   DeclaredMetrics declared;
   declared["w"]["rps"] = {"/s", "higher", "requests per second"};
@@ -72,8 +84,8 @@ TEST(Matrix, HigherIsBetterIsTheInverse) {
 TEST(Matrix, AZeroBestShowsFiguresNotRatios) {
   std::vector<RunRecord> runs;
   for (int i = 1; i <= 3; ++i) {
-    runs.push_back(with(run("w", "none", i, 1000), "held_kb", Maybe{.value = 0.0}));
-    runs.push_back(with(run("w", "some", i, 1000), "held_kb", Maybe{.value = 2000.0}));
+    runs.push_back(with(run("w", "none", i, 1000), "held_kb", figure(0.0)));
+    runs.push_back(with(run("w", "some", i, 1000), "held_kb", figure(2000.0)));
   }
   DeclaredMetrics declared;
   declared["w"]["held_kb"] = {"KiB", "lower", "held"};
@@ -87,11 +99,26 @@ TEST(Matrix, AZeroBestShowsFiguresNotRatios) {
   EXPECT_NE(matrix_notes(m, "").find("the best is 0"), std::string::npos);
 }
 
+TEST(Matrix, AHigherIsBetterCellBelowZeroShowsItsFigure) {
+  std::vector<RunRecord> runs;
+  for (int i = 1; i <= 3; ++i) {
+    runs.push_back(with(run("w", "dropped", i, 1000), "drop_kb", figure(5000.0)));
+    runs.push_back(with(run("w", "grew", i, 1000), "drop_kb", figure(-8.0)));
+  }
+  DeclaredMetrics declared;
+  declared["w"]["drop_kb"] = {"KiB", "higher", "RSS drop"};
+  const Matrix m = allocator_matrix(runs, {}, {"workload.drop_kb"}, declared);
+  const MatrixRow& row = row_of(m, "w", "workload.drop_kb");
+  EXPECT_EQ(row.best_allocator, "dropped");
+  EXPECT_FALSE(row.cells[1].ratio);
+  EXPECT_EQ(row.cells[1].text, "-0.00819 (-0.00819--0.00819) MB");
+}
+
 TEST(Matrix, NeverCellsAreLowerBoundsAndNeverAgainstNever) {
   std::vector<RunRecord> runs;
   for (int i = 1; i <= 3; ++i) {
-    runs.push_back(with(run("w", "back", i, 1000), "ms_back", Maybe{.value = 100.0}));
-    runs.push_back(with(run("w", "held", i, 1000), "ms_back", Maybe{.above = 3000.0}));
+    runs.push_back(with(run("w", "back", i, 1000), "ms_back", figure(100.0)));
+    runs.push_back(with(run("w", "held", i, 1000), "ms_back", never_by(3000.0)));
   }
   DeclaredMetrics declared;
   declared["w"]["ms_back"] = {"ms", "lower", "time back"};
@@ -103,13 +130,17 @@ TEST(Matrix, NeverCellsAreLowerBoundsAndNeverAgainstNever) {
   // Nobody came back: the best is a bound, every other cell "never".
   std::vector<RunRecord> held;
   for (int i = 1; i <= 3; ++i) {
-    held.push_back(with(run("w", "x", i, 1000), "ms_back", Maybe{.above = 3000.0}));
-    held.push_back(with(run("w", "y", i, 1000), "ms_back", Maybe{.above = 2900.0}));
+    held.push_back(with(run("w", "x", i, 1000), "ms_back", never_by(3000.0)));
+    held.push_back(with(run("w", "y", i, 1000), "ms_back", never_by(2900.0)));
   }
   m = allocator_matrix(held, {}, {"workload.ms_back"}, declared);
   const MatrixRow& r2 = row_of(m, "w", "workload.ms_back");
   EXPECT_EQ(r2.best_text, "> 2900 ms (never)");
   EXPECT_EQ(r2.cells[0].text, "never");
+  EXPECT_EQ(r2.cells[1].text, "never");  // the shortest bound is no best
+  EXPECT_FALSE(r2.cells[1].best);
+  EXPECT_EQ(matrix_markdown(m).find("**"), std::string::npos);
+  EXPECT_NE(matrix_text(m).find("none came: > 2900 ms (never)"), std::string::npos);
 }
 
 TEST(Matrix, TwoReportsOfOneCellArePooled) {
@@ -129,7 +160,7 @@ TEST(Matrix, DefaultFiguresAreHeadlinesElsePeakRssAndCpu) {
   std::vector<RunRecord> runs;
   for (int i = 1; i <= 2; ++i)
     for (const char* a : {"a", "b"}) {
-      runs.push_back(with(run("idle", a, i, 1000), "ms_back", Maybe{.value = 10.0 * i}));
+      runs.push_back(with(run("idle", a, i, 1000), "ms_back", figure(10.0 * i)));
       runs.push_back(run("burst", a, i, 2000));
     }
   HeadlinesByWorkload heads;
@@ -152,6 +183,20 @@ TEST(Matrix, MarkdownBoldsTheBestAndTheTextDoesNot) {
   EXPECT_NE(md.find("| **1.00** |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 2.00 (2.00-2.00) |"), std::string::npos) << md;
   EXPECT_EQ(matrix_text(m).find("**"), std::string::npos);
+}
+
+TEST(Matrix, AFigureWithoutADirectionHasNoBest) {
+  std::vector<RunRecord> runs;
+  for (int i = 1; i <= 3; ++i) {
+    runs.push_back(with(run("w", "a", i, 1000), "rps", figure(100.0)));
+    runs.push_back(with(run("w", "b", i, 1000), "rps", figure(200.0)));
+  }
+  const Matrix m = allocator_matrix(runs, {}, {"workload.rps"});  // declared nowhere: no direction
+  const MatrixRow& row = row_of(m, "w", "workload.rps");
+  EXPECT_FALSE(row.cells[0].best);
+  EXPECT_EQ(row.cells[1].text.substr(0, 4), "2.00");
+  EXPECT_TRUE(m.undirected);
+  EXPECT_EQ(matrix_markdown(m).find("**"), std::string::npos);
 }
 
 TEST(Matrix, UnknownMetricIsNamedWithTheValidOnes) {

@@ -48,8 +48,8 @@ def three_digits(v):
 
 def _value(cell):
     """How dark: log of the ratio (0 at the best) up to CAP; None for no figure."""
-    if cell["ratio"]:
-        return min(math.log(float(cell["ratio"])) / math.log(CAP), 1.0)
+    if cell["ratio"]:   # at least 1, but for a bound ("> 0.8": a time that never came, of a short run)
+        return min(max(math.log(max(float(cell["ratio"]), 1.0)) / math.log(CAP), 0.0), 1.0)
     if cell["cell"].startswith(("not run", "no figure")):
         return None
     return 1.0   # a figure where no ratio is defined: not the best

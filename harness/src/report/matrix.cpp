@@ -52,7 +52,9 @@ bool better_than(const CellFigures& x, const CellFigures& y, bool lower) {
 std::optional<RatioFigures> ratio_to_best(const MatrixCell& c, const MatrixCell& best, const MetricRuns& cr,
                                           const MetricRuns& br, bool lower, bool& zero) {
   const CellFigures &x = *c.figures, &b = *best.figures;
-  zero = lower ? b.median == 0 : x.median == 0;
+  // A ratio compares amounts: over a best of 0 or less (lower is better), or of a cell of 0 or less
+  // (higher is better: an RSS drop that was a rise), it says nothing.
+  zero = lower ? b.median <= 0 : x.median <= 0;
   if (zero && x.median == b.median) zero = false;  // 0 against 0: the same
   if (zero) return std::nullopt;
   RatioFigures r;
@@ -70,8 +72,10 @@ std::optional<RatioFigures> ratio_to_best(const MatrixCell& c, const MatrixCell&
   return r;
 }
 
+// A figure where a ratio would stand says its unit, or that it is one.
 std::string with_unit(const std::string& cell, const CellFigures& f, const DisplayUnit& u) {
-  return f.median_never || u.unit.empty() ? cell : cell + " " + u.unit;
+  if (f.median_never) return cell;
+  return u.unit.empty() ? cell + " (figure)" : cell + " " + u.unit;
 }
 
 // The cells' texts once the best is known.
@@ -84,6 +88,8 @@ void fill_texts(MatrixRow& row, const std::vector<const SummaryRow*>& rows, Matr
   if (best == row.cells.end() || !best->figures) return;
   row.best_allocator = best->allocator;
   row.best_text = with_unit(figures_cell(*best->figures, row.unit), *best->figures, row.unit);
+  // No allocator's time came: there is no best, and every cell with a figure is "never".
+  const bool none_came = best->figures->median_never;
   const MetricRuns& br = *rows[size_t(best - row.cells.begin())]->find_runs(row.figure.metric);
   for (size_t i = 0; i < row.cells.size(); ++i) {
     MatrixCell& c = row.cells[i];
@@ -92,12 +98,15 @@ void fill_texts(MatrixRow& row, const std::vector<const SummaryRow*>& rows, Matr
       continue;
     }
     c.ratio = ratio_to_best(c, *best, *rows[i]->find_runs(row.figure.metric), br, lower, c.zero);
-    c.best = c.figures->median == best->figures->median && c.figures->median_never == best->figures->median_never;
+    c.best = directed(row.figure.better) && !none_came && c.figures->median == best->figures->median &&
+             c.figures->median_never == best->figures->median_never;
+    if (none_came && c.ratio) c.ratio->both_never = c.figures->median_never;
     c.text = c.ratio ? ratio_cell(*c.ratio) : with_unit(figures_cell(*c.figures, row.unit), *c.figures, row.unit);
     m.never = m.never || c.figures->never;
     m.zero = m.zero || c.zero;
   }
   m.higher = m.higher || !lower;
+  m.undirected = m.undirected || !directed(row.figure.better);
 }
 
 MatrixRow matrix_row(const std::string& workload, const Headline& figure, const std::vector<SummaryRow>& rows,
@@ -185,8 +194,12 @@ SummaryBlock matrix_block(const Matrix& m, const MatrixTable& t) {
   b.leave_out.assign(b.header.size(), 0);
   for (const auto& row : t.rows) {
     const std::string lower = row.figure.better == "higher" ? " (higher is better)" : "";
+    const bool none_came = !row.best_text.empty() && row.best_text[0] == '>';
+    const std::string best = none_came                      ? std::string("none came:")
+                             : directed(row.figure.better) ? row.best_allocator
+                                                           : "lowest: " + row.best_allocator;
     std::vector<std::string> line = {row.workload, row.figure.title + lower,
-                                     row.best_text.empty() ? "no figure" : row.best_allocator + " " + row.best_text};
+                                     row.best_text.empty() ? "no figure" : best + " " + row.best_text};
     std::vector<size_t> strong;
     for (const auto& c : row.cells) {
       if (c.best) strong.push_back(line.size());
@@ -208,14 +221,19 @@ std::string matrix_notes(const Matrix& m, const char* item) {
     out += fmt::format("{}higher is better: the cell is the inverse, the best's median over the allocator's, so that "
                        "1.37 is 37% worse there too\n",
                        item);
+  if (m.undirected)
+    out += fmt::format("{}a figure without a direction (neither lower nor higher declared better): each cell over the "
+                       "lowest median, which the best column names; no cell is the best\n",
+                       item);
   if (m.zero)
-    out += fmt::format("{}a cell with its figure in its unit instead of a ratio: the best is 0 (lower is better) or "
-                       "the cell is 0 (higher is better), where a ratio is not defined\n",
+    out += fmt::format("{}a cell with its figure in its unit instead of a ratio: the best is 0 or less (lower is "
+                       "better) or the cell is 0 or less (higher is better), where a ratio says nothing\n",
                        item);
   if (m.never)
     out += fmt::format("{}never: the time did not come before the run ended; \"> 2.10\": the allocator's median run "
                        "never came, its bound (the time the run had left) over the best's median, a lower bound; "
-                       "\"never\": the best never came either; a best of \"> T ms (never)\": no allocator's did\n",
+                       "\"never\": the best never came either; \"none came: > T ms (never)\": no allocator's did, T the "
+                       "shortest of the runs' bounds, and no cell is the best\n",
                        item);
   out += fmt::format("{}not run: no run of the workload under that allocator in the reports; no figure: no ok run "
                      "has the figure\n",

@@ -23,7 +23,7 @@ struct MatrixCell {
   std::optional<CellFigures> figures;  // in the stored unit; nullopt: no ok run has the figure
   std::optional<RatioFigures> ratio;   // over the best; nullopt when not defined (see zero)
   bool best = false;                   // its median is the best one's
-  bool zero = false;                   // no ratio: the best is 0 (lower) or this cell is 0 (higher)
+  bool zero = false;                   // no ratio: the best is <= 0 (lower) or this cell is <= 0 (higher)
   std::string text;                    // as shown
 };
 
@@ -44,7 +44,8 @@ struct MatrixTable {
 struct Matrix {
   std::vector<std::string> allocators;  // in order of first appearance in the runs
   std::vector<MatrixTable> tables;
-  bool never = false, zero = false, higher = false;  // some cell needs that part of the legend
+  // Some cell needs that part of the legend.
+  bool never = false, zero = false, higher = false, undirected = false;
 };
 
 // `metrics` empty: each workload's headline figures that have a direction,
