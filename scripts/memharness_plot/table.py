@@ -67,7 +67,8 @@ def _panel(ax, title, rows, allocators):
             value = _value(cell) if cell else None
             colour = "#e6e6e6" if value is None else cmap(0.05 + 0.8 * value)
             ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=colour, edgecolor="white", linewidth=1.5))
-            text = cell["cell"] if cell else "not run"
+            # The CSV guards a cell that opens with '-' against spreadsheet formulas: shown without it.
+            text = cell["cell"].removeprefix("'") if cell else "not run"
             ratio_only = text.split(" (")[0] if cell and cell["ratio"] else text
             ax.text(x, y, ratio_only.replace(" (", "\n("), ha="center", va="center", fontsize=8,
                     color="white" if value is not None and value > 0.6 else "black",
