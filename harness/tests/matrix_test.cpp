@@ -170,6 +170,9 @@ TEST(Matrix, DefaultFiguresAreHeadlinesElsePeakRssAndCpu) {
   EXPECT_THROW(row_of(m, "idle", "peak_rss_kb"), std::runtime_error);
   EXPECT_NO_THROW(row_of(m, "burst", "peak_rss_kb"));
   EXPECT_NO_THROW(row_of(m, "burst", "cpu_ms"));
+  // --metric of a headline figure keeps the workload's title for it.
+  EXPECT_EQ(row_of(allocator_matrix(runs, heads, {"workload.ms_back"}), "idle", "workload.ms_back").figure.title,
+            "time back");
 }
 
 TEST(Matrix, MarkdownBoldsTheBestAndTheTextDoesNot) {

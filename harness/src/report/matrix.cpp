@@ -153,7 +153,10 @@ Matrix allocator_matrix(const std::vector<RunRecord>& runs, const HeadlinesByWor
     for (const auto& metric : metrics)
       for (const auto& w : workloads) {
         if (!has_figure(rows, w, metric)) continue;
-        const Headline f = named_figure(metric, w, declared);
+        Headline f = named_figure(metric, w, declared);
+        if (const auto it = headlines.find(w); it != headlines.end())
+          for (const auto& h : it->second)
+            if (h.metric == metric && !h.title.empty()) f.title = h.title;  // the workload's own column title
         const std::string title = f.title == metric ? metric : fmt::format("{} ({})", f.title, metric);
         table_named(m, title).rows.push_back(matrix_row(w, f, rows, m));
       }
