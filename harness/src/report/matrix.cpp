@@ -87,7 +87,8 @@ void fill_texts(MatrixRow& row, const std::vector<const SummaryRow*>& rows, Matr
   });
   if (best == row.cells.end() || !best->figures) return;
   row.best_allocator = best->allocator;
-  row.best_text = with_unit(figures_cell(*best->figures, row.unit), *best->figures, row.unit);
+  row.best_text = figures_cell(*best->figures, row.unit);  // a figure by its place: only its unit said
+  if (!best->figures->median_never && !row.unit.unit.empty()) row.best_text += " " + row.unit.unit;
   // No allocator's time came: there is no best, and every cell with a figure is "never".
   const bool none_came = best->figures->median_never;
   const MetricRuns& br = *rows[size_t(best - row.cells.begin())]->find_runs(row.figure.metric);
