@@ -288,6 +288,7 @@ class CommandLine {
   CLI::App* add_plot_command();
   CLI::App* add_export_command();
   CLI::App* add_show_command();
+  CLI::App* add_table_command();
   CLI::App* add_history_command();
 
   std::string chosen_help() const;
@@ -313,6 +314,7 @@ class CommandLine {
   CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
   CLI::App* export_ = nullptr;
   CLI::App* show_ = nullptr;
+  CLI::App* table_ = nullptr;
   CLI::App* history_ = nullptr;
 };
 
@@ -331,6 +333,7 @@ CommandLine::CommandLine(Options o)
   plot_ = add_plot_command();
   export_ = add_export_command();
   show_ = add_show_command();
+  table_ = add_table_command();
   history_ = add_history_command();
 }
 
@@ -341,7 +344,7 @@ void CommandLine::add_run_command() {
       "   or: harness [OPTIONS] --suite NAME\n"
       "   or: harness [OPTIONS] -- PROGRAM [ARGS...]    (any program, argv as given, no shell)\n"
       "   or: harness --list\n"
-      "   or: harness compare|bisect|sweep|merge|plot|export|show|history ... (each with its own --help)"));
+      "   or: harness compare|bisect|sweep|merge|plot|export|show|table|history ... (each with its own --help)"));
   app_.footer(
       "Workload parameters (harness --list shows each workload's, with defaults) follow the workload. Every "
       "workload also takes --smoke: a small, fast version, what the tests run.\n\n"
@@ -490,7 +493,7 @@ CLI::App* CommandLine::add_plot_command() {
   CLI::App* plot = app_.add_subcommand(
       "plot", "draw a picture with matplotlib: harness plot KIND ... -o FILE.png, KIND one of rss (RSS over time, "
               "the default), heap (the live heap beside RSS), compare (a comparison), flame (the live heap by call "
-              "site), sweep (a sweep's points); the arguments go to scripts/plot_KIND.py (harness plot --help)");
+              "site), sweep (a sweep's points), table (the allocator matrix); the arguments go to scripts/plot_KIND.py (harness plot --help)");
   plot->prefix_command();
   plot->set_help_flag();  // --help goes to the plot command, which shows the scripts' own
   return plot;
@@ -510,6 +513,26 @@ CLI::App* CommandLine::add_show_command() {
       ->capture_default_str();
   add_table_options(*show, o_.table);
   return show;
+}
+
+CLI::App* CommandLine::add_table_command() {
+  CLI::App* table = app_.add_subcommand(
+      "table", "the allocator matrix of any reports: workloads against allocators, each cell the median over the "
+               "row's best allocator's, with its interval (a table, markdown or CSV; harness plot table draws it)");
+  table->allow_extras(false);
+  own_help(*table, "Usage: harness table REPORT... [--format table|markdown|csv] [--metric NAME]...",
+           "0 printed, 2 bad input (a report unreadable or given twice, a workload run with other parameters in two "
+           "reports, an unknown --metric or --format)",
+           "harness table results/reference/idle-return.json --metric peak_rss_kb");
+  table->add_option("reports", o_.inputs, "the reports (or journals): shards and sittings pool into one matrix")
+      ->required();
+  table->add_option("--format", o_.show_format, "table (the terminal's), markdown (best in bold) or csv")
+      ->check(CLI::IsMember({"table", "markdown", "csv"}))
+      ->capture_default_str();
+  table->add_option("--metric", o_.metrics,
+                    "a table of this figure for every workload that has it (repeatable; default: each workload's "
+                    "headline figures, else peak RSS and CPU time)");
+  return table;
 }
 
 CLI::App* CommandLine::add_export_command() {
@@ -692,7 +715,7 @@ std::string CommandLine::suggestion(int argc, char** argv) const {
 
 // --help: the help of the subcommand it was given to (plot shows its scripts' own).
 std::string CommandLine::chosen_help() const {
-  for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_, export_, show_})
+  for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_, export_, show_, table_})
     if (app_.got_subcommand(sub)) return sub->help();
   if (app_.got_subcommand(history_)) {
     for (const CLI::App* verb : history_->get_subcommands())
@@ -718,6 +741,10 @@ ParseOutcome CommandLine::chosen() {
   }
   if (app_.got_subcommand(show_)) {
     o_.command = Command::Show;
+    return {o_, 0};
+  }
+  if (app_.got_subcommand(table_)) {
+    o_.command = Command::Table;
     return {o_, 0};
   }
   if (app_.got_subcommand(compare_)) return compare_chosen();

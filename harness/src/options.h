@@ -13,7 +13,7 @@
 
 namespace mh {
 
-enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export, Show };
+enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export, Show, Table };
 
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
@@ -73,7 +73,7 @@ struct Options {
   std::string export_markdown, export_csv;
   // The run table (run and show): its reference allocator, --wide.
   TableSettings table;
-  std::string show_format = "table";  // show --format: table, markdown, csv
+  std::string show_format = "table";  // show and table --format: table, markdown, csv
   std::string resume;        // a report to finish
   std::string out;  // run: the report; compare: the comparison JSON; merge: the merged report
   bool quiet = false;

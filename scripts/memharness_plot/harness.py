@@ -73,3 +73,20 @@ def run_harness(arguments, out, refused, ok=(0,), environ=None, scripts=HERE):
     if result.returncode not in ok or not os.path.exists(out):
         message = result.stderr.strip() or result.stdout.strip() or f"exit status {result.returncode}"
         raise PlotError(f"{harness} {refused}: {message}")
+
+
+def table_csv(reports, metrics=(), environ=None, scripts=HERE):
+    """The matrix `harness table REPORTS --format csv` prints, as text; PlotError
+    with the harness's own message when it refuses the reports."""
+    harness = find_harness(environ, scripts)
+    arguments = [harness, "table", *reports, "--format", "csv"]
+    for metric in metrics:
+        arguments += ["--metric", metric]
+    try:
+        result = subprocess.run(arguments, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise PlotError(f"cannot run {harness}: {e}") from None
+    if result.returncode != 0:
+        message = result.stderr.strip() or f"exit status {result.returncode}"
+        raise PlotError(f"{harness} table refused the reports: {message}")
+    return result.stdout

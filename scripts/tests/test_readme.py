@@ -19,7 +19,7 @@ The rules, the only changes made to a command:
   1. `harness` as the first word is this build's build/bin/harness; `./scripts/NAME`
      or `scripts/NAME` is this checkout's scripts/NAME.
   2. Smoke size: a harness command that runs workloads (`--workload`/`-w` or
-     `--suite`, in a run, `compare`, `bisect` or `sweep`; in `history`, `show`,
+     `--suite`, in a run, `compare`, `bisect` or `sweep`; in `history`, `show`, `table`,
      `export`, `merge` and `plot` `--workload` only names one) gets `--runs 1` in place of its own `--runs`/`-n`; one with
      `--workload`/`-w` gets `--smoke` at its end (workload parameters follow the
      workload); `--suite seeds` becomes `--suite quick` (the same workloads at smoke
@@ -44,7 +44,7 @@ README = ROOT / "README.md"
 PAGES = [README] + sorted((ROOT / "docs").glob("*.md"))
 HARNESS = ROOT / "build" / "bin" / "harness"
 # Subcommands that read what runs wrote: their --workload picks a series or a report's part.
-READERS = ("history", "show", "export", "merge", "plot")
+READERS = ("history", "show", "export", "merge", "plot", "table")
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 SKIP = re.compile(r"<!--\s*README test skips\s+(\S+?):")
 WORKLOAD_FLAGS = ("--workload", "-w")

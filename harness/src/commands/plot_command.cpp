@@ -30,6 +30,7 @@ constexpr PlotKind kPlotKinds[] = {
     {"flame", "harness plot flame REPORT -o FILE.png|svg [--mark NAME] [--allocator NAME]   (the live heap by "
               "call site)"},
     {"sweep", "harness plot sweep SWEEP.json -o FILE.png|svg   (the points of a sweep, the Pareto front marked)"},
+    {"table", "harness plot table REPORT... -o FILE.png|svg [--metric NAME]...   (harness table as heat maps)"},
 };
 
 std::vector<std::string> kind_names() {

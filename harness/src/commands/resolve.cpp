@@ -227,4 +227,14 @@ std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::strin
   return out;
 }
 
+HeadlinesByWorkload report_headlines(const ReportData& report) {
+  HeadlinesByWorkload out = headlines_from_json(report.context.value("headlines", Json()));
+  if (report.context.contains("headlines")) return out;
+  const std::string libexec = find_layout().libexec;
+  for (const auto& r : report.runs)
+    if (!out.count(r.workload) && !r.params.contains("command"))
+      if (auto w = find_workload(libexec, r.workload)) out[r.workload] = headline_metrics(*w);
+  return out;
+}
+
 }  // namespace mh

@@ -10,6 +10,8 @@
 
 #include "inputs/pins.h"
 #include "inputs/plan.h"
+#include "report/report_json.h"
+#include "report/summary_table.h"
 
 namespace mh {
 
@@ -47,5 +49,10 @@ std::optional<PinsFile> load_pins_with_sources(const Layout& l, std::string& err
 // The pin of that name with a repository (pointed at its local source when
 // MEMHARNESS_PIN_SOURCES names one); nullopt naming the ones there are.
 std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, std::string& error);
+
+// The workloads' headline figures of a report (show, table): as its context
+// keeps them; a report from before that (or of a compare, sweep or bisect)
+// has them from the installed workload of the same name.
+HeadlinesByWorkload report_headlines(const ReportData& report);
 
 }  // namespace mh

@@ -3,35 +3,37 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/escape.h"
 #include "core/summary.h"
 
 namespace mh {
 
-namespace {
-
-std::string markdown_table(const SummaryBlock& b) {
+std::string block_markdown(const SummaryBlock& b) {
   std::string out = "|";
   // Appended piece by piece: GCC 12 warns (-Wrestrict) on " " + a temporary string.
   for (const auto& h : b.header) out.append(" ").append(escape::markdown(h)).append(" |");
   out += "\n|";
   for (size_t i = 0; i < b.header.size(); ++i) out += i < 2 ? " --- |" : " ---: |";
   out += "\n";
-  for (const auto& line : b.lines) {
+  for (size_t l = 0; l < b.lines.size(); ++l) {
     out += "|";
-    for (const auto& c : line) out.append(" ").append(escape::markdown(c)).append(" |");
+    for (size_t i = 0; i < b.lines[l].size(); ++i) {
+      const bool bold = l < b.strong.size() && std::count(b.strong[l].begin(), b.strong[l].end(), i);
+      const char* mark = bold ? "**" : "";
+      out.append(" ").append(mark).append(escape::markdown(b.lines[l][i])).append(mark).append(" |");
+    }
     out += "\n";
   }
   return out;
 }
 
-}  // namespace
-
 std::string summary_markdown(const std::vector<RunRecord>& runs, const HeadlinesByWorkload& headlines,
                              const std::string& reference) {
   const SummaryBlocks s = summary_blocks(runs, headlines, reference);
   std::string out;
-  for (const auto& b : s.blocks) out += markdown_table(b) + "\n";
+  for (const auto& b : s.blocks) out += block_markdown(b) + "\n";
   return out + summary_notes(runs, s, "- ", escape::markdown);
 }
 

@@ -11,6 +11,9 @@
 
 namespace mh {
 
+// One block as a markdown table, its `strong` cells in bold.
+std::string block_markdown(const SummaryBlock& b);
+
 // The summary table as markdown (a table per workload, the notes as a list).
 // Every column, the ratio to `reference` ("": the first allocator of the runs).
 std::string summary_markdown(const std::vector<RunRecord>& runs, const HeadlinesByWorkload& headlines = {},

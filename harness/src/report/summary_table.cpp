@@ -375,6 +375,8 @@ std::string aligned(const SummaryBlock& b, bool wrap) {
 
 }  // namespace
 
+std::string block_text(const SummaryBlock& b, size_t width) { return aligned(b, lay_out(b, false).total() > width); }
+
 std::string summary_table(const std::vector<RunRecord>& runs, const HeadlinesByWorkload& headlines,
                           const TableSettings& settings) {
   const SummaryBlocks s = summary_blocks(runs, headlines, settings.reference);

@@ -44,6 +44,7 @@ struct SummaryBlock {
   std::vector<int> leave_out;
   std::vector<std::vector<std::string>> lines;
   std::string ratio_legend;  // what the ratio column is; "" without one
+  std::vector<std::vector<size_t>> strong;  // per line (when given), the cells markdown shows in bold
 };
 // A row's ledger notes (ledger_notes.h), with whose they are.
 struct RowNotes {
@@ -71,6 +72,10 @@ std::string check_reference(const std::vector<RunRecord>& runs, const std::strin
 // (escape.h's for the destination).
 std::string summary_notes(const std::vector<RunRecord>& runs, const SummaryBlocks& s, const char* item,
                           std::string (*escaped)(std::string_view));
+
+// One block as the terminal shows it: columns aligned (the first two to the
+// left), titles on two lines when one line is wider than `width`.
+std::string block_text(const SummaryBlock& b, size_t width);
 
 // The table as the terminal shows it: columns aligned, long titles on two
 // lines, within settings.width unless wide (the columns left out named under it).
