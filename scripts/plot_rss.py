@@ -51,7 +51,7 @@ def parse_args(argv):
     span = parser.add_mutually_exclusive_group()
     span.add_argument("--xlim", type=cli.time_range, metavar="START:END",
                       help="the time shown, in seconds (since exec, or since the --align mark); either end may "
-                           "be left out: 2:, :5, -0.5:3")
+                           "be left out: 2:, :5, and a negative start follows an '=': --xlim=-0.5:3")
     span.add_argument("--window", type=cli.window, metavar="SECONDS",
                       help="the SECONDS from t=0 (exec, or the --align mark): the same as --xlim 0:SECONDS")
     return cli.checked_output(parser, parser.parse_args(argv))

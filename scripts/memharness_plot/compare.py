@@ -42,12 +42,13 @@ def choose_metrics(data, metrics=None):
 
 
 def _group_title(group):
-    parts = [group["workload"]]
+    """The workload's name and only the parameters that differ from its
+    defaults (defaults.title_of), then the allocators compared."""
+    from .defaults import title_of
+    parts = [title_of(group["workload"], group.get("params") or {})]
     b, c = group.get("baseline_allocator"), group.get("candidate_allocator")
     if b and c:
         parts.append(b if b == c else f"{b} \u2192 {c}")
-    if group.get("params") and not b:
-        parts.append(text.format_params(group["params"]))
     return "  \u00b7  ".join(p for p in parts if p)
 
 

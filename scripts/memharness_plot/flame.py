@@ -14,7 +14,7 @@ from .style import new_figure, rc
 LABEL_SHARE = 0.03
 # Frames narrower than this share are not drawn (nor their callees): a deep stack
 # of one sample would otherwise set the figure's height for a sliver.
-DRAW_SHARE = 0.005
+DRAW_SHARE = 0.01
 BAR_HEIGHT = 1.0
 MB = 1e6
 

@@ -97,14 +97,14 @@ def heap_figure(reports, names, workload=None):
     workload, series, missing, families = heap_series(reports, names, workload)
     colours = style.allocator_colours([(name, families[name]) for name, _ in series])
     with style.rc():
-        fig = style.new_figure(10, 2.6 * len(series) + 1.6)
+        fig = style.new_figure(10, 2.6 * len(series) + 1.9)
         axes = fig.subplots(len(series), 1, sharex=True, squeeze=False)[:, 0]
         note = _note(missing, names)
         width_px = fig.get_figwidth() * fig.dpi * 0.9
         lines = style.wrap_to_width(fig, note, 7.5, width_px)
         fig.text(0.05, 0.01, "\n".join(lines), fontsize=7.5, va="bottom")
         # Room on top for the title and the one legend, which stays off the data.
-        fig.subplots_adjust(left=0.08, right=0.97, top=1 - 1.05 / fig.get_figheight(),
+        fig.subplots_adjust(left=0.08, right=0.97, top=1 - 1.4 / fig.get_figheight(),
                             bottom=(0.75 + 0.14 * len(lines)) / fig.get_figheight(), hspace=0.35)
         tops = []
         for ax, (name, run) in zip(axes, series):

@@ -586,7 +586,9 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None, align=None, 
     title_line = title_text(workload, series)
     with style.rc():
         fig = style.new_figure(*FIGSIZE)
-        lane_ratio = 0.11 * len(series) + 0.05
+        # No phases (no series with two marks): no lane for them.
+        phased = any(len(s.median().marks) > 1 for s in series)
+        lane_ratio = 0.11 * len(series) + 0.05 if phased else 0.001
         grid = fig.add_gridspec(3, 1, height_ratios=[3.0, lane_ratio, 1.2], left=LEFT, right=RIGHT,
                                 top=TOP, bottom=BOTTOM, hspace=0.06)
         ax = fig.add_subplot(grid[0])
@@ -621,6 +623,7 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None, align=None, 
         ax.set_xlim(x0, x1)
         headroom = _draw_marks(fig, ax, lower, series, x0, x1)
         _draw_phases(fig, lanes, series, x0, x1)
+        lanes.set_visible(phased)
         top = ymax if ymax > ymin else ymin + 1.0
         ax.set_ylim(ymin, ymin + (top - ymin) / max(0.2, 1.0 - headroom - 0.03))
         lower.set_ylim(bottom=0)
