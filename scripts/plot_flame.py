@@ -38,10 +38,11 @@ def main(argv):
     args = parse_args(argv)
 
     def draw():
-        from memharness_plot.flame import flame_figure, folded_stacks
+        from memharness_plot.flame import flame_figure, flame_run, flame_title, folded_stacks
+        from memharness_plot.report import load_report
         from memharness_plot.style import save_figure
         stacks = folded_stacks(args.report, mark=args.mark, allocator=args.allocator)
-        title = f"live heap by call site at {'mark ' + args.mark if args.mark else 'the peak'}"
+        title = flame_title(flame_run(load_report(args.report), args.allocator), args.mark)
         save_figure(flame_figure(stacks, title), args.output)
 
     return cli.run(PROG, draw)

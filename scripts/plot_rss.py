@@ -33,6 +33,7 @@ def parse_args(argv):
         epilog="example: %(prog)s results/burst.json -o burst.png\n"
                "         %(prog)s a.json b.json --metric anon_kb -o anon.svg\n"
                "         %(prog)s results/idle-return.json --align freed -o idle.png\n"
+               "         %(prog)s results/burst.json --align all-done --window 0.5 -o after.png\n"
                "exit status: 0 written, 2 bad arguments or input (the message names the file)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("reports", nargs="+", metavar="REPORT", help="report JSON written by harness")
@@ -45,7 +46,14 @@ def parse_args(argv):
                         help="workload to plot when the reports hold several")
     parser.add_argument("--align", metavar="MARK",
                         help="count every run's time from its first mark MARK, so that every "
-                             "allocator's curve starts that phase at t=0")
+                             "allocator's curve starts that phase at t=0 (the time before it then takes at "
+                             "most a fifth of the axis)")
+    span = parser.add_mutually_exclusive_group()
+    span.add_argument("--xlim", type=cli.time_range, metavar="START:END",
+                      help="the time shown, in seconds (since exec, or since the --align mark); either end may "
+                           "be left out: 2:, :5, and a negative start follows an '=': --xlim=-0.5:3")
+    span.add_argument("--window", type=cli.window, metavar="SECONDS",
+                      help="the SECONDS from t=0 (exec, or the --align mark): the same as --xlim 0:SECONDS")
     return cli.checked_output(parser, parser.parse_args(argv))
 
 
@@ -58,7 +66,7 @@ def main(argv):
         from memharness_plot.rss import rss_figure
         from memharness_plot.style import save_figure
         figure = rss_figure(reports, metric=args.metric, workload=args.workload, names=args.reports,
-                            align=args.align)
+                            align=args.align, xlim=args.xlim or args.window)
         save_figure(figure, args.output)
 
     return cli.run(PROG, draw)

@@ -538,22 +538,33 @@ CLI::App* CommandLine::add_table_command() {
 CLI::App* CommandLine::add_export_command() {
   ExportOptions& e = o_.export_options;
   CLI::App* exp = app_.add_subcommand(
-      "export", "write a view of a report: --folded REPORT, the live heap by call site (--heap-sample) as folded "
-                "stacks, root first, for flamegraph.pl, inferno or speedscope");
+      "export", "write a view of a report for another viewer: --folded (folded stacks for flamegraph.pl, inferno or "
+                "speedscope), --pprof (a gzipped profile.proto for go tool pprof) of the live heap by call site "
+                "(--heap-sample); --trace (Chrome trace event JSON of every run's memory over time for Perfetto's "
+                "UI or chrome://tracing)");
   exp->allow_extras(false);
-  own_help(*exp, "Usage: harness export --folded REPORT [--mark NAME | --peak] [--allocator NAME] [-o FILE]",
+  own_help(*exp,
+           "Usage: harness export (--folded REPORT | --trace REPORT | --pprof REPORT) [--mark NAME | --peak] "
+           "[--allocator NAME] [-o FILE]",
            "0 written, 2 bad input (the report unreadable, or without call sites; an unknown mark or allocator)",
-           "harness export --folded results/app.json --mark all-done -o app.folded");
-  exp->add_option("--folded", e.folded, "the report (written with --ledger --heap-sample)")
-      ->required()
+           "harness export --pprof results/app.json --mark all-done -o app.pb.gz");
+  auto* what = exp->add_option_group("what", "what to write, one of");
+  what->add_option("--folded", e.folded, "the live heap's call sites of REPORT (written with --ledger --heap-sample)")
       ->check(CLI::ExistingFile);
+  what->add_option("--trace", e.trace, "every run of REPORT: RSS, anonymous RSS, live heap and faults, and marks")
+      ->check(CLI::ExistingFile);
+  what->add_option("--pprof", e.pprof,
+                   "the live heap's call sites of REPORT (written with --ledger --heap-sample) as a gzipped "
+                   "profile.proto; needs -o")
+      ->check(CLI::ExistingFile);
+  what->require_option(1);
   auto* mark = exp->add_option("--mark", e.mark, "the mark whose call sites to write (default: the peak)");
   exp->add_flag("--peak", e.peak,
                 "the call sites at the peak: the run's peak snapshot, else the mark with the largest live heap (the "
                 "default)")
       ->excludes(mark);
   exp->add_option("--allocator", e.allocator, "the allocator whose run to write (default: the first with call sites)");
-  exp->add_option("-o,--out", o_.out, "the output file, - for standard output (the default)");
+  exp->add_option("-o,--out", o_.out, "the output file, - for standard output (the default; not for --pprof)");
   return exp;
 }
 

@@ -38,11 +38,13 @@ struct HistoryOptions {
   int min_segment = 2;
   double alpha = 0.05;
 };
-// harness export: what of a report to write (--folded REPORT: the live heap's
-// call sites as folded stacks), at which mark ("" with peak: the peak), of
-// which allocator's run ("" : the report's first with call sites).
+// harness export: what of a report to write, one of: --folded REPORT (the
+// live heap's call sites as folded stacks), --trace REPORT (Chrome trace event
+// JSON of every run), --pprof REPORT (a gzipped pprof profile of the live
+// heap); for the call sites, at which mark ("" with peak: the peak), of which
+// allocator's run ("" : the report's first with call sites).
 struct ExportOptions {
-  std::string folded, mark, allocator;
+  std::string folded, trace, pprof, mark, allocator;
   bool peak = false;
 };
 

@@ -243,7 +243,8 @@ TEST(CliSuggest, HistoryShowWithoutAMetricListsTheStoresMetrics) {
 
 TEST(CliHelp, EachSubcommandHasItsOwnUsageExitCodesAndExample) {
   const std::string run_usage = "--workload NAME [PARAMETERS...]";
-  expect_help({"export", "--help"}, {"Usage: harness export --folded REPORT", "Exit codes: 0", "Example:"},
+  expect_help({"export", "--help"}, {"Usage: harness export (--folded REPORT | --trace REPORT | --pprof REPORT)",
+                                    "Exit codes: 0", "Example:"},
               {run_usage});
   expect_help({"merge", "--help"}, {"Usage: harness merge REPORT...", "Exit codes: 0", "Example:"}, {run_usage});
   expect_help({"history", "--help"}, {"Usage: harness history add|merge|show|steps|page|ack", "Example:"},

@@ -8,11 +8,13 @@ MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # What a run needs: build tools and libraries, the allocators under test, the
 # plots (matplotlib comes from Debian: PyPI is not reachable everywhere), the apps
 # suite's programs (redis, sqlite3, and g++, git, python3 and coreutils' sort, also
-# needed for other reasons or essential), and the history page's Chart.js (copied
-# beside the page). Recommended packages are not installed.
+# needed for other reasons or essential), the history page's Chart.js (copied
+# beside the page), and Protocol Buffers and zlib (harness export --pprof writes a
+# gzipped profile.proto). Recommended packages are not installed.
 MEMHARNESS_PACKAGES=(
   cmake g++ make git pkg-config
   libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libre2-dev libsqlite3-dev libdw-dev
+  libprotobuf-dev protobuf-compiler zlib1g-dev
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
   python3 python3-matplotlib
   sqlite3 redis-server redis-tools coreutils
@@ -20,11 +22,12 @@ MEMHARNESS_PACKAGES=(
   libjs-chart.js
 )
 # What only ./scripts/test needs: GoogleTest, clang (the scav-fuzz preset's
-# libFuzzer), clang-tidy (the function-size check), pytest and jsonschema, and the
+# libFuzzer), clang-tidy (the function-size check), pytest and jsonschema, the
 # pages' browser tests (headless Chromium driven by Selenium; not installed on a CI
-# runner by the Action, where Ubuntu's chromium is a snap).
+# runner by the Action, where Ubuntu's chromium is a snap), and Go (`go tool pprof`
+# reads the profiles harness export --pprof writes).
 MEMHARNESS_TEST_PACKAGES=(
-  libgtest-dev clang clang-tidy python3-pytest python3-jsonschema
+  libgtest-dev clang clang-tidy python3-pytest python3-jsonschema golang-go
   chromium chromium-driver python3-selenium
 )
 # The target memharness_build builds: ./scripts/harness asks for memharness-run

@@ -24,3 +24,32 @@ def run(prog, draw):
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def time_range(text):
+    """argparse type of --xlim START:END (seconds, either side may be left
+    out: "2:", ":5"): (start or None, end or None)."""
+    import argparse
+    start, sep, end = str(text).partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        lo = float(start) if start.strip() else None
+        hi = float(end) if end.strip() else None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not START:END in seconds (e.g. 0:2.5, 1:, :3)") from None
+    if lo is not None and hi is not None and hi <= lo:
+        raise argparse.ArgumentTypeError(f"{text!r}: the end must come after the start")
+    return lo, hi
+
+
+def window(text):
+    """argparse type of --window SECONDS: (0, SECONDS)."""
+    import argparse
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time in seconds above 0 (e.g. 2.5)")
+    return 0.0, seconds

@@ -42,12 +42,13 @@ def choose_metrics(data, metrics=None):
 
 
 def _group_title(group):
-    parts = [group["workload"]]
+    """The workload's name and only the parameters that differ from its
+    defaults (defaults.title_of), then the allocators compared."""
+    from .defaults import title_of
+    parts = [title_of(group["workload"], group.get("params") or {})]
     b, c = group.get("baseline_allocator"), group.get("candidate_allocator")
     if b and c:
         parts.append(b if b == c else f"{b} \u2192 {c}")
-    if group.get("params") and not b:
-        parts.append(text.format_params(group["params"]))
     return "  \u00b7  ".join(p for p in parts if p)
 
 
@@ -77,6 +78,90 @@ def _detail(entry):
     return "\n".join(lines)
 
 
+def side_points(stat, factor=1.0):
+    """What a panel draws of one side, in shown units: {"median": (value,
+    censored), "min", "max", "values": [(value, censored)]}. A censored value
+    (a time that never came within its run, in the side's "above") is its
+    bound: the run stands for more than it, drawn as "never"."""
+    above = list(stat.get("above") or [])
+    values = []
+    for v in stat.get("values") or []:
+        censored = v in above
+        if censored:
+            above.remove(v)
+        values.append((v * factor, censored))
+    return {"median": (stat["median"] * factor, bool(stat.get("median_above"))),
+            "min": stat["min"] * factor, "max": stat["max"] * factor, "values": values}
+
+
+def _number(value, unit=""):
+    """Three significant digits, a whole number from 1000 up: "3010 ms"."""
+    said = f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+    return f"{said} {unit}" if unit else said
+
+
+def _never_text(value, unit):
+    return f"never\n(> {_number(value, unit)})"
+
+
+def headline_text(entry, unit=""):
+    """The panel's headline: the change and verdict; when a median never came,
+    "never → 124 ms" as the tables say it."""
+    verdict = entry.get("verdict") or "no verdict"
+    b, c = (bool((entry.get(side) or {}).get("median_above")) for side in ("baseline", "candidate"))
+    if b or c:
+        scale = units.of_entry(entry).scale
+        said = ["never" if above else _number(entry[side]["median"] * scale, unit)
+                for side, above in (("baseline", b), ("candidate", c))]
+        return f"{said[0]} → {said[1]}  {verdict}"
+    change = entry.get("change")
+    return f"{text.percent(change) if change is not None else 'n/a'}  {verdict}"
+
+
+def overall_verdict(data):
+    """The comparison's verdict in one line: the harness's own summary when the
+    file has it, else the regressions by name and the other verdicts counted."""
+    if data.get("summary"):
+        return str(data["summary"]).split(" -- ")[0]
+    said = {"regression": [], "counts": {}}
+    for group in data["workloads"]:
+        for e in group["metrics"]:
+            verdict = e.get("verdict") or "no verdict"
+            if verdict == "regression":
+                said["regression"].append(f"{group['workload']}:{e['metric']}" if len(data["workloads"]) > 1
+                                          else e["metric"])
+            else:
+                said["counts"][verdict] = said["counts"].get(verdict, 0) + 1
+    rest = ", ".join(f"{n} {v}" for v, n in said["counts"].items())
+    if said["regression"]:
+        return f"REGRESSION in {len(said['regression'])}: {', '.join(said['regression'])}" + (f"; {rest}" if rest else "")
+    return "no regression" + (f": {rest}" if rest else "")
+
+
+def _draw_side(ax, x, points, colour, side, unit):
+    """One side's median, min-max bar and single runs; censored ones as
+    upward triangles with "never". Returns the values drawn."""
+    med, med_censored = points["median"]
+    bars = ax.errorbar([x], [med], yerr=[[med - points["min"]], [points["max"] - med]],
+                       fmt="^" if med_censored else "o", mfc="white" if med_censored else colour,
+                       color=colour, ms=7 if med_censored else 6, capsize=5, elinewidth=1.4, capthick=1.4, zorder=4)
+    bars.lines[0].set_gid(f"median{'-never' if med_censored else ''}:{GID_SIDE[side]}")
+    if med_censored:
+        ax.annotate(_never_text(med, unit), xy=(x, med), xytext=(-8, 0), textcoords="offset points", ha="right",
+                    va="center", fontsize=6.5, color=colour, gid=f"never:{GID_SIDE[side]}")
+    values = points["values"]
+    if values:
+        step = 0.28 / max(1, len(values) - 1)
+        xs = [x + 0.16 + k * step for k in range(len(values))] if len(values) > 1 else [x + 0.2]
+        for censored in (False, True):
+            chosen = [(xx, v) for xx, (v, c) in zip(xs, values) if c == censored]
+            if chosen:
+                ax.plot([c[0] for c in chosen], [c[1] for c in chosen], ls="none", marker="^" if censored else "o",
+                        ms=4 if censored else 3, mfc="none", mec=colour, alpha=0.8, zorder=3,
+                        gid=f"value{'-never' if censored else ''}:{GID_SIDE[side]}")
+    return [v for v, _ in values] + [points["min"], points["max"]]
+
+
 def _panel(ax, entry):
     shown = units.of_entry(entry)
     factor = shown.scale
@@ -84,21 +169,9 @@ def _panel(ax, entry):
     sides = [(name, colour) for name, colour in SIDES if entry.get(name)]
     lows, highs = [], []
     for x, (name, colour) in enumerate(sides):
-        stat = entry[name]
-        med, lo, hi = stat["median"] * factor, stat["min"] * factor, stat["max"] * factor
-        bars = ax.errorbar([x], [med], yerr=[[med - lo], [hi - med]], fmt="o", color=colour, ms=6,
-                           capsize=5, elinewidth=1.4, capthick=1.4, zorder=4)
-        bars.lines[0].set_gid(f"median:{GID_SIDE[name]}")
-        values = stat.get("values") or []
-        if values:
-            step = 0.28 / max(1, len(values) - 1)
-            xs = [x + 0.16 + k * step for k in range(len(values))] if len(values) > 1 else [x + 0.2]
-            ax.plot(xs, [v * factor for v in values], ls="none", marker="o", ms=3, mfc="none",
-                    mec=colour, alpha=0.8, zorder=3, gid=f"value:{GID_SIDE[name]}")
-            lows.append(min(values) * factor)
-            highs.append(max(values) * factor)
-        lows.append(lo)
-        highs.append(hi)
+        drawn = _draw_side(ax, x, side_points(entry[name], factor), colour, name, shown.unit)
+        lows.append(min(drawn))
+        highs.append(max(drawn))
     base = entry["baseline"]["median"] * factor
     floor = entry.get("noise_floor")
     if floor is not None:
@@ -124,8 +197,7 @@ def _panel(ax, entry):
     if not shown.unit:
         ax.yaxis.set_major_formatter(EngFormatter(sep=""))
     verdict = entry.get("verdict") or "no verdict"
-    change = entry.get("change")
-    headline = f"{text.percent(change) if change is not None else 'n/a'}  {verdict}"
+    headline = headline_text(entry, shown.unit)
     ax.text(0.03, 0.97, headline, transform=ax.transAxes, ha="left", va="top", fontsize=9,
             fontweight="bold", color=style.VERDICT_COLOURS.get(verdict, "#555555"), gid="verdict")
     ax.text(0.03, 0.84, _detail(entry), transform=ax.transAxes, ha="left", va="top", fontsize=7,
@@ -135,6 +207,9 @@ def _panel(ax, entry):
 def _footnote(data):
     entries = [e for group in data["workloads"] for e in group["metrics"]]
     legend = ["Dot: median; bar: min\u2013max; rings: single runs"]
+    if any((e.get(side) or {}).get("above") for e in entries for side, _ in SIDES):
+        legend.append("triangle: never, a time that did not come within its run, drawn at its bound "
+                      "(the run had that long left; it stands for more)")
     if any(e.get("baseline_again") for e in entries):
         legend.append("again: the baseline measured again after the candidate")
     if any(e.get("noise_floor") is not None for e in entries):
@@ -192,7 +267,11 @@ def compare_figure(data, metrics=None):
             title += f"  ({size})"
         fig.text(LEFT_IN / WIDTH, 1 - 0.3 / height, title, ha="left", va="center",
                  fontsize=12, fontweight="bold")
-        fig.text(LEFT_IN / WIDTH, 1 - 0.6 / height, text.machine(data.get("context")), ha="left",
+        verdict = overall_verdict(data)
+        fig.text(LEFT_IN / WIDTH, 1 - 0.58 / height, "\n".join(textwrap.wrap(verdict, 140)[:2]), ha="left",
+                 va="center", fontsize=9.5, fontweight="bold", gid="overall-verdict",
+                 color=style.VERDICT_COLOURS["regression" if data.get("regression") else "no change"])
+        fig.text((WIDTH - RIGHT_IN) / WIDTH, 1 - 0.3 / height, text.machine(data.get("context")), ha="right",
                  va="center", fontsize=9, color="0.3")
         fig.text(LEFT_IN / WIDTH, 0.1 / height, "\n".join(foot), ha="left", va="bottom",
                  fontsize=7.5, color="0.3", linespacing=1.35)

@@ -12,7 +12,11 @@ from .style import new_figure, rc
 
 # Frames narrower than this share of the whole are not labelled.
 LABEL_SHARE = 0.03
+# Frames narrower than this share are not drawn (nor their callees): a deep stack
+# of one sample would otherwise set the figure's height for a sliver.
+DRAW_SHARE = 0.01
 BAR_HEIGHT = 1.0
+MB = 1e6
 
 
 def folded_stacks(report, mark=None, allocator=None, environ=None):
@@ -51,37 +55,79 @@ def short(name, width_chars):
     return name if len(name) <= width_chars else name[:max(width_chars - 1, 1)] + "…"
 
 
-def draw(ax, tree, x, depth, total, colours):
-    for i, (name, (count, children)) in enumerate(sorted(tree.items())):
-        share = count / total
-        ax.barh(depth, share, left=x, height=BAR_HEIGHT, color=colours[(depth + i) % len(colours)],
-                edgecolor="white", linewidth=0.5, align="edge")
-        if share >= LABEL_SHARE:
-            ax.text(x + 0.003, depth + BAR_HEIGHT / 2, short(name, int(share * 160)), va="center", ha="left",
-                    fontsize=7, clip_on=True)
-        draw(ax, children, x, depth + 1, total, colours)
-        x += share
+def visible_tree(tree, total, share=DRAW_SHARE):
+    """The frames at least `share` of `total` wide, with their callees that are;
+    the rest left out."""
+    return {name: [count, visible_tree(children, total, share)]
+            for name, (count, children) in tree.items() if count >= share * total}
+
+
+def draw(ax, tree, x, depth, colours):
+    """The frames of `tree` from `x` (MB) at `depth`, widest first."""
+    ordered = sorted(tree.items(), key=lambda item: (-item[1][0], item[0]))
+    x_max = ax.get_xlim()[1]
+    for i, (name, (count, children)) in enumerate(ordered):
+        width = count / MB
+        ax.barh(depth, width, left=x, height=BAR_HEIGHT, color=colours[(depth + i) % len(colours)],
+                edgecolor="white", linewidth=0.5, align="edge", gid=f"frame:{depth}")
+        if width >= LABEL_SHARE * x_max:
+            ax.text(x + 0.003 * x_max, depth + BAR_HEIGHT / 2, short(name, int(width / x_max * 160)),
+                    va="center", ha="left", fontsize=7, clip_on=True, gid="frame-label")
+        draw(ax, children, x, depth + 1, colours)
+        x += width
 
 
 def depth_of(tree):
     return 1 + max((depth_of(children) for _, children in tree.values()), default=0) if tree else 0
 
 
+def count_frames(tree):
+    return sum(1 + count_frames(children) for _, children in tree.values())
+
+
+def flame_run(report, allocator=None):
+    """The run `harness export` draws the sites of: the first ok run (else any)
+    with call sites, of `allocator` when given; None when there is none."""
+    def has_sites(run):
+        return bool(run.get("heap_sites_peak")) or any(m.get("heap_sites") for m in run.get("marks") or [])
+    for ok_only in (True, False):
+        for run in report.get("runs") or []:
+            if (ok_only and run.get("status") != "ok") or not has_sites(run):
+                continue
+            if allocator is None or run["allocator"]["name"] == allocator:
+                return run
+    return None
+
+
+def flame_title(run, mark=None):
+    """`redis under glibc, run 1: live heap by call site at the peak`."""
+    where = f"mark {mark}" if mark else "the peak"
+    if run is None:
+        return f"live heap by call site at {where}"
+    return (f"{run['workload']} under {run['allocator']['name']}, run {run.get('repetition', '?')}: "
+            f"live heap by call site at {where}")
+
+
 def flame_figure(stacks, title):
     total = sum(count for _, count in stacks)
     if total <= 0:
         raise PlotError("no live bytes in the call sites to draw")
-    tree = frame_tree(stacks)
-    depth = depth_of(tree)
+    whole = frame_tree(stacks)
+    tree = visible_tree(whole, total)
+    depth = max(depth_of(tree), 1)
+    hidden = count_frames(whole) - count_frames(tree)
     with rc():
-        fig = new_figure(12, 1.2 + 0.28 * depth)
+        fig = new_figure(12, 1.5 + 0.3 * depth)
         ax = fig.add_subplot(1, 1, 1)
-        draw(ax, tree, 0.0, 0, total, ["#e8743b", "#f2a541", "#f5c26b", "#e25f3e", "#f08a4b"])
-        ax.set_xlim(0, 1)
+        ax.set_xlim(0, total / MB)
+        draw(ax, tree, 0.0, 0, ["#e8743b", "#f2a541", "#f5c26b", "#e25f3e", "#f08a4b"])
         ax.set_ylim(0, depth)
         ax.set_yticks([])
         ax.grid(False)
-        ax.set_xlabel(f"share of the sampled live heap ({total / 1e6:.1f} MB in all)")
-        ax.set_title(title)
+        note = f"sampled live heap, MB (10^6 bytes; {total / MB:.3g} MB in all)"
+        if hidden:
+            note += f"; {hidden} frames under {DRAW_SHARE:.1%} of it not drawn"
+        ax.set_xlabel(note)
+        ax.set_title(title, loc="left", fontweight="bold")
         fig.tight_layout()
     return fig

@@ -14,7 +14,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import EngFormatter
 from matplotlib.transforms import blended_transform_factory
 
-from . import style, text, units
+from . import defaults, style, text, units
 from .report import PlotError, ReportError, is_number, select_workload
 
 FIGSIZE = (12.0, 8.0)
@@ -46,6 +46,9 @@ class RunLine:
     peak: float
     after: tuple = None      # (seconds, mark name) of the --after mark, when the report has it
     one_second: float = None  # the plotted column 1 s after that mark, shown units, when measured
+    # The run's peak where no sample saw it (the kernel's maximum, read at a
+    # program's exit stop or by the workload): (seconds, shown units, where from).
+    missed_peak: tuple = None
 
 
 @dataclass
@@ -182,12 +185,29 @@ def run_line(run, index, path, metric, factor, align=None, reading=None):
     line = RunLine(index=index, repetition=run.get("repetition", 0) or 0,
                    t=[p[0] / 1000.0 - zero for p in points], y=ys,
                    faults=[p[2] for p in points], marks=marks, peak=max(ys))
+    line.missed_peak = missed_peak(run, metric, factor, line, zero)
     after = (run.get("curve_info") or {}).get("after")
     if isinstance(after, dict) and is_number(after.get("t_ms")):
         line.after = (after["t_ms"] / 1000.0 - zero, str(after.get("mark") or "?"))
         value = _curve_value(run, reading) if reading else None
         line.one_second = value * factor if value is not None else None
     return line
+
+
+# A peak above the highest sample by more than this share is drawn on its own.
+MISSED_SHARE = 0.005
+
+
+def missed_peak(run, metric, factor, line, zero=0.0):
+    """(seconds, value, source) of the run's peak RSS when the samples miss it
+    (peak_rss_kb above their highest by more than MISSED_SHARE): at the run's
+    end, where the kernel's maximum was read; None otherwise or for another column."""
+    peak = (run.get("metrics") or {}).get("peak_rss_kb")
+    if metric != "rss_kb" or not is_number(peak) or peak * factor <= line.peak * (1 + MISSED_SHARE):
+        return None
+    wall = (run.get("metrics") or {}).get("wall_ms")
+    end = max(line.t[-1], wall / 1000.0 - zero) if is_number(wall) else line.t[-1]
+    return end, peak * factor, str(run.get("peak_from") or "the kernel's maximum")
 
 
 def _valid_columns(reports, workload):
@@ -278,7 +298,7 @@ def _label_series(series, names):
     return common
 
 
-def _legend(ax, series, after_mark, one_second):
+def _legend(ax, series, after_mark, one_second, missed=False):
     handles = []
     for s in series:
         n = len(s.runs)
@@ -292,6 +312,9 @@ def _legend(ax, series, after_mark, one_second):
     if one_second:
         handles.append(Line2D([], [], color="0.3", marker="o", ms=6, mec="white", ls="none",
                               label=f"{READING_MS / 1000:g} s after it"))
+    if missed:
+        handles.append(Line2D([], [], color="0.3", marker="v", ms=7, mec="black", ls="none",
+                              label="peak no sample saw\n  (the kernel's maximum)"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.015, 1.0), borderaxespad=0.0,
               frameon=False, title="allocator", alignment="left")
 
@@ -364,6 +387,8 @@ def _draw_marks(fig, ax, lower, series, x0, x1):
     marks = []
     for s in series:
         for t, name in s.median().marks:
+            if not x0 <= t <= x1:
+                continue
             for a in (ax, lower):
                 a.axvline(t, color=s.colour, lw=0.9, linestyle=(0, (2, 2)), alpha=0.85, zorder=1,
                           gid="mark")
@@ -408,6 +433,9 @@ def _draw_phases(fig, lanes, series, x0, x1):
         marks = s.median().marks
         for k in range(len(marks) - 1):
             (start, name), (stop, _) = marks[k], marks[k + 1]
+            start, stop = max(start, x0), min(stop, x1)
+            if stop <= start:
+                continue
             lanes.axvspan(start, stop, ymin=1 - (lane + 0.85) / len(series),
                           ymax=1 - (lane + 0.15) / len(series), color=s.colour,
                           alpha=0.55 if k % 2 == 0 else 0.25, lw=0, gid="phase")
@@ -459,13 +487,16 @@ def _draw_after(ax, series, metric):
     area is measured on) and its +1 s reading. Returns (mark name or "", whether
     a reading was drawn)."""
     marks, drawn = [], False
+    # One area reads; several overlap into one block: then each is the region
+    # under its curve from its mark, left unshaded.
+    fill = sum(s.median().after is not None for s in series) == 1
     for s in series:
         run = s.median()
         if run.after is None:
             continue
         start, mark = run.after
         marks.append(mark)
-        if metric == AREA_COLUMN:
+        if metric == AREA_COLUMN and fill:
             xs = [start] + [t for t in run.t if t > start]
             ys = [_at(run, start)] + [y for t, y in zip(run.t, run.y) if t > start]
             ax.fill_between(xs, 0, ys, color=s.colour, alpha=0.13, lw=0, zorder=1, gid="after-area")
@@ -474,7 +505,7 @@ def _draw_after(ax, series, metric):
                     mew=1.0, zorder=5, gid="after-1s")
             drawn = True
     names = sorted(set(marks))
-    shaded = names if metric == AREA_COLUMN else []
+    shaded = names if metric == AREA_COLUMN and fill else []
     return (shaded[0] if len(shaded) == 1 else "the --after mark" if shaded else ""), drawn
 
 
@@ -486,21 +517,78 @@ def _at(run, t):
     return run.y[-1] if t > run.t[-1] else run.y[0]
 
 
-def rss_figure(reports, metric="rss_kb", workload=None, names=None, align=None):
+# With --align, the time before the mark takes at most this share of the axis
+# (unless --xlim says otherwise): the phase after it is what is being looked at.
+BEFORE_SHARE = 0.2
+
+
+def x_range(xmin, xmax, aligned=False, xlim=None):
+    """The x axis's (left, right) in seconds: `xlim` (left, right), either None
+    for the data's; else the data's with a 2% margin, the part before 0 cut to
+    BEFORE_SHARE of the axis when `aligned`."""
+    if aligned and xmin < 0 < xmax:
+        xmin = max(xmin, -xmax * BEFORE_SHARE / (1 - BEFORE_SHARE))
+    x0 = xmin - (xmax - xmin) * 0.02 if xmin < 0 else 0.0
+    x1 = xmax + (xmax - x0) * 0.02 if xmax > x0 else x0 + 1.0
+    lo, hi = xlim or (None, None)
+    x0, x1 = (x0 if lo is None else lo), (x1 if hi is None else hi)
+    if x1 <= x0:
+        raise PlotError(f"the time range {x0:g}..{x1:g} s is empty: the end must come after the start")
+    return x0, x1
+
+
+def _visible(run, x0, x1):
+    """The values of a run drawn between x0 and x1 (all of them when none is)."""
+    inside = [y for t, y in zip(run.t, run.y) if x0 <= t <= x1]
+    return inside or run.y
+
+
+def _draw_missed_peaks(ax, series):
+    """A marker at each median run's peak that no sample saw (missed_peak);
+    whether any was drawn."""
+    drawn = False
+    for s in series:
+        peak = s.median().missed_peak
+        if peak is None:
+            continue
+        x, y, source = peak
+        ax.plot([x], [y], ls="none", marker="v", ms=8, color=s.colour, mec="black", mew=0.8, zorder=6,
+                gid="missed-peak")
+        ax.annotate(f"peak {y:.3g}", xy=(x, y), xytext=(-4, 6), textcoords="offset points", ha="right",
+                    va="bottom", fontsize=MARK_FONT, color=s.colour, gid=f"missed-peak-label:{source}")
+        drawn = True
+    return drawn
+
+
+def title_text(workload, series):
+    """The figure's title: the workload's name and only the parameters every
+    series shares that differ from its defaults; a program's name alone."""
+    if any(text.is_program(s.params) for s in series):
+        return workload
+    keys = [k for k in series[0].params if all(k in s.params and s.params[k] == series[0].params[k] for s in series)]
+    common = {k: series[0].params[k] for k in keys}
+    return text.plot_title(workload, common, defaults.workload_defaults(workload, common.get("smoke") is True))
+
+
+def rss_figure(reports, metric="rss_kb", workload=None, names=None, align=None, xlim=None):
     """Figure of `metric` (a sampled column, default rss_kb) over time for every
     allocator in `reports` (checked report dicts, see load_report). `names` (file
     names) are used in messages and the footnote; `align`: a mark name, every run's
-    time counted from its first mark of that name. Raises PlotError / ReportError."""
+    time counted from its first mark of that name; `xlim`: (left, right) seconds
+    shown, either None for the data's. Raises PlotError / ReportError."""
     reports = list(reports)
     if not reports:
         raise PlotError("no report given")
     names = list(names) if names is not None else [f"report {i + 1}" for i in range(len(reports))]
     workload = select_workload(reports, names, workload)
     series, left_out, total, shown, after = collect(reports, names, workload, metric, align)
-    common = _label_series(series, names)
+    _label_series(series, names)
+    title_line = title_text(workload, series)
     with style.rc():
         fig = style.new_figure(*FIGSIZE)
-        lane_ratio = 0.11 * len(series) + 0.05
+        # No phases (no series with two marks): no lane for them.
+        phased = any(len(s.median().marks) > 1 for s in series)
+        lane_ratio = 0.11 * len(series) + 0.05 if phased else 0.001
         grid = fig.add_gridspec(3, 1, height_ratios=[3.0, lane_ratio, 1.2], left=LEFT, right=RIGHT,
                                 top=TOP, bottom=BOTTOM, hspace=0.06)
         ax = fig.add_subplot(grid[0])
@@ -516,18 +604,26 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None, align=None):
                           gid="run:median" if strong else "run:other")
                 ax.plot(run.t, run.y, **kw)
                 lower.plot(run.t, run.faults, **kw)
-                ymax, ymin = max(ymax, max(run.y)), min(ymin, min(run.y))
                 xmax = max(xmax, run.t[-1], *(m[0] for m in run.marks))
                 xmin = min(xmin, run.t[0], *(m[0] for m in run.marks))
             if med.one_second is not None:
                 xmax = max(xmax, med.after[0] + 1.0)
-                ymax = max(ymax, med.one_second)
+            if med.missed_peak is not None:
+                xmax = max(xmax, med.missed_peak[0])
+        x0, x1 = x_range(xmin, xmax, aligned=align is not None, xlim=xlim)
+        for s in series:
+            for run in s.runs:
+                visible = _visible(run, x0, x1)
+                ymax, ymin = max(ymax, max(visible)), min(ymin, min(visible))
+            med = s.median()
+            for extra in (med.one_second, med.missed_peak[1] if med.missed_peak else None):
+                ymax = max(ymax, extra) if extra is not None else ymax
         after_mark, one_second = _draw_after(ax, series, metric)
-        x0 = xmin - (xmax - xmin) * 0.02 if xmin < 0 else 0.0
-        x1 = xmax + (xmax - x0) * 0.02 if xmax > x0 else x0 + 1.0
+        missed = _draw_missed_peaks(ax, series)
         ax.set_xlim(x0, x1)
         headroom = _draw_marks(fig, ax, lower, series, x0, x1)
         _draw_phases(fig, lanes, series, x0, x1)
+        lanes.set_visible(phased)
         top = ymax if ymax > ymin else ymin + 1.0
         ax.set_ylim(ymin, ymin + (top - ymin) / max(0.2, 1.0 - headroom - 0.03))
         lower.set_ylim(bottom=0)
@@ -536,10 +632,10 @@ def rss_figure(reports, metric="rss_kb", workload=None, names=None, align=None):
         lower.set_ylabel("minor faults\n(cumulative)")
         lower.yaxis.set_major_formatter(EngFormatter(sep=""))
         lower.set_xlabel(f"time since the mark {align} (s)" if align else "time since exec (s)")
-        _legend(ax, series, after_mark, one_second)
+        _legend(ax, series, after_mark, one_second, missed)
         # A title with many parameters wraps onto a second line instead of running
         # off the right edge; the machine line moves down with it.
-        title = style.wrap_to_width(fig, f"{workload}  {text.format_params(common)}".strip(), TITLE_FONT,
+        title = style.wrap_to_width(fig, title_line, TITLE_FONT,
                                     (TITLE_RIGHT - LEFT) * fig.get_figwidth() * fig.dpi, weight="bold")
         fig.suptitle("\n".join(title), x=LEFT, y=0.975, ha="left", fontweight="bold",
                      fontsize=TITLE_FONT, linespacing=1.15)

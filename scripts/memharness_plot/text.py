@@ -79,3 +79,28 @@ def percent(fraction, digits=1):
 
 def file_label(path):
     return os.path.basename(path) if path else "?"
+
+
+def is_program(params):
+    """Whether a run's parameters are a program's (harness -- CMD, the apps suite):
+    its command, path and environment, which no title shows."""
+    return isinstance(params, dict) and "command" in params
+
+
+def differing_params(params, defaults):
+    """The parameters a title shows: those that differ from the workload's
+    `defaults` (its resolved parameters with nothing given; None: not known, all
+    of them), never "smoke" (a word of its own) nor a program's."""
+    if is_program(params):
+        return {}
+    missing = object()
+    return {k: v for k, v in (params or {}).items()
+            if k != "smoke" and (defaults is None or defaults.get(k, missing) != v)}
+
+
+def plot_title(workload, params, defaults=None):
+    """`burst-writefile threads=8 smoke`: the workload's name, then only the
+    parameters that differ from its defaults; a program's name alone."""
+    shown = format_params(differing_params(params, defaults), keep_false=defaults is not None)
+    smoke = isinstance(params, dict) and params.get("smoke") is True
+    return " ".join(p for p in (workload, shown, "smoke" if smoke else "") if p)

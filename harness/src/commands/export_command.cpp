@@ -1,13 +1,18 @@
 // The export command: a view of a report written on its own, read back through
 // the checking reader. --folded: the live heap's call sites of one run at one
-// mark (or its peak) as folded stacks (core/heap_sites.h).
+// mark (or its peak) as folded stacks (core/heap_sites.h); --pprof: the same
+// sites as a gzipped pprof profile (report/pprof_export.h); --trace: every
+// run's memory over time as Chrome trace event JSON (report/trace_export.h).
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "commands/commands.h"
 #include "core/heap_sites.h"
+#include "report/pprof_export.h"
 #include "report/report_json.h"
+#include "report/trace_export.h"
 #include "sys/output_file.h"
 
 namespace mh {
@@ -48,26 +53,47 @@ std::string unknown_mark(const RunRecord& r, const std::string& mark) {
                      r.repetition, r.allocator.name, joined(marks));
 }
 
+// The bytes of the export asked for, or nullopt with `error` (bad input).
+std::optional<std::string> export_bytes(const ExportOptions& e, const std::string& report_path, std::string& error) {
+  auto report = read_report_document(report_path, error);
+  if (!report) return std::nullopt;
+  if (!e.trace.empty()) return chrome_trace(*report);
+  const RunRecord* run = run_with_sites(*report, e.allocator, error);
+  if (!run) {
+    error = report_path + ": " + error;
+    return std::nullopt;
+  }
+  const HeapSites* sites = sites_at(*run, e.mark);
+  if (!sites) {
+    error = unknown_mark(*run, e.mark);
+    return std::nullopt;
+  }
+  if (e.pprof.empty()) return folded_stacks(*sites);
+  std::string where = e.mark;
+  if (where.empty()) peak_sites(*run, &where);
+  auto profile = pprof_profile(*run, *sites, where, error);
+  if (!error.empty()) return std::nullopt;
+  return profile;
+}
+
 }  // namespace
 
 int export_command(const Options& o) {
   const ExportOptions& e = o.export_options;
-  std::string error;
   const std::string out = o.out.empty() ? output_file::kStdout : o.out;
+  if (!e.pprof.empty() && out == output_file::kStdout)
+    return bad_input(kWho, "--pprof writes a gzipped binary file: give it with -o FILE (e.g. -o heap.pb.gz)");
   if (out != output_file::kStdout)
     if (auto err = output_file::check_target(out); !err.empty()) return bad_input(kWho, "--out: " + err);
-  auto report = read_report_document(e.folded, error);
-  if (!report) return bad_input(kWho, error);
-  const RunRecord* run = run_with_sites(*report, e.allocator, error);
-  if (!run) return bad_input(kWho, e.folded + ": " + error);
-  const HeapSites* sites = sites_at(*run, e.mark);
-  if (!sites) return bad_input(kWho, unknown_mark(*run, e.mark));
-  const std::string text = folded_stacks(*sites);
+  const std::string& report_path = !e.folded.empty() ? e.folded : !e.trace.empty() ? e.trace : e.pprof;
+  std::string error;
+  auto text = export_bytes(e, report_path, error);
+  if (!text) return bad_input(kWho, error);
   if (out == output_file::kStdout) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fwrite(text->data(), 1, text->size(), stdout);
     return 0;
   }
-  if (auto err = output_file::write_atomic(out, text); !err.empty()) {
+  if (auto err = output_file::write_atomic(out, *text); !err.empty()) {
     fmt::print(stderr, "{}: {}\n", kWho, err);
     return 1;
   }

@@ -24,7 +24,8 @@ struct PlotKind {
   const char* usage;
 };
 constexpr PlotKind kPlotKinds[] = {
-    {"rss", "harness plot rss REPORT... -o FILE.png|svg [--metric COLUMN] [--workload NAME]   (RSS over time)"},
+    {"rss", "harness plot rss REPORT... -o FILE.png|svg [--metric COLUMN] [--workload NAME] [--align MARK] [--xlim "
+            "START:END | --window SECONDS]   (RSS over time)"},
     {"heap", "harness plot heap REPORT... -o FILE.png|svg   (RSS, anonymous RSS and the live heap; --ledger runs)"},
     {"compare", "harness plot compare COMPARISON.json|OLD.json NEW.json -o FILE.png|svg [--metric NAME]..."},
     {"flame", "harness plot flame REPORT -o FILE.png|svg [--mark NAME] [--allocator NAME]   (the live heap by "
