@@ -231,6 +231,15 @@ void add_what_to_run(CLI::App& app, Options& o) {
 }
 
 // How the run table is drawn (run and show).
+// The diff flame graph's k: a frame's change counts past k standard errors.
+void add_diff_k(CLI::App& app, double& k) {
+  app.add_option("--diff-k", k,
+                 "the diff flame graph colours a frame whose own bytes changed by more than K standard errors of "
+                 "the difference (the rest grey)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
 void add_table_options(CLI::App& app, TableSettings& t) {
   app.add_option("--reference", t.reference,
                  "the allocator the table's ratio column divides by (default: the first --allocator, or the first "
@@ -288,6 +297,7 @@ class CommandLine {
   CLI::App* add_plot_command();
   CLI::App* add_export_command();
   CLI::App* add_show_command();
+  CLI::App* add_page_command();
   CLI::App* add_history_command();
 
   std::string chosen_help() const;
@@ -313,6 +323,7 @@ class CommandLine {
   CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
   CLI::App* export_ = nullptr;
   CLI::App* show_ = nullptr;
+  CLI::App* page_ = nullptr;
   CLI::App* history_ = nullptr;
 };
 
@@ -331,6 +342,7 @@ CommandLine::CommandLine(Options o)
   plot_ = add_plot_command();
   export_ = add_export_command();
   show_ = add_show_command();
+  page_ = add_page_command();
   history_ = add_history_command();
 }
 
@@ -404,6 +416,10 @@ CLI::App* CommandLine::add_compare_command() {
                       "(patterns, WORKLOAD:METRIC for one workload's); the others are compared and reported")
       ->capture_default_str();
   compare->add_option("--markdown", o_.export_markdown, "the same as --export-markdown");
+  compare->add_option("--page", o_.page,
+                      "also write the comparison's interactive page into this folder (the verdict, each metric's "
+                      "runs side by side, memory over time, the flame graphs; harness page --help)");
+  add_diff_k(*compare, o_.diff_k);
   compare->add_option("-a,--allocator", both_allocator_,
                       "two reports: compare the runs of this allocator in both (for reports of several allocators); "
                       "two commands: the allocator both run under (default glibc)");
@@ -510,6 +526,22 @@ CLI::App* CommandLine::add_show_command() {
       ->capture_default_str();
   add_table_options(*show, o_.table);
   return show;
+}
+
+CLI::App* CommandLine::add_page_command() {
+  CLI::App* page = app_.add_subcommand(
+      "page", "write an interactive page of reports into --out DIR: memory over time with zoom, the run table, the "
+              "flame graph of the live heap and its diff (opens from file://, nothing fetched)");
+  page->allow_extras(false);
+  own_help(*page, "Usage: harness page REPORT... --out DIR [--diff-k K]",
+           "0 written, 2 bad input (a report unreadable, DIR not writable, a library of the page missing)",
+           "harness page results/reference/idle-return.json --out results/idle-return-page");
+  page->add_option("reports", o_.inputs, "the reports (or journals), each shown; two with heap sites are diffed")
+      ->required()
+      ->check(CLI::ExistingFile);
+  page->add_option("--out", o_.page, "the folder of the page (index.html and its libraries)")->required();
+  add_diff_k(*page, o_.diff_k);
+  return page;
 }
 
 CLI::App* CommandLine::add_export_command() {
@@ -718,6 +750,10 @@ ParseOutcome CommandLine::chosen() {
   }
   if (app_.got_subcommand(show_)) {
     o_.command = Command::Show;
+    return {o_, 0};
+  }
+  if (app_.got_subcommand(page_)) {
+    o_.command = Command::Page;
     return {o_, 0};
   }
   if (app_.got_subcommand(compare_)) return compare_chosen();

@@ -13,7 +13,7 @@
 
 namespace mh {
 
-enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export, Show };
+enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export, Show, Page };
 
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
@@ -104,6 +104,10 @@ struct Options {
   std::vector<std::string> argv;  // the exact command line, for the report
   HistoryOptions history;
   ExportOptions export_options;
+  // page REPORT... --out DIR, compare --page DIR: the interactive page's folder
+  // and the k of its diff flame graph (page.h).
+  std::string page;
+  double diff_k = 3.0;
 };
 
 struct ParseOutcome {

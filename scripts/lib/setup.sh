@@ -8,8 +8,9 @@ MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # What a run needs: build tools and libraries, the allocators under test, the
 # plots (matplotlib comes from Debian: PyPI is not reachable everywhere), the apps
 # suite's programs (redis, sqlite3, and g++, git, python3 and coreutils' sort, also
-# needed for other reasons or essential), and the history page's Chart.js (copied
-# beside the page). Recommended packages are not installed.
+# needed for other reasons or essential), the pages' Chart.js (copied beside each
+# page) and npm (which fetches the report page's other libraries once:
+# page-libs.sh). Recommended packages are not installed.
 MEMHARNESS_PACKAGES=(
   cmake g++ make git pkg-config
   libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libre2-dev libsqlite3-dev libdw-dev
@@ -17,7 +18,7 @@ MEMHARNESS_PACKAGES=(
   python3 python3-matplotlib
   sqlite3 redis-server redis-tools coreutils
   time
-  libjs-chart.js
+  libjs-chart.js npm
 )
 # What only ./scripts/test needs: GoogleTest, clang (the scav-fuzz preset's
 # libFuzzer), clang-tidy (the function-size check), pytest and jsonschema, and the
@@ -39,6 +40,8 @@ MEMHARNESS_FIRST_CONFIGURE=()
 # does not know the Debian one.
 memharness_installed() {
   local name
+  # npm also comes with NodeSource's nodejs, which Debian's npm conflicts with.
+  [ "$1" = npm ] && command -v npm >/dev/null && return 0
   for name in "$1" "${1}t64"; do
     [ "$(dpkg-query -W -f='${Status}' "$name" 2>/dev/null)" = "install ok installed" ] && return 0
   done
@@ -116,9 +119,12 @@ memharness_build() {
   rm -f "$log"
 }
 
+source "$MEMHARNESS_ROOT/scripts/lib/page-libs.sh"
+
 memharness_setup() {
   memharness_install
   memharness_build "$@"
+  memharness_page_libs "$MEMHARNESS_ROOT/build/page-libs"
 }
 
 # For the scripts that only run the harness (./scripts/harness, the Action, the
@@ -132,4 +138,5 @@ memharness_build_run() {
 memharness_setup_run() {
   memharness_install
   memharness_build_run "$@"
+  memharness_page_libs "$MEMHARNESS_ROOT/build/page-libs"
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "commands/commands.h"
+#include "commands/pages.h"
 #include "commands/resolve.h"
 #include "inputs/workloads.h"
 #include "report/heap_sites_table.h"
@@ -21,18 +22,6 @@ namespace mh {
 namespace {
 
 constexpr const char* kWho = "harness show";
-
-// As the report keeps them; a report from before that (or of a compare, sweep
-// or bisect) has them from the installed workload of the same name.
-HeadlinesByWorkload report_headlines(const ReportData& report) {
-  HeadlinesByWorkload out = headlines_from_json(report.context.value("headlines", Json()));
-  if (report.context.contains("headlines")) return out;
-  const std::string libexec = find_layout().libexec;
-  for (const auto& r : report.runs)
-    if (!out.count(r.workload) && !r.params.contains("command"))
-      if (auto w = find_workload(libexec, r.workload)) out[r.workload] = headline_metrics(*w);
-  return out;
-}
 
 }  // namespace
 
