@@ -583,7 +583,7 @@ const std::map<std::string, std::array<std::string, 3>> kHistoryVerbHelp = {
       "0 no regression step among the last --last revisions that is not acknowledged, 1 one is, 2 bad input",
       "harness history steps --last 1"}},
     {"page",
-     {"Usage: harness history page --out DIR [--workload NAME] [--metric NAME] [--allocator NAME]",
+     {"Usage: harness history page --out DIR [--workload NAME] [--metric NAME] [--allocator NAME] [--repo-url URL]",
       "0 written, 2 bad input (the store unreadable, DIR not writable)", "harness history page --out results/page"}},
     {"ack",
      {"Usage: harness history ack --workload NAME --metric NAME --allocator NAME --revision REV --reason TEXT",
@@ -642,7 +642,11 @@ CLI::App* CommandLine::add_history_command() {
     if (v->get_name() == "steps")
       v->add_option("--last", h.last, "exit 1 when a regression step is among the last N revisions of its series")
           ->check(in_range(0, 1000000, true));
-    if (v->get_name() == "page") v->add_option("--out", h.out, "the folder of the page")->required();
+    if (v->get_name() == "page") {
+      v->add_option("--out", h.out, "the folder of the page")->required();
+      v->add_option("--repo-url", h.repo_url,
+                    "the repository's web address: each revision that is a commit links to URL/commit/SHA");
+    }
   }
   return history;
 }

@@ -33,6 +33,7 @@ struct HistoryOptions {
   history::Target target;  // run etc.: file "" adds nothing; history verbs: default kDefaultHistory
   std::string verb;      // add, merge, show, steps, ack, page
   std::string metric, workload, allocator, reason, out;
+  std::string repo_url;  // page: each commit links to REPO_URL/commit/SHA
   std::vector<std::string> page_metrics;
   int last = 0;  // steps: exit 1 on a regression among the last N revisions (0: never)
   int min_segment = 2;
