@@ -74,7 +74,7 @@ function memoryCharts() {
     const section = el('section');
     section.appendChild(el('h2', w + ': memory over time'));
     section.appendChild(el('p', 'RSS solid, anonymous RSS dashed, live heap dotted (with --ledger), one colour per ' +
-      'allocator, one line per run; marks dashed, phases between them shaded in turn. Wheel or pinch to zoom, ' +
+      'allocator, one line per run; the marks of the first run of each allocator dashed, the phases between them shaded in turn. Wheel or pinch to zoom, ' +
       'drag to pan.', 'note'));
     const reset = el('button', 'reset zoom');
     section.appendChild(reset);
@@ -94,7 +94,7 @@ function memoryCharts() {
                        backgroundColor: colour, borderWidth: width, borderDash: dash, pointRadius: 0,
                        hiddenInLegend: !first});
       });
-      r.marks.forEach(([t, mark]) => {
+      if (first) r.marks.forEach(([t, mark]) => {  // the marks of each allocator's first run only
         marks.push({x: t, name: mark, colour, label: !named.has(mark)});
         named.add(mark);
       });
@@ -246,7 +246,8 @@ function flameChart(target, details, diff) {
   const k = data.diff_k;
   const make = [flamegraph.flamegraph, flamegraph.default, flamegraph].find(f => typeof f === 'function');
   const chart = make().width(Math.min(1200, target.clientWidth || 1100)).cellHeight(18)
-    .selfValue(true).transitionDuration(0).minFrameSize(2).setDetailsElement(details).sort(true);
+    .selfValue(true).transitionDuration(0).minFrameSize(2).setDetailsElement(details).sort(true)
+    .getName(d => d.data.name + ' · ' + (diff ? fmt(d.data.tot[0]) + ' -> ' + fmt(d.data.tot[2]) : fmt(d.data.tot[0])) + ' MB');
   if (!diff) {
     chart.setLabelHandler(d => d.data.name + ': ' + fmt(d.data.tot[0]) + ' MB (standard error ' + seText(d.data.tot[1]) +
       ' MB), ' + fmt(d.data.own[0]) + ' MB allocated here');
@@ -284,13 +285,18 @@ function flameSection(box, diff) {
     'The live heap by call site (sampled by --heap-sample), outermost frame at the bottom, widths in MB. Click a frame ' +
     'to zoom, search to highlight, hover for MB and the standard error.', 'note'));
   const controls = el('div', null, 'controls');
-  // Two reports: the first's and the second's first source; one: two marks of a run, or the same as the first.
-  const second = sources.findIndex(s => data.runs[s.run].report !== data.runs[sources[0].run].report);
-  const [la, a] = select(diff ? 'diff-a' : 'flame-source', diff ? 'from' : 'sites', 0);
+  // Shown first: a report's first run at its peak. The diff: the first report
+  // against the second, or a run's first mark against its peak.
+  const ofReport = rep => sources.map((s, i) => i).filter(i => data.runs[sources[i].run].report === rep);
+  const atPeak = ids => ids.find(i => sources[i].mark === '(peak)') ?? ids[0];
+  const one = data.reports.length < 2 || ofReport(1).length === 0;
+  const first = diff && one ? 0 : atPeak(ofReport(0));
+  const second = one ? atPeak(sources.map((s, i) => i).filter(i => sources[i].run === sources[0].run)) : atPeak(ofReport(1));
+  const [la, a] = select(diff ? 'diff-a' : 'flame-source', diff ? 'from' : 'sites', first);
   controls.appendChild(la);
   let b = null;
   if (diff) {
-    const [lb, sb] = select('diff-b', 'to', second >= 0 ? second : Math.min(1, sources.length - 1));
+    const [lb, sb] = select('diff-b', 'to', second === first ? Math.min(first + 1, sources.length - 1) : second);
     controls.appendChild(lb);
     b = sb;
   }
