@@ -200,3 +200,22 @@ def test_a_missing_library_is_named_with_how_to_get_it(tmp_path, idle_report):
     assert r.returncode == 2
     assert "hammer.min.js is missing (npm hammerjs)" in r.stderr and "npm" in r.stderr
     assert not (tmp_path / "site" / "index.html").exists()
+
+
+def test_names_from_a_hostile_report_are_text(tmp_path, browser, idle_report):
+    from test_history import HOSTILE
+    report = json.loads(idle_report.read_text())
+    for run in report["runs"]:
+        run["workload"] = HOSTILE
+        run["marks"][0]["name"] = HOSTILE
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(report))
+    site = tmp_path / "site"
+    r = harness("page", hostile, "--out", site)
+    assert r.returncode == 0, r.stderr
+    html = (site / "index.html").read_text()
+    assert "</script><" not in html.split('id="page-data">')[1].split("</script>")[0]
+    open_page(browser, site)
+    assert browser.title == "memharness report"  # nothing the report holds ran
+    assert browser.find_element("css selector", "#memory h2").text == HOSTILE + ": memory over time"
+    assert browser.find_element("id", "table-0-0").find_elements("css selector", "td")[0].text == HOSTILE
