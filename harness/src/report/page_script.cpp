@@ -144,10 +144,10 @@ function tables() {
 // on one scale, baseline above candidate; a run whose time never came is an
 // open triangle at its bound, labelled "never".
 function strip(m, lo, hi) {
-  const ns = 'http://www.w3.org/2000/svg', W = 300, H = 34;
+  const ns = 'http://www.w3.org/2000/svg', W = 340, H = 34;
   const svg = document.createElementNS(ns, 'svg');
   svg.setAttribute('width', W); svg.setAttribute('height', H);
-  const x = v => 8 + (hi > lo ? (v - lo) / (hi - lo) : 0.5) * (W - 60);
+  const x = v => 8 + (hi > lo ? (v - lo) / (hi - lo) : 0.5) * (W - 90);
   [['baseline', 9, 'rgb(31, 119, 180)'], ['candidate', 25, 'rgb(214, 39, 40)']].forEach(([side, y, colour]) => {
     const s = m[side], above = new Set((s.above || []).map(String));
     s.values.forEach(v => {
@@ -169,7 +169,7 @@ function strip(m, lo, hi) {
     });
     if ((s.above || []).length) {
       const t = document.createElementNS(ns, 'text');
-      t.setAttribute('x', W - 48); t.setAttribute('y', y + 4); t.setAttribute('font-size', '10');
+      t.setAttribute('x', W - 66); t.setAttribute('y', y + 4); t.setAttribute('font-size', '10');
       t.textContent = 'never: ' + s.above.length;
       svg.appendChild(t);
     }
@@ -201,7 +201,7 @@ function comparison() {
       const tr = el('tr');
       tr.dataset.metric = m.metric;
       [m.metric, m.display_unit, side(m.baseline), side(m.candidate),
-       m.censored ? 'censored' : (m.change >= 0 ? '+' : '') + (100 * m.change).toFixed(1) + '%', m.verdict].forEach(v => tr.appendChild(el('td', v)));
+       (m.baseline.above || []).length + (m.candidate.above || []).length ? (m.candidate.median_above ? fmt(m.baseline.median * m.scale) + ' -> never' : 'censored') : (m.change >= 0 ? '+' : '') + (100 * m.change).toFixed(1) + '%', m.verdict].forEach(v => tr.appendChild(el('td', v)));
       if (m.verdict === 'regression' && m.gated) tr.className = 'regression';
       const cell = el('td');
       cell.appendChild(strip(m, Math.min(...all), Math.max(...all)));
