@@ -26,6 +26,7 @@ int dispatch(const mh::Options& o) {
     case mh::Command::Export: return mh::export_command(o);
     case mh::Command::Show: return mh::show_command(o);
     case mh::Command::Table: return mh::table_command(o);
+    case mh::Command::Page: return mh::page_command(o);
     case mh::Command::Run: break;
   }
   return mh::run_command(o);

@@ -231,6 +231,15 @@ void add_what_to_run(CLI::App& app, Options& o) {
 }
 
 // How the run table is drawn (run and show).
+// The diff flame graph's k: a frame's change counts past k standard errors.
+void add_diff_k(CLI::App& app, double& k) {
+  app.add_option("--diff-k", k,
+                 "the diff flame graph colours a frame whose own bytes changed by more than K standard errors of "
+                 "the difference (the rest grey)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
 void add_table_options(CLI::App& app, TableSettings& t) {
   app.add_option("--reference", t.reference,
                  "the allocator the table's ratio column divides by (default: the first --allocator, or the first "
@@ -289,6 +298,7 @@ class CommandLine {
   CLI::App* add_export_command();
   CLI::App* add_show_command();
   CLI::App* add_table_command();
+  CLI::App* add_page_command();
   CLI::App* add_history_command();
 
   std::string chosen_help() const;
@@ -315,6 +325,7 @@ class CommandLine {
   CLI::App* export_ = nullptr;
   CLI::App* show_ = nullptr;
   CLI::App* table_ = nullptr;
+  CLI::App* page_ = nullptr;
   CLI::App* history_ = nullptr;
 };
 
@@ -334,6 +345,7 @@ CommandLine::CommandLine(Options o)
   export_ = add_export_command();
   show_ = add_show_command();
   table_ = add_table_command();
+  page_ = add_page_command();
   history_ = add_history_command();
 }
 
@@ -407,6 +419,10 @@ CLI::App* CommandLine::add_compare_command() {
                       "(patterns, WORKLOAD:METRIC for one workload's); the others are compared and reported")
       ->capture_default_str();
   compare->add_option("--markdown", o_.export_markdown, "the same as --export-markdown");
+  compare->add_option("--page", o_.page,
+                      "also write the comparison's interactive page into this folder (the verdict, each metric's "
+                      "runs side by side, memory over time, the flame graphs; harness page --help)");
+  add_diff_k(*compare, o_.diff_k);
   compare->add_option("-a,--allocator", both_allocator_,
                       "two reports: compare the runs of this allocator in both (for reports of several allocators); "
                       "two commands: the allocator both run under (default glibc)");
@@ -535,6 +551,22 @@ CLI::App* CommandLine::add_table_command() {
   return table;
 }
 
+CLI::App* CommandLine::add_page_command() {
+  CLI::App* page = app_.add_subcommand(
+      "page", "write an interactive page of reports into --out DIR: memory over time with zoom, the run table, the "
+              "flame graph of the live heap and its diff (opens from file://, nothing fetched)");
+  page->allow_extras(false);
+  own_help(*page, "Usage: harness page REPORT... --out DIR [--diff-k K]",
+           "0 written, 2 bad input (a report unreadable, DIR not writable, a library of the page missing)",
+           "harness page results/reference/idle-return.json --out results/idle-return-page");
+  page->add_option("reports", o_.inputs, "the reports (or journals), each shown; two with heap sites are diffed")
+      ->required()
+      ->check(CLI::ExistingFile);
+  page->add_option("--out", o_.page, "the folder of the page (index.html and its libraries)")->required();
+  add_diff_k(*page, o_.diff_k);
+  return page;
+}
+
 CLI::App* CommandLine::add_export_command() {
   ExportOptions& e = o_.export_options;
   CLI::App* exp = app_.add_subcommand(
@@ -585,7 +617,7 @@ const std::map<std::string, std::array<std::string, 3>> kHistoryVerbHelp = {
       "0 no regression step among the last --last revisions that is not acknowledged, 1 one is, 2 bad input",
       "harness history steps --last 1"}},
     {"page",
-     {"Usage: harness history page --out DIR [--workload NAME] [--metric NAME] [--allocator NAME]",
+     {"Usage: harness history page --out DIR [--workload NAME] [--metric NAME] [--allocator NAME] [--repo-url URL]",
       "0 written, 2 bad input (the store unreadable, DIR not writable)", "harness history page --out results/page"}},
     {"ack",
      {"Usage: harness history ack --workload NAME --metric NAME --allocator NAME --revision REV --reason TEXT",
@@ -644,7 +676,11 @@ CLI::App* CommandLine::add_history_command() {
     if (v->get_name() == "steps")
       v->add_option("--last", h.last, "exit 1 when a regression step is among the last N revisions of its series")
           ->check(in_range(0, 1000000, true));
-    if (v->get_name() == "page") v->add_option("--out", h.out, "the folder of the page")->required();
+    if (v->get_name() == "page") {
+      v->add_option("--out", h.out, "the folder of the page")->required();
+      v->add_option("--repo-url", h.repo_url,
+                    "the repository's web address: each revision that is a commit links to URL/commit/SHA");
+    }
   }
   return history;
 }
@@ -756,6 +792,10 @@ ParseOutcome CommandLine::chosen() {
   }
   if (app_.got_subcommand(table_)) {
     o_.command = Command::Table;
+    return {o_, 0};
+  }
+  if (app_.got_subcommand(page_)) {
+    o_.command = Command::Page;
     return {o_, 0};
   }
   if (app_.got_subcommand(compare_)) return compare_chosen();

@@ -13,7 +13,7 @@
 
 namespace mh {
 
-enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export, Show, Table };
+enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export, Show, Table, Page };
 
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
@@ -33,6 +33,7 @@ struct HistoryOptions {
   history::Target target;  // run etc.: file "" adds nothing; history verbs: default kDefaultHistory
   std::string verb;      // add, merge, show, steps, ack, page
   std::string metric, workload, allocator, reason, out;
+  std::string repo_url;  // page: each commit links to REPO_URL/commit/SHA
   std::vector<std::string> page_metrics;
   int last = 0;  // steps: exit 1 on a regression among the last N revisions (0: never)
   int min_segment = 2;
@@ -106,6 +107,10 @@ struct Options {
   std::vector<std::string> argv;  // the exact command line, for the report
   HistoryOptions history;
   ExportOptions export_options;
+  // page REPORT... --out DIR, compare --page DIR: the interactive page's folder
+  // and the k of its diff flame graph (page.h).
+  std::string page;
+  double diff_k = 3.0;
 };
 
 struct ParseOutcome {

@@ -8,9 +8,9 @@ MEMHARNESS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # What a run needs: build tools and libraries, the allocators under test, the
 # plots (matplotlib comes from Debian: PyPI is not reachable everywhere), the apps
 # suite's programs (redis, sqlite3, and g++, git, python3 and coreutils' sort, also
-# needed for other reasons or essential), the history page's Chart.js (copied
-# beside the page), and Protocol Buffers and zlib (harness export --pprof writes a
-# gzipped profile.proto). Recommended packages are not installed.
+# needed for other reasons or essential), the pages' Chart.js (copied beside each
+# page), and Protocol Buffers and zlib (harness export --pprof writes a gzipped
+# profile.proto). Recommended packages are not installed.
 MEMHARNESS_PACKAGES=(
   cmake g++ make git pkg-config
   libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev libre2-dev libsqlite3-dev libdw-dev
@@ -24,11 +24,13 @@ MEMHARNESS_PACKAGES=(
 # What only ./scripts/test needs: GoogleTest, clang (the scav-fuzz preset's
 # libFuzzer), clang-tidy (the function-size check), pytest and jsonschema, the
 # pages' browser tests (headless Chromium driven by Selenium; not installed on a CI
-# runner by the Action, where Ubuntu's chromium is a snap), and Go (`go tool pprof`
-# reads the profiles harness export --pprof writes).
+# runner by the Action, where Ubuntu's chromium is a snap), Go (`go tool pprof`
+# reads the profiles harness export --pprof writes) and npm (harness page's
+# libraries, fetched once by page-libs.sh; ./scripts/harness fetches them too
+# when npm is there).
 MEMHARNESS_TEST_PACKAGES=(
   libgtest-dev clang clang-tidy python3-pytest python3-jsonschema golang-go
-  chromium chromium-driver python3-selenium
+  chromium chromium-driver python3-selenium npm
 )
 # The target memharness_build builds: ./scripts/harness asks for memharness-run
 # (the harness, workloads, scav and the ledger), ./scripts/test for all. Settings
@@ -42,6 +44,8 @@ MEMHARNESS_FIRST_CONFIGURE=()
 # does not know the Debian one.
 memharness_installed() {
   local name
+  # npm also comes with NodeSource's nodejs, which Debian's npm conflicts with.
+  [ "$1" = npm ] && command -v npm >/dev/null && return 0
   for name in "$1" "${1}t64"; do
     [ "$(dpkg-query -W -f='${Status}' "$name" 2>/dev/null)" = "install ok installed" ] && return 0
   done
@@ -119,9 +123,12 @@ memharness_build() {
   rm -f "$log"
 }
 
+source "$MEMHARNESS_ROOT/scripts/lib/page-libs.sh"
+
 memharness_setup() {
   memharness_install
   memharness_build "$@"
+  memharness_page_libs "$MEMHARNESS_ROOT/build/page-libs"
 }
 
 # For the scripts that only run the harness (./scripts/harness, the Action, the
@@ -135,4 +142,6 @@ memharness_build_run() {
 memharness_setup_run() {
   memharness_install
   memharness_build_run "$@"
+  # harness page's libraries when npm is there; a run needs none of them.
+  if command -v npm >/dev/null; then memharness_page_libs "$MEMHARNESS_ROOT/build/page-libs"; fi
 }

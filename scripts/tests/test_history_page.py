@@ -10,6 +10,7 @@ six reports included), the migrated store's 1.2 s.
 """
 import shutil
 import sqlite3
+import subprocess
 import statistics
 from pathlib import Path
 
@@ -35,7 +36,8 @@ def browser():
     options = webdriver.ChromeOptions()
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,900"):
         options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # The performance log holds every request a page makes (DevTools Network events).
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     yield driver
     driver.quit()
@@ -61,7 +63,7 @@ def test_the_page_renders_the_store(tmp_path, browser):
     # Stored in KiB, drawn in MB (10^6 bytes) as every table shows them.
     expected = [statistics.median(v) * 1.024e-3 for v in medians.values()]
     shown = browser.execute_script(
-        "const c = Chart.getChart('chart-0'); return c.data.datasets.find(d => d.label === 'median').data")
+        "const c = Chart.getChart('chart-0'); return c.data.datasets.find(d => d.kind === 'median').data")
     assert shown == pytest.approx(expected)
     # One hovered value: the tooltip of the fifth point.
     tooltip = browser.execute_script("""
@@ -69,7 +71,7 @@ def test_the_page_renders_the_store(tmp_path, browser):
         c.tooltip.setActiveElements([{datasetIndex: 2, index: 4}], {x: 0, y: 0});
         c.update();
         return c.tooltip.body.map(b => b.lines.concat(b.after)).flat();""")
-    assert tooltip == ["median: 12.296", "3 runs; click: their RSS"]
+    assert tooltip == ["median of 3 runs: 12.296", "3 runs; click: their RSS"]
     steps = browser.find_element("id", "steps").text
     assert steps.startswith("regression +33.3% " + HOSTILE)
     assert "at r04" in steps
@@ -168,3 +170,66 @@ def test_a_click_on_an_old_revision_loads_its_traces_from_a_chunk_file(tmp_path,
         "return [...document.querySelectorAll('script[src]')].map(s => s.getAttribute('src'))")
     assert loaded == ["chart.min.js", "traces/traces-0.js"]
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_the_selector_shows_one_chart(tmp_path, browser):
+    store = tmp_path / "h.sqlite"
+    series_of(tmp_path, store, [9000] * 3 + [12000] * 3)
+    r = harness("history", "page", "--history", store, "--out", tmp_path / "site")
+    assert r.returncode == 0, r.stderr
+    browser.get((tmp_path / "site" / "index.html").as_uri())
+    shown = "return [...document.querySelectorAll('#charts > section')].filter(s => !s.hidden).length"
+    everything = browser.execute_script(shown)
+    assert everything > 3  # every metric of the series
+    browser.execute_script("""
+        const s = document.getElementById('select-metric');
+        s.value = 'peak_rss_kb';
+        s.dispatchEvent(new Event('change'));""")
+    assert browser.execute_script(shown) == 1
+    section = browser.execute_script("return [...document.querySelectorAll('#charts > section')].find(s => !s.hidden).id")
+    assert browser.find_element("css selector", f"#{section} h3").text.endswith("peak_rss_kb (MB)")
+    assert browser.find_element("id", "shown").text == f"1 of {everything} charts shown"
+    # Units on both axes, the legend saying what the line and the band are.
+    axes, legend = browser.execute_script("""
+        const c = Chart.getChart(document.querySelector('#' + arguments[0] + ' canvas'));
+        return [[c.options.scales.x.title.text, c.options.scales.y.title.text],
+                c.legend.legendItems.map(i => i.text)];""", section)
+    assert axes == ["revision (in the order added)", "MB"]
+    assert legend == ["range min-max", "median of 3 runs"]
+    # The steps come first and each links to its chart.
+    step = browser.find_element("css selector", "#steps li a")
+    assert step.get_attribute("href").endswith("#" + section)
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_revision_links_to_its_commit(tmp_path, browser):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    store = tmp_path / "h.sqlite"
+    shas = []
+    for i, level in enumerate([9000] * 3 + [12000] * 3):
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", f"c{i}")
+        shas.append(git(repo, "rev-parse", "HEAD"))
+        r = harness("history", "add", "--history", store, "--revision", shas[-1], "--cwd", repo,
+                    report_at(tmp_path, shas[-1], level))
+        assert r.returncode == 0, r.stderr
+    web = tmp_path / "web"
+    (web / "commit").mkdir(parents=True)
+    for sha in shas:
+        (web / "commit" / sha).write_text(f"<title>{sha}</title>commit {sha}")
+    bad = harness("history", "page", "--history", store, "--out", tmp_path / "site", "--repo-url", "javascript:alert(1)")
+    assert bad.returncode == 2 and "--repo-url" in bad.stderr
+    r = harness("history", "page", "--history", store, "--metric", "peak_rss_kb", "--out", tmp_path / "site",
+                "--repo-url", web.as_uri() + "/")
+    assert r.returncode == 0, r.stderr
+    browser.get((tmp_path / "site" / "index.html").as_uri())
+    assert browser.find_element("id", "order-note").text == ""  # every revision is a commit
+    link = browser.find_element("css selector", "#steps li a.commit")
+    assert link.text == shas[3][:12]
+    link.click()
+    WebDriverWait(browser, 5).until(lambda b: b.current_url != (tmp_path / "site" / "index.html").as_uri())
+    assert browser.current_url == f"{web.as_uri()}/commit/{shas[3]}"

@@ -32,6 +32,7 @@ WARNS = "int main(void) { int unused; return 0; }\n"   # -Wall: unused variable
 def project(tmp_path):
     (tmp_path / "scripts" / "lib").mkdir(parents=True)
     shutil.copy(SETUP, tmp_path / "scripts" / "lib" / "setup.sh")
+    shutil.copy(SETUP.parent / "page-libs.sh", tmp_path / "scripts" / "lib" / "page-libs.sh")
     (tmp_path / "CMakePresets.json").write_text(PRESETS)
     (tmp_path / "CMakeLists.txt").write_text(CMAKELISTS.replace("project(tiny LANGUAGES C)",
                                                                 "project(tiny LANGUAGES C)\nadd_compile_options(-Wall)"))

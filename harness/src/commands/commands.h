@@ -22,6 +22,7 @@ int history_command(const Options& o);
 int export_command(const Options& o);
 int show_command(const Options& o);
 int table_command(const Options& o);
+int page_command(const Options& o);
 
 // Input a command refuses: the message after the command's name ("harness
 // compare: ..."), and the exit code 2.

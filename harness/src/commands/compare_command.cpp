@@ -14,6 +14,7 @@
 #include "commands/commands.h"
 #include "commands/execute.h"
 #include "commands/exports.h"
+#include "commands/pages.h"
 #include "commands/from_options.h"
 #include "commands/looks.h"
 #include "commands/resolve.h"
@@ -430,6 +431,12 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
       fmt::print(stderr, "{}: {}\n", kWho, err);
       return 1;
     }
+  if (!o.page.empty()) {
+    if (auto err = write_runs_page(o.page, out, g.runs, o.diff_k, comparison); !err.empty()) {
+      fmt::print(stderr, "{}: the page: {}\n", kWho, err);
+      return 1;
+    }
+  }
   if (g.outcome.stop_signal) {
     fmt::print(stderr,
                "{}: stopped by a signal after {} of {} runs: the comparison covers those only; to finish, run the "

@@ -211,6 +211,8 @@ int acknowledge(const Options& o, history::Store& store) {
 }
 
 int write_page(const Options& o, history::Store& store) {
+  if (!o.history.repo_url.empty())
+    if (auto e = history::check_repo_url(o.history.repo_url); !e.empty()) return bad_input(kWho, e);
   std::string error;
   auto judged = judge_store(o, store, error);
   if (!judged) return bad_input(kWho, error);
@@ -226,7 +228,7 @@ int write_page(const Options& o, history::Store& store) {
   }
   const auto runs = store.traces(history::shown_runs(page), error);
   if (!runs) return bad_input(kWho, o.history.target.file + ": " + error);
-  if (auto e = history::write_page(o.history.out, page, *runs); !e.empty()) return bad_input(kWho, e);
+  if (auto e = history::write_page(o.history.out, page, *runs, o.history.repo_url); !e.empty()) return bad_input(kWho, e);
   fmt::print("{} charts written to {}/index.html\n", page.size(), escape::terminal(o.history.out));
   return 0;
 }

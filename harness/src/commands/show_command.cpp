@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "commands/commands.h"
+#include "commands/pages.h"
 #include "commands/resolve.h"
 #include "inputs/workloads.h"
 #include "report/heap_sites_table.h"

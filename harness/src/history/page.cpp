@@ -1,6 +1,8 @@
 // The dashboard page (see page.h).
 #include "history/page.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -63,9 +65,10 @@ Json step_json(const Step& st, const std::map<size_t, std::string>& acknowledged
 // inlined data, with textContent only; the body's data-rendered says it ran.
 constexpr const char* kScript = R"js(
 const data = JSON.parse(document.getElementById('history-data').textContent);
-function el(tag, text) {
+function el(tag, text, cls) {
   const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = text;
+  if (text !== undefined && text !== null) e.textContent = text;
+  if (cls) e.className = cls;
   return e;
 }
 )js"
@@ -177,24 +180,74 @@ function plotRuns(lines, notes) {
   });
 }
 function pct(x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(1) + '%'; }
+// A revision's commit page (--repo-url URL: URL/commit/SHA) for a revision
+// that is a commit (it has a first-parent position); null otherwise.
+function commitLink(p) {
+  if (!data.repo_url || p.position === null) return null;
+  const a = el('a', p.revision.slice(0, 12));
+  a.href = data.repo_url.replace(/\/+$/, '') + '/commit/' + encodeURIComponent(p.revision);
+  a.className = 'commit';
+  return a;
+}
 const list = document.getElementById('steps'), charts = document.getElementById('charts');
-let steps = 0;
+const keys = ['title', 'allocator', 'metric', 'machine'];
+const filters = {};
+function applyFilters() {
+  let shown = 0;
+  data.series.forEach((s, i) => {
+    const on = keys.every(k => filters[k].value === '' || filters[k].value === s[k]);
+    document.getElementById('series-' + i).hidden = !on;
+    shown += on;
+  });
+  document.getElementById('shown').textContent = shown + ' of ' + data.series.length + ' charts shown';
+}
+keys.forEach(k => {
+  const label = el('label', (k === 'title' ? 'workload' : k) + ' ');
+  const select = el('select');
+  select.id = 'select-' + k;
+  select.appendChild(el('option', 'all'));
+  select.firstChild.value = '';
+  [...new Set(data.series.map(s => s[k]))].sort().forEach(v => { const o = el('option', v); o.value = v; select.appendChild(o); });
+  select.onchange = applyFilters;
+  label.appendChild(select);
+  document.getElementById('selector').appendChild(label);
+  filters[k] = select;
+});
+let steps = 0, unordered = 0;
 data.series.forEach((s, i) => {
   const name = s.title + ' · ' + s.allocator + ' · ' + s.machine + ': ' + s.metric;
   const shown = v => v === null ? null : v * s.scale;
+  const unit = s.unit || 'count';
   s.steps.forEach(st => {
-    const li = el('li', st.verdict + ' ' + pct(st.change) + ' ' + name + ' at ' + st.revision.slice(0, 12) +
-                        ' (p ' + st.p.toPrecision(2) + ')' +
-                        (st.acknowledged === null ? '' : ' acknowledged: ' + st.acknowledged));
+    const li = el('li');
+    const to = el('a', st.verdict + ' ' + pct(st.change) + ' ' + name);
+    to.href = '#series-' + i;
+    to.onclick = () => { keys.forEach(k => { filters[k].value = s[k]; }); applyFilters(); };
+    li.appendChild(to);
+    li.appendChild(document.createTextNode(' at '));
+    const p = s.points[st.index];
+    li.appendChild(commitLink(p) || el('span', st.revision.slice(0, 12)));
+    li.appendChild(document.createTextNode(' (p ' + st.p.toPrecision(2) + ')' +
+                                           (st.acknowledged === null ? '' : ' acknowledged: ' + st.acknowledged)));
     li.className = st.verdict + (st.acknowledged === null ? '' : ' acknowledged');
     list.appendChild(li);
     steps++;
   });
   const box = el('section');
-  box.appendChild(el('h3', name + (s.unit ? ' (' + s.unit + ')' : '')));
+  box.id = 'series-' + i;
+  box.appendChild(el('h3', name + ' (' + unit + ')'));
+  const runs = s.points.map(p => p.runs), lo = Math.min(...runs), hi = Math.max(...runs);
+  const n = lo === hi ? String(lo) : lo + '-' + hi;
+  const free = s.points.filter(p => p.position === null).length;
+  unordered += free;
+  if (free > 0)
+    box.appendChild(el('p', free + ' of its ' + s.points.length + ' revisions are not commits of a repository the ' +
+                            'store knows: they are ordered by when they were added.', 'note'));
   const canvas = el('canvas');
   canvas.id = 'chart-' + i;
   box.appendChild(canvas);
+  const links = el('p', null, 'note');
+  box.appendChild(links);
   charts.appendChild(box);
   const at = new Set(s.steps.map(st => st.index));
   const median = s.points.map(p => shown(p.median));
@@ -203,10 +256,10 @@ data.series.forEach((s, i) => {
     data: {
       labels: s.points.map(p => p.revision.slice(0, 10)),
       datasets: [
-        {label: 'max', data: s.points.map(p => shown(p.max)), pointRadius: 0, borderWidth: 0, fill: '+1',
-         backgroundColor: 'rgba(54, 162, 235, 0.2)'},
-        {label: 'min', data: s.points.map(p => shown(p.min)), pointRadius: 0, borderWidth: 0, fill: false},
-        {label: 'median', data: median, borderColor: 'rgb(54, 162, 235)',
+        {label: 'range min-max', kind: 'max', data: s.points.map(p => shown(p.max)), pointRadius: 0, borderWidth: 0,
+         fill: '+1', backgroundColor: 'rgba(54, 162, 235, 0.2)'},
+        {label: 'min', kind: 'min', data: s.points.map(p => shown(p.min)), pointRadius: 0, borderWidth: 0, fill: false},
+        {label: 'median of ' + n + ' runs', kind: 'median', data: median, borderColor: 'rgb(54, 162, 235)',
          pointStyle: s.points.map((p, k) => at.has(k) ? 'triangle' : 'circle'),
          pointRadius: s.points.map((p, k) => at.has(k) ? 8 : 3),
          pointBackgroundColor: s.points.map((p, k) => at.has(k) ? 'rgb(220, 50, 50)' : 'rgb(54, 162, 235)')},
@@ -215,18 +268,31 @@ data.series.forEach((s, i) => {
     options: {
       animation: false,
       aspectRatio: 3,
-      plugins: {tooltip: {callbacks: {afterLabel: c => {
-        const p = s.points[c.dataIndex];
-        return p.runs + ' runs' + (p.censored ? ', ' + p.censored + ' censored' : '') + '; click: their RSS';
-      }}}},
+      scales: {x: {title: {display: true, text: 'revision (' + (free === s.points.length ? 'in the order added' :
+                 free ? 'commits in first-parent order, the others in the order added' : 'first-parent order') + ')'}},
+               y: {title: {display: true, text: unit}}},
+      plugins: {
+        legend: {labels: {filter: item => item.text !== 'min'}},
+        tooltip: {callbacks: {afterLabel: c => {
+          const p = s.points[c.dataIndex];
+          return p.runs + ' runs' + (p.censored ? ', ' + p.censored + ' censored' : '') + '; click: their RSS';
+        }}}},
       onClick: (e, hit) => {
-        if (hit.length) withTraces(s.points[hit[0].index].run_ids, () => showRuns(s, hit[0].index, box));
+        if (!hit.length) return;
+        const p = s.points[hit[0].index], link = commitLink(p);
+        links.replaceChildren();
+        if (link) { links.appendChild(document.createTextNode('commit: ')); links.appendChild(link); }
+        withTraces(p.run_ids, () => showRuns(s, hit[0].index, box));
       },
       onHover: (e, hit) => { e.native.target.style.cursor = hit.length ? 'pointer' : 'default'; },
     },
   });
 });
 if (steps === 0) list.appendChild(el('li', 'no steps'));
+applyFilters();
+if (unordered > 0)
+  document.getElementById('order-note').textContent = 'Revisions that are not commits of a repository the store ' +
+    'knows (' + unordered + ' points) are ordered by when they were added, not by their history.';
 document.getElementById('status').textContent = data.series.length + ' charts, ' + steps + ' steps';
 document.getElementById('traces-note').textContent = 'RSS over time: the traces of ' +
   data.inline.runs + ' runs (the last ' + data.inline.revisions + ' revisions of each series and those either ' +
@@ -287,7 +353,8 @@ Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRu
   return Json{{"series", out},
               {"runs", traces},
               {"chunks", ranges},
-              {"inline", {{"revisions", kInlineRevisions}, {"runs", runs.size()}, {"loaded", 0}}}};
+              {"inline", {{"revisions", kInlineRevisions}, {"runs", runs.size()}, {"loaded", 0}}},
+              {"repo_url", nullptr}};
 }
 
 std::string page_html(const Json& data) {
@@ -295,11 +362,13 @@ std::string page_html(const Json& data) {
   html << "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<title>memharness history</title>\n<script src=\"chart.min.js\"></script>\n"
           "<style>body{font-family:sans-serif;max-width:70em;margin:auto}section{margin:2em 0}"
-          "li.regression{color:#b00}li.acknowledged{color:#666}#run-panel{border:1px solid #ccc;padding:0 1em}"
+          "li.regression{color:#b00}li.regression a{color:#b00}li.acknowledged{color:#666}.note{color:#555;font-size:90%}"
+          "#selector label{margin-right:1em}#run-panel{border:1px solid #ccc;padding:0 1em}"
           "</style>\n</head>\n<body>\n"
           "<h1>memharness history</h1>\n<p id=\"status\">the page's script did not run</p>\n"
           "<p id=\"traces-note\"></p>\n"
-          "<h2>Steps</h2>\n<ul id=\"steps\"></ul>\n<h2>Series</h2>\n<div id=\"charts\"></div>\n"
+          "<h2>Steps</h2>\n<ul id=\"steps\"></ul>\n<h2>Series</h2>\n<p id=\"selector\"></p>\n"
+          "<p id=\"shown\"></p>\n<p id=\"order-note\" class=\"note\"></p>\n<div id=\"charts\"></div>\n"
           "<section id=\"run-panel\" hidden></section>\n"
           "<script type=\"application/json\" id=\"history-data\">"
        << escape::script_json(json_text(data)) << "</script>\n<script>" << kScript << "</script>\n</body>\n</html>\n";
@@ -335,8 +404,17 @@ std::string write_chunks(const std::string& dir, const std::vector<TracedRun>& r
 
 }  // namespace
 
+std::string check_repo_url(const std::string& url) {
+  const bool scheme = url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0 || url.rfind("file://", 0) == 0;
+  const bool plain = std::none_of(url.begin(), url.end(), [](char c) { return (unsigned char)c <= ' ' || c == 0x7f; });
+  if (scheme && plain && url.size() > 8) return "";
+  return fmt::format("--repo-url '{}': give the repository's web address, starting with https://, http:// or "
+                     "file://, without spaces (e.g. https://github.com/OWNER/REPO); a revision links to URL/commit/SHA",
+                     escape::terminal(url));
+}
+
 std::string write_page(const std::string& dir, const std::vector<PageSeries>& series,
-                       const std::vector<TracedRun>& runs) {
+                       const std::vector<TracedRun>& runs, const std::string& repo_url) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(kChartJs, ec))
@@ -359,6 +437,7 @@ std::string write_page(const std::string& dir, const std::vector<PageSeries>& se
   if (auto e = write_chunks(dir, rest, ranges); !e.empty()) return e;
   Json data = page_data(series, inlined, ranges);
   data["inline"]["loaded"] = rest.size();
+  data["repo_url"] = repo_url.empty() ? Json(nullptr) : Json(repo_url);
   return output_file::write_atomic(index_path, page_html(data));
 }
 

@@ -53,8 +53,12 @@ std::string page_html(const Json& data);
 // traces of `runs`, the runs the charts show, not inlined), each as
 // output_file writes a report (checked first, then a new file renamed over
 // it: a link or a device planted at a name is refused, never followed); ""
-// or the error.
+// or the error. With `repo_url`, each revision that is a commit links to
+// REPO_URL/commit/SHA (check_repo_url first).
 std::string write_page(const std::string& dir, const std::vector<PageSeries>& series,
-                       const std::vector<TracedRun>& runs);
+                       const std::vector<TracedRun>& runs, const std::string& repo_url = "");
+// "" when `url` may be linked from a page (http://, https:// or file://, no
+// control characters or spaces); else why not.
+std::string check_repo_url(const std::string& url);
 
 }  // namespace mh::history
