@@ -13,7 +13,7 @@
 
 namespace mh {
 
-enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export, Show };
+enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, Squeeze, History, Export, Show };
 
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
@@ -44,6 +44,15 @@ struct HistoryOptions {
 struct ExportOptions {
   std::string folded, mark, allocator;
   bool peak = false;
+};
+
+// harness squeeze (docs/memory-needed.md): the search's stopping width (a
+// share of the limit), the extra rounds at each end of the final bracket, the
+// most limits tried.
+struct SqueezeOptions {
+  double width = 0.10;
+  int confirm_rounds = 3;
+  int max_probes = 10;
 };
 
 inline constexpr const char* kDefaultHistory = "results/history.sqlite";
@@ -104,6 +113,7 @@ struct Options {
   std::vector<std::string> argv;  // the exact command line, for the report
   HistoryOptions history;
   ExportOptions export_options;
+  SqueezeOptions squeeze;
 };
 
 struct ParseOutcome {

@@ -30,6 +30,8 @@ constexpr PlotKind kPlotKinds[] = {
     {"flame", "harness plot flame REPORT -o FILE.png|svg [--mark NAME] [--allocator NAME]   (the live heap by "
               "call site)"},
     {"sweep", "harness plot sweep SWEEP.json -o FILE.png|svg   (the points of a sweep, the Pareto front marked)"},
+    {"squeeze", "harness plot squeeze SQUEEZE.json -o FILE.png|svg   (figure of merit and stall against the memory "
+                "limit, the limit found marked)"},
 };
 
 std::vector<std::string> kind_names() {
