@@ -31,8 +31,8 @@ def _draw_allocator(ax_fom, ax_stall, entry, color, shown):
                 continue
             x = p["limit_bytes"] / MB
             if p["figures"].get("oom_kills"):
-                y = ax.get_ylim()[0] if value is None else value * scale
-                ax.plot([x], [y], "x", color=color, markersize=8, zorder=3)
+                # No figure of an OOM-killed run: an x at the foot of the panel.
+                ax.plot([x], [0.04], "x", color=color, markersize=8, zorder=3, transform=ax.get_xaxis_transform())
             else:
                 ax.plot([x], [value * scale], "o", color=color, zorder=3,
                         markerfacecolor=color if p.get("keeps") else "white")
