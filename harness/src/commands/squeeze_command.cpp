@@ -292,8 +292,8 @@ void conclude(Json& entry) {
   entry["unlimited_cgroup_peak_kb"] = number_or_null(cg);
   entry["share_of_peak_rss"] = rss ? Json(double(b.hi) / (*rss * 1024)) : Json(nullptr);
   entry["share_of_cgroup_peak"] = cg ? Json(double(b.hi) / (*cg * 1024)) : Json(nullptr);
-  for (const auto& p : entry["probes"])
-    if (p["limit_bytes"].get<uint64_t>() == b.hi) entry["at_limit"] = p["figures"];
+  for (const auto& p : entry.value("probes", Json::array()))
+    if (p.value("limit_bytes", uint64_t(0)) == b.hi) entry["at_limit"] = p.value("figures", Json::object());
 }
 
 std::string cell(const Json& v, const char* unit) {
