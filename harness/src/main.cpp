@@ -22,6 +22,7 @@ int dispatch(const mh::Options& o) {
     case mh::Command::Plot: return mh::plot_command(o);
     case mh::Command::Bisect: return mh::bisect_command(o);
     case mh::Command::Sweep: return mh::sweep_command(o);
+    case mh::Command::Squeeze: return mh::squeeze_command(o);
     case mh::Command::History: return mh::history_command(o);
     case mh::Command::Export: return mh::export_command(o);
     case mh::Command::Show: return mh::show_command(o);

@@ -293,6 +293,7 @@ class CommandLine {
   CLI::App* add_compare_command();
   CLI::App* add_bisect_command();
   CLI::App* add_sweep_command();
+  CLI::App* add_squeeze_command();
   CLI::App* add_merge_command();
   CLI::App* add_plot_command();
   CLI::App* add_export_command();
@@ -322,6 +323,8 @@ class CommandLine {
   int sweep_runs_;
   std::string both_allocator_;  // compare --allocator: the allocator of both reports
   CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
+  CLI::App* squeeze_ = nullptr;
+  int squeeze_rounds_ = 3;
   CLI::App* export_ = nullptr;
   CLI::App* show_ = nullptr;
   CLI::App* table_ = nullptr;
@@ -340,6 +343,7 @@ CommandLine::CommandLine(Options o)
   compare_ = add_compare_command();
   bisect_ = add_bisect_command();
   sweep_ = add_sweep_command();
+  squeeze_ = add_squeeze_command();
   merge_ = add_merge_command();
   plot_ = add_plot_command();
   export_ = add_export_command();
@@ -356,7 +360,7 @@ void CommandLine::add_run_command() {
       "   or: harness [OPTIONS] --suite NAME\n"
       "   or: harness [OPTIONS] -- PROGRAM [ARGS...]    (any program, argv as given, no shell)\n"
       "   or: harness --list\n"
-      "   or: harness compare|bisect|sweep|merge|plot|export|show|table|history ... (each with its own --help)"));
+      "   or: harness compare|bisect|sweep|squeeze|merge|plot|export|show|table|page|history ... (each with its own --help)"));
   app_.footer(
       "Workload parameters (harness --list shows each workload's, with defaults) follow the workload. Every "
       "workload also takes --smoke: a small, fast version, what the tests run.\n\n"
@@ -491,6 +495,53 @@ CLI::App* CommandLine::add_sweep_command() {
   return sweep;
 }
 
+CLI::App* CommandLine::add_squeeze_command() {
+  CLI::App* squeeze = app_.add_subcommand(
+      "squeeze",
+      "find, for each allocator, the smallest --memory-limit at which a run keeps its speed: a log-scale bisection "
+      "from the unlimited cgroup peak down, each limit tried in rounds of unlimited, limited and unlimited again "
+      "(interleaved) and judged by the compare rule on a figure of merit; no OOM kill and no failed run allowed. "
+      "The final bracket gets extra rounds at both ends (docs/memory-needed.md)");
+  squeeze->allow_extras();
+  squeeze->formatter(std::make_shared<Usage>(
+      "Usage: harness squeeze [OPTIONS] [-a ALLOCATOR]... (--workload NAME [PARAMETERS...] | --suite NAME | -- "
+      "PROGRAM [ARGS...])"));
+  squeeze->footer(
+      "Exit codes: 0 a limit found for every allocator, 1 a run or the plot failed or a search found no limit, 2 bad "
+      "input (nothing was run), 130 stopped by Ctrl-C (what was measured is kept: the same command with -o FILE goes "
+      "on)\n\nExample:\n  harness squeeze -w burst-writefile -a glibc -a jemalloc --runs 3 -o squeeze.json --plot "
+      "squeeze.png");
+  add_what_to_run(*squeeze, o_);
+  squeeze->add_option("-a,--allocator", o_.allocators,
+                      "allocator to search for, repeatable (default: every available built-in)");
+  squeeze->add_option("-n,--runs", squeeze_rounds_, "rounds of each limit tried (unlimited, limited, unlimited)")
+      ->check(in_range(1, 1000, true))
+      ->capture_default_str();
+  squeeze->add_option("--confirm-rounds", o_.squeeze.confirm_rounds,
+                      "extra rounds at each end of the final bracket")
+      ->check(in_range(0, 1000, true))
+      ->capture_default_str();
+  squeeze->add_option("--width", o_.squeeze.width,
+                      "stop when the bracket (largest limit that slowed, smallest that kept the speed) is within this "
+                      "share of the limit")
+      ->check(in_range(0.01, 0.9))
+      ->capture_default_str();
+  squeeze->add_option("--max-probes", o_.squeeze.max_probes, "the most limits tried per allocator")
+      ->check(in_range(2, 100, true))
+      ->capture_default_str();
+  squeeze->add_option("--metric", o_.metrics,
+                      "the figure of merit (default: the workload's own first result with a direction, else wall_ms): "
+                      "wall_ms, cpu_ms, or a figure the workload declares or a program's --load-metric gives "
+                      "(workload.NAME)");
+  squeeze->add_option("--seed", o_.seed, "seed of the order shuffle of the rounds (default: drawn, and recorded)");
+  squeeze->add_option("--thresholds", o_.thresholds, "metric directions and thresholds (default ci/thresholds.json)");
+  squeeze->add_option("-o,--out", o_.out,
+                      "the squeeze's JSON, written after every limit tried (default results/squeeze-<workload>-<UTC "
+                      "time>.json; an existing one of the same squeeze is resumed); the runs go beside it in -runs/");
+  squeeze->add_option("--plot", o_.plot, "also draw the figure of merit and the stall against the limit (.png or .svg)");
+  return squeeze;
+}
+
 CLI::App* CommandLine::add_merge_command() {
   CLI::App* merge = app_.add_subcommand(
       "merge",
@@ -509,7 +560,7 @@ CLI::App* CommandLine::add_plot_command() {
   CLI::App* plot = app_.add_subcommand(
       "plot", "draw a picture with matplotlib: harness plot KIND ... -o FILE.png, KIND one of rss (RSS over time, "
               "the default), heap (the live heap beside RSS), compare (a comparison), flame (the live heap by call "
-              "site), sweep (a sweep's points), table (the allocator matrix); the arguments go to scripts/plot_KIND.py (harness plot --help)");
+              "site), sweep (a sweep's points), table (the allocator matrix), squeeze (a squeeze's limits); the arguments go to scripts/plot_KIND.py (harness plot --help)");
   plot->prefix_command();
   plot->set_help_flag();  // --help goes to the plot command, which shows the scripts' own
   return plot;
@@ -762,7 +813,7 @@ std::string CommandLine::suggestion(int argc, char** argv) const {
 
 // --help: the help of the subcommand it was given to (plot shows its scripts' own).
 std::string CommandLine::chosen_help() const {
-  for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_, export_, show_, table_})
+  for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_, squeeze_, export_, show_, table_, page_})
     if (app_.got_subcommand(sub)) return sub->help();
   if (app_.got_subcommand(history_)) {
     for (const CLI::App* verb : history_->get_subcommands())
@@ -778,6 +829,16 @@ ParseOutcome CommandLine::chosen() {
     return workloads_chosen(*bisect_, Command::Bisect, o_.runs);
   }
   if (app_.got_subcommand(sweep_)) return workloads_chosen(*sweep_, Command::Sweep, sweep_runs_);
+  if (app_.got_subcommand(squeeze_)) {
+    o_.command = Command::Squeeze;
+    o_.runs = squeeze_rounds_;
+    take_workload_args(squeeze_->remaining());
+    if (o_.workload.empty() && o_.suite.empty() && o_.program.empty()) {
+      std::cerr << "harness squeeze: no workload given: use --workload NAME, --suite NAME or -- PROGRAM [ARGS...]\n";
+      return {std::nullopt, 2};
+    }
+    return {o_, 0};
+  }
   if (app_.got_subcommand(merge_)) {
     o_.command = Command::Merge;
     return {o_, 0};

@@ -13,7 +13,7 @@
 
 namespace mh {
 
-enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export, Show, Table, Page };
+enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, Squeeze, History, Export, Show, Table, Page };
 
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
@@ -47,6 +47,15 @@ struct HistoryOptions {
 struct ExportOptions {
   std::string folded, trace, pprof, mark, allocator;
   bool peak = false;
+};
+
+// harness squeeze (docs/memory-needed.md): the search's stopping width (a
+// share of the limit), the extra rounds at each end of the final bracket, the
+// most limits tried.
+struct SqueezeOptions {
+  double width = 0.10;
+  int confirm_rounds = 3;
+  int max_probes = 10;
 };
 
 inline constexpr const char* kDefaultHistory = "results/history.sqlite";
@@ -111,6 +120,7 @@ struct Options {
   // and the k of its diff flame graph (page.h).
   std::string page;
   double diff_k = 3.0;
+  SqueezeOptions squeeze;
 };
 
 struct ParseOutcome {

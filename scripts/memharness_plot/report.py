@@ -8,6 +8,7 @@ import numbers
 REPORT_SCHEMA = "memharness.report/1"
 COMPARISON_SCHEMA = "memharness.comparison/1"
 SWEEP_SCHEMA = "memharness.sweep/1"
+SQUEEZE_SCHEMA = "memharness.squeeze/1"
 
 
 class PlotError(Exception):
@@ -192,6 +193,32 @@ def load_comparison(path):
 def load_sweep(path):
     """Parse and check a memharness.sweep/1 file; ReportError otherwise."""
     return check_sweep(load_json(path), path)
+
+
+def check_squeeze(data, path):
+    """Raise ReportError unless `data` is a memharness.squeeze/1 the plot can draw."""
+    schema = schema_of(data, path)
+    if schema != SQUEEZE_SCHEMA:
+        raise ReportError(path, f'is not a squeeze ({SQUEEZE_SCHEMA}, written by harness squeeze); "schema" is '
+                                f"{json.dumps(schema)}")
+    question, results = data.get("question"), data.get("results")
+    if not isinstance(question, dict) or not isinstance(question.get("metric"), str):
+        raise ReportError(path, '"question" names no metric')
+    if not isinstance(results, list):
+        raise ReportError(path, 'has no "results" array')
+    for i, entry in enumerate(results):
+        if not isinstance(entry, dict) or not isinstance(entry.get("allocator"), str):
+            raise ReportError(path, f"results[{i}] has no allocator")
+        for j, probe in enumerate(entry.get("probes", [])):
+            if not isinstance(probe, dict) or not is_number(probe.get("limit_bytes")) \
+                    or not isinstance(probe.get("figures"), dict):
+                raise ReportError(path, f"results[{i}].probes[{j}] has no limit_bytes or figures")
+    return data
+
+
+def load_squeeze(path):
+    """Parse and check a memharness.squeeze/1 file; ReportError otherwise."""
+    return check_squeeze(load_json(path), path)
 
 
 def load_any(path):

@@ -18,6 +18,7 @@ int merge_command(const Options& o);
 int plot_command(const Options& o);
 int bisect_command(const Options& o);
 int sweep_command(const Options& o);
+int squeeze_command(const Options& o);
 int history_command(const Options& o);
 int export_command(const Options& o);
 int show_command(const Options& o);

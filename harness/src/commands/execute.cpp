@@ -60,6 +60,7 @@ RunRequest run_request(const Execution& e, const Job& job, const Arm& arm, int r
   req.allocator = arm.allocator;
   req.repetition = repetition;
   req.run = e.run;
+  if (arm.memory_limit) req.run.memory_limit = arm.memory_limit;
   req.run.ledger_seed = round_seed(e.run.ledger_seed, repetition);
   // What each run keeps of its program's sends, so that the plan's report stays readable.
   req.run.bounds = bounds_for_plan(e.plan.size());

@@ -32,6 +32,8 @@ constexpr PlotKind kPlotKinds[] = {
               "call site)"},
     {"sweep", "harness plot sweep SWEEP.json -o FILE.png|svg   (the points of a sweep, the Pareto front marked)"},
     {"table", "harness plot table REPORT... -o FILE.png|svg [--metric NAME]...   (harness table as heat maps)"},
+    {"squeeze", "harness plot squeeze SQUEEZE.json -o FILE.png|svg   (figure of merit and stall against the memory "
+                "limit, the limit found marked)"},
 };
 
 std::vector<std::string> kind_names() {

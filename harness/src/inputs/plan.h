@@ -37,6 +37,9 @@ struct Arm {
   // place of the job's, its results under the job's name so that both sides
   // meet in one table. Unset: the job's.
   std::optional<Program> program = {};
+  // This arm's own --memory-limit in bytes (harness squeeze: unlimited and
+  // limited arms of one allocator); 0: the execution's.
+  uint64_t memory_limit = 0;
 };
 
 struct PlannedRun {

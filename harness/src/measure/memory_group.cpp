@@ -110,11 +110,16 @@ void MemoryGroup::make_v1_memory(const MemoryGroupSettings& settings, const std:
     why_ += (why_.empty() ? "" : "; ") + std::string("cgroup v1: ") + error;
     return;
   }
-  // No swap for the group either, where the kernel accounts it.
-  if (settings.max_bytes && access((dir + "/memory.memsw.limit_in_bytes").c_str(), F_OK) == 0) {
-    std::string ignored;
+  // No swap for a limited group: swappiness 0 makes the group's own reclaim
+  // scan file pages only. Not memory.memsw.limit_in_bytes: the kernel
+  // charges memory+swap first, so with it equal to the limit every charge
+  // fails there, and since Linux 6.15 memsw keeps no failcnt (only the
+  // memory counter of a v1 group counts), so memory.failcnt would stay 0 at
+  // the limit. memsw stays the fallback where swappiness cannot be set.
+  std::string ignored;
+  if (settings.max_bytes && !cgroup::write_text(dir + "/memory.swappiness", "0", ignored) &&
+      access((dir + "/memory.memsw.limit_in_bytes").c_str(), F_OK) == 0)
     cgroup::write_text(dir + "/memory.memsw.limit_in_bytes", std::to_string(settings.max_bytes), ignored);
-  }
   memory_dir_ = dir;
   limited_ = settings.max_bytes > 0;
   why_.clear();
@@ -203,6 +208,19 @@ void MemoryGroup::sample(Sample& s) {
   }
 }
 
+// v1: a charge fails at the memory counter (memory.failcnt) or, where a
+// memory+swap limit is set, at that one first (memory.memsw.failcnt, which
+// kernels before 6.15 count); the sum is the times the group hit its limit.
+std::optional<int64_t> MemoryGroup::v1_failures() const {
+  std::optional<int64_t> sum;
+  for (const char* file : {"/memory.failcnt", "/memory.memsw.failcnt"}) {
+    const auto text = procfs::read_text(memory_dir_ + file);
+    const auto n = text ? cgroup::keyed_value("failcnt " + *text, "failcnt") : std::nullopt;
+    if (n) sum = sum.value_or(0) + *n;
+  }
+  return sum;
+}
+
 int64_t MemoryGroup::oom_kills() const {
   if (memory_dir_.empty()) return 0;
   // Both files are "key value" lines; the key is oom_kill in both.
@@ -232,8 +250,7 @@ void MemoryGroup::record(RunRecord& rec) const {
         v2_ ? "the kernel has no memory.peak (it came with Linux 5.19)" : "memory.max_usage_in_bytes could not be read");
     put(rec, "memory_high_events", f.high_events, v2_ ? as_double(cgroup::keyed_value(events, "high")) : std::nullopt,
         v2_ ? "memory.events could not be read" : "cgroup v1 has no memory.high, nor its events");
-    const auto max = v2_ ? cgroup::keyed_value(events, "max")
-                         : cgroup::keyed_value("failcnt " + procfs::read_text(memory_dir_ + "/memory.failcnt").value_or(""), "failcnt");
+    const auto max = v2_ ? cgroup::keyed_value(events, "max") : v1_failures();
     put(rec, "memory_max_events", f.max_events, as_double(max), "the group's limit events could not be read");
     put(rec, "memory_oom_kills", f.oom_kills, as_double(cgroup::keyed_value(events, "oom_kill")),
         "the kernel does not count OOM kills per group here (no oom_kill line)");

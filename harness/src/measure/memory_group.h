@@ -71,6 +71,7 @@ class MemoryGroup {
   void make_v1_memory(const MemoryGroupSettings& settings, const std::string& dir);
   void make_pressure(const std::string& name);
   std::optional<cgroup::PressureTotals> pressure_since_start() const;
+  std::optional<int64_t> v1_failures() const;
   std::string memory_file(const char* v2_name, const char* v1_name) const;
 
   std::string memory_dir_, pressure_dir_, why_, pressure_why_;

@@ -1,0 +1,75 @@
+// The search of harness squeeze (see squeeze_search.h).
+#include "compare/squeeze_search.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace mh::squeeze {
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+
+// The limit halfway between lo and hi on a log scale, in whole MiB where
+// that stays strictly between them.
+uint64_t log_middle(uint64_t lo, uint64_t hi) {
+  const double mid = std::sqrt(double(lo)) * std::sqrt(double(hi));
+  const uint64_t exact = uint64_t(mid);
+  const uint64_t rounded = (exact + kMiB / 2) / kMiB * kMiB;
+  return rounded > lo && rounded < hi ? rounded : exact;
+}
+
+}  // namespace
+
+std::string slower_why(const MetricComparison& m) {
+  const double worse = m.rule.direction == compare::Direction::Higher ? -m.change : m.change;
+  const double allowed = std::max(m.rule.threshold, m.noise_floor);
+  if (worse <= allowed) return "";
+  if (std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta) return "";
+  return fmt::format("{} {:.1f}% worse than unlimited (allowed: {:.1f}%, the larger of its threshold and noise floor)",
+                     m.metric, worse * 100, allowed * 100);
+}
+
+Bracket bracket_of(const std::vector<Probe>& probes, uint64_t start) {
+  Bracket b;
+  for (const auto& p : probes)
+    if (!p.keeps && p.limit > b.lo) {
+      b.lo = p.limit;
+      b.lo_probe = &p;
+    }
+  for (const auto& p : probes)
+    if (p.keeps && p.limit > b.lo && (!b.hi_probe || p.limit < b.hi_probe->limit)) b.hi_probe = &p;
+  b.hi = b.hi_probe ? b.hi_probe->limit : b.lo < start ? start : 0;
+  return b;
+}
+
+bool narrow(const Bracket& b, const Settings& s) {
+  return b.lo > 0 && b.hi > b.lo && double(b.hi - b.lo) <= s.width * double(b.hi);
+}
+
+Step next_step(const std::vector<Probe>& probes, uint64_t start, uint64_t floor, const Settings& s) {
+  const Bracket b = bracket_of(probes, start);
+  const bool budget = int(probes.size()) < s.max_probes;
+  auto done = [](std::string why) { return Step{Step::What::Done, 0, std::move(why)}; };
+  if (b.hi == 0) return done("slower than unlimited even at the unlimited cgroup peak");
+  if (b.lo == 0) {
+    const uint64_t half = b.hi / 2 / kMiB * kMiB;
+    if (half < floor) return done(fmt::format("kept its speed down to {} bytes, the smallest limit tried", b.hi));
+    if (!budget) return done(fmt::format("{} probes used and none failed", probes.size()));
+    return {Step::What::Probe, half, ""};
+  }
+  if (!narrow(b, s)) {
+    if (!budget) return done(fmt::format("{} probes used before the bracket was within {:.0f}%", probes.size(), s.width * 100));
+    return {Step::What::Probe, log_middle(b.lo, b.hi), ""};
+  }
+  if (!b.hi_probe) {
+    if (!budget) return done(fmt::format("{} probes used: the top of the bracket (the unlimited cgroup peak) was not tried", probes.size()));
+    return {Step::What::Probe, b.hi, ""};
+  }
+  if (!b.hi_probe->confirmed) return {Step::What::Confirm, b.hi, ""};
+  if (!b.lo_probe->confirmed) return {Step::What::Confirm, b.lo, ""};
+  return done("");
+}
+
+}  // namespace mh::squeeze
