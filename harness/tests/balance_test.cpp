@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace mh {
 namespace {
@@ -36,7 +37,8 @@ TEST(Balance, EveryRunInExactlyOneShard) {
   ASSERT_EQ(units.size(), 6u);  // (entry, allocator)
   EXPECT_DOUBLE_EQ(units[0].ms, 30);
   auto shard_of = balance_units(units, 3);
-  std::multiset<std::tuple<size_t, size_t, int>> seen;
+  using Run = std::tuple<size_t, size_t, int>;
+  std::multiset<Run> seen;
   for (int s = 1; s <= 3; ++s) {
     auto cut = select_balanced(plan, false, units, shard_of, Shard{s, 3});
     EXPECT_FALSE(cut.empty());
@@ -52,7 +54,7 @@ TEST(Balance, EveryRunInExactlyOneShard) {
     for (const auto& r : cut) seen.insert({r.job, r.arm, r.repetition});
   }
   EXPECT_EQ(seen.size(), plan.size());
-  EXPECT_EQ(std::set<std::tuple<size_t, size_t, int>>(seen.begin(), seen.end()).size(), plan.size());
+  EXPECT_EQ(std::set<Run>(seen.begin(), seen.end()).size(), plan.size());
   // The long entry's two allocators go to two shards: 30, 30, 12 ms.
   auto loads = shard_loads(units, shard_of, 3);
   EXPECT_DOUBLE_EQ(*std::max_element(loads.begin(), loads.end()), 30);

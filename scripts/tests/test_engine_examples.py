@@ -2,7 +2,9 @@
 a GitLab `parallel:` job): each file is parsed, and its shard command runs under the
 variables its engine would set, once per shard, through a `harness` that adds
 --dry-run (the plan is printed, nothing runs). The shards' runs together must be the
-plan without --shard, each run once."""
+plan without --shard, each run once. And a real run under Bazel's variables: the
+report records the engine, the shard and the job, and Bazel's status file is touched."""
+import json
 import os
 import re
 import shlex
@@ -114,3 +116,20 @@ def test_gitlab_parallel_job(fake_harness, tmp_path):
     check_covers(command, envs, fake_harness, tmp_path)
     merge = [j for j in pipeline.values() if isinstance(j, dict) and any(" merge " in s for s in j.get("script", []))]
     assert merge and merge[0]["stage"] != job["stage"]
+
+
+def test_the_report_records_the_engine_and_bazel_is_told(tmp_path):
+    out = tmp_path / "r.json"
+    status = tmp_path / "shard-status"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TEST_SHARD_INDEX": "0", "TEST_TOTAL_SHARDS": "1",
+           "TEST_SHARD_STATUS_FILE": str(status), "TEST_TARGET": "//mem:idle"}
+    proc = subprocess.run([str(HARNESS), "-w", "micro", "--smoke", "-a", "glibc", "-n", "1", "--shard", "auto",
+                           "--out", str(out), "-q"], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    context = json.loads(out.read_text())["context"]
+    assert context["shard_engine"]["engine"] == "bazel"
+    assert context["shard_engine"]["shard"] == "1/1" == context["plan"]["shard"]
+    assert context["shard_engine"]["job"] == {"TEST_TARGET": "//mem:idle"}
+    assert status.exists()
+    assert context["machine_id"] == (Path("/etc/machine-id").read_text().strip() or None)
+    assert context["boot_id"] == Path("/proc/sys/kernel/random/boot_id").read_text().strip()

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "commands/commands.h"
 #include "report/report_read.h"
@@ -139,11 +140,18 @@ std::string find_clash(const std::vector<Input>& inputs, bool allow_mixed_machin
 }
 
 // Shards joined back into the order of the plan they were cut from: round by
-// round, entry by entry (a shard's runs of one round and entry keep their
-// order: a comparison's shuffled sides). A shard I/N split by entry holds the
-// suite's entries I-1, I-1+N, ...; a shard balanced by duration has them all.
+// round, entry by entry, allocator by allocator (a comparison's sides of one
+// round and entry are in one shard and keep its shuffled order). A shard I/N
+// split by entry holds the suite's entries I-1, I-1+N, ...; a shard balanced
+// by duration has them all.
 void plan_order(std::vector<Input>& inputs, std::vector<RunRecord>& runs) {
-  std::map<std::string, size_t> entry_of;
+  std::map<std::string, size_t> entry_of, arm_of;
+  for (const auto& in : inputs) {
+    const Json plan = in.report.context.value("plan", Json::object());
+    if (plan.contains("baseline")) break;
+    const Json arms = plan.value("arms", Json::array());
+    for (size_t a = 0; a < arms.size(); ++a) arm_of.emplace(arms[a].value("allocator", std::string()), a);
+  }
   for (const auto& in : inputs) {
     const Json plan = in.report.context.value("plan", Json::object());
     std::string error;
@@ -155,8 +163,10 @@ void plan_order(std::vector<Input>& inputs, std::vector<RunRecord>& runs) {
       entry_of.emplace(jobs[j].value("workload", std::string()), whole ? j : size_t(s->index - 1) + j * size_t(s->count));
   }
   auto key = [&](const RunRecord& r) {
-    auto it = entry_of.find(r.workload);
-    return std::pair{r.repetition, it == entry_of.end() ? entry_of.size() : it->second};
+    auto entry = entry_of.find(r.workload);
+    auto arm = arm_of.find(r.allocator.name);
+    return std::tuple{r.repetition, entry == entry_of.end() ? entry_of.size() : entry->second,
+                      arm == arm_of.end() ? arm_of.size() : arm->second};
   };
   std::stable_sort(runs.begin(), runs.end(), [&](const RunRecord& a, const RunRecord& b) { return key(a) < key(b); });
 }
