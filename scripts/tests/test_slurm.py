@@ -181,6 +181,12 @@ def node_idle(c):
     return out.strip() in ("idle", "mix", "alloc")
 
 
+def never_runs(c, job):
+    """A job whose dependency failed (a task of the array ended badly) waits forever."""
+    out = subprocess.run(["squeue", "-h", "-j", job, "-o", "%r"], env=c.env, capture_output=True, text=True)
+    return "DependencyNeverSatisfied" in out.stdout
+
+
 def queue_empty(c, jobs):
     """No job of `jobs` (of any, when empty) is pending or running."""
     argv = ["squeue", "-h"] + (["-j", ",".join(jobs)] if jobs else [])
@@ -198,6 +204,8 @@ def cluster():
     for sub in ("state", "spool", "out"):
         (d / sub).mkdir()
     c = Cluster(d)
+    # Stopped by a signal (a time limit), the daemons are still stopped.
+    previous = signal.signal(signal.SIGTERM, lambda *_: pytest.exit("stopped by SIGTERM", returncode=1))
     try:
         sock = start_munge(c)
         (d / "slurm.conf").write_text(slurm_conf(d, sock))
@@ -207,6 +215,7 @@ def cluster():
         yield c
     finally:
         c.stop()
+        signal.signal(signal.SIGTERM, previous)
         left = [name for name, p in c.procs if p.poll() is None] + [f"job process {p}" for p in c.leftovers]
         shutil.rmtree(d, ignore_errors=True)
         assert not left, f"still running after the test: {left}"
@@ -220,7 +229,13 @@ def test_array_of_three_shards_merges_into_the_plan(cluster):
     assert submitted.returncode == 0, submitted.stderr + c.logs()
     merge_job = submitted.stdout.strip().split(";")[0]
     jobs = [merge_job]
-    wait_for(lambda: queue_empty(c, jobs), 900, c, "the array and the merge job to end")
+    def ended():
+        if never_runs(c, merge_job):
+            pytest.fail("a task of the array failed: the merge job will never run\n" + "\n".join(
+                p.name + ": " + p.read_text()[-2000:] for p in c.d.glob("memharness-*.log")) + c.logs())
+        return queue_empty(c, jobs)
+
+    wait_for(ended, 900, c, "the array and the merge job to end")
     merged = out / "merged.json"
     assert merged.exists(), "no merged report\n" + "\n".join(
         p.name + ": " + p.read_text()[-2000:] for p in c.d.glob("memharness-*.log")) + c.logs()
