@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "commands/commands.h"
+#include "commands/from_options.h"
 #include "options.h"
 #include "sys/containment.h"
 #include "sys/interrupt.h"
@@ -65,6 +66,11 @@ int main(int argc, char** argv) {
     auto parsed = mh::parse_options(argc, argv);
     if (!parsed.options) return parsed.exit_code;
     command = parsed.options->command;
+    std::string error;
+    if (!mh::resolve_auto_shard(*parsed.options, mh::process_env(), error)) {
+      std::fprintf(stderr, "harness: %s\n", error.c_str());
+      return 2;
+    }
     return dispatch(*parsed.options);
   } catch (const std::system_error& e) {
     if (e.code() == std::errc::broken_pipe) return output_closed(command);

@@ -167,7 +167,17 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("-w,--workload", o.workload, "workload to run (see --list); its parameters follow it");
   app.add_flag("--smoke", o.smoke, "a workload parameter every workload takes: its small, fast version (see --list)");
   app.add_option("--suite", o.suite, "a suite of workloads instead (workloads/suites.json): quick (smoke sizes), seeds (seed sizes), idle (idle figures), apps, apps-smoke (real programs)");
-  app.add_option("--shard", o.shard, "run only shard I/N of the suite (for a CI job matrix), e.g. 2/4");
+  app.add_option("--shard", o.shard,
+                 "run only shard I/N of the suite (for a CI job matrix), e.g. 2/4; auto (or auto/N): the shard the "
+                 "engine's variables say (Slurm arrays, Kubernetes Indexed Jobs, GitLab, Buildkite, CircleCI, Bazel, "
+                 "GoogleTest: docs/many-machines.md)");
+  app.add_option("--shard-durations", o.shard_durations,
+                 "with --shard: balance the shards by the runs' expected time, read from a previous report (or "
+                 "merged shards) of the suite; a shard then holds some allocators of an entry (a comparison: some "
+                 "rounds), not whole entries");
+  app.add_flag("--dry-run", o.dry_run,
+               "print the plan (the runs this shard would make, and with --shard-durations every shard's expected "
+               "time) and run nothing");
   app.add_option("--timeout", o.run.timeout_s, "seconds before a run is killed (SIGTERM, then SIGKILL)")
       ->check(in_range(0.1, 86400.0))
       ->capture_default_str();
@@ -553,6 +563,9 @@ CLI::App* CommandLine::add_merge_command() {
            "harness merge shard-1.json shard-2.json shard-3.json -o all.json");
   merge->add_option("reports", o_.inputs, "the reports to join")->required()->check(CLI::ExistingFile);
   merge->add_option("-o,--out", o_.out, "the joined report")->required();
+  merge->add_flag("--allow-mixed-machines", o_.allow_mixed_machines,
+                  "join the runs of one comparison made on other machines (refused by default: the two sides of a "
+                  "comparison are compared fairly only on one machine)");
   return merge;
 }
 

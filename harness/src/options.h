@@ -64,6 +64,12 @@ struct Options {
   Command command = Command::Run;
   // What to run (run and compare).
   std::string workload, suite, shard;
+  // --shard auto: what the engine's variables said (inputs/engines.h), recorded
+  // in the report; null otherwise. Filled in before the command runs.
+  Json shard_engine;
+  std::string shard_durations;  // a report of expected run times: balanced shards
+  bool dry_run = false;         // print the plan, run nothing
+  bool allow_mixed_machines = false;  // merge: a comparison's runs from other machines
   std::vector<std::string> workload_args;  // everything the harness does not know, and --smoke
   std::vector<std::string> program;        // after "--": any program as the workload
   ProgramFlags program_flags;

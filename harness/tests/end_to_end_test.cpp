@@ -305,7 +305,7 @@ TEST(Merge, RefusesTheSameRunsTwiceAndOtherParameters) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
-TEST(Merge, JoinsTheShardsOfASuiteAndRefusesAPlainReport) {
+TEST(Merge, RefusesShardsThatMissPartOfThePlanAndAPlainReport) {
   std::string one = test::scratch("shard-1.json"), two = test::scratch("shard-2.json"),
               plain = test::scratch("plain.json"), out = test::scratch("shards.json");
   for (auto [shard, path] : {std::pair{"1/13", one}, std::pair{"4/13", two}}) {
@@ -314,9 +314,12 @@ TEST(Merge, JoinsTheShardsOfASuiteAndRefusesAPlainReport) {
   }
   auto c = test::run_harness({"-w", "timer-turns", "--smoke", "-a", "glibc", "-n", "1", "-q", "-o", plain});
   ASSERT_EQ(c.exit_code, 0) << c.err;
+  // Two shards of twelve: the other ten are named (all twelve join: test_merge_shards.py, test_slurm.py).
   auto shards = test::run_harness({"merge", one, two, "-o", out});
-  EXPECT_EQ(shards.exit_code, 0) << shards.err;
-  EXPECT_EQ(test::load_json(out)["runs"].size(), 2u);
+  EXPECT_EQ(shards.exit_code, 2);
+  EXPECT_NE(shards.err.find("shards 2/12, 3/12, 5/12"), std::string::npos) << shards.err;
+  EXPECT_NE(shards.err.find("12/12 are missing"), std::string::npos) << shards.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
   auto mixed = test::run_harness({"merge", one, plain, "-o", out});
   EXPECT_EQ(mixed.exit_code, 2);
   EXPECT_NE(mixed.err.find("another plan"), std::string::npos) << mixed.err;

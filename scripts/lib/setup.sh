@@ -25,12 +25,15 @@ MEMHARNESS_PACKAGES=(
 # libFuzzer), clang-tidy (the function-size check), pytest and jsonschema, the
 # pages' browser tests (headless Chromium driven by Selenium; not installed on a CI
 # runner by the Action, where Ubuntu's chromium is a snap), Go (`go tool pprof`
-# reads the profiles harness export --pprof writes) and npm (harness page's
+# reads the profiles harness export --pprof writes), npm (harness page's
 # libraries, fetched once by page-libs.sh; ./scripts/harness fetches them too
-# when npm is there).
+# when npm is there), YAML for the CI examples' tests, and a one-node Slurm
+# cluster for the job array's test (its daemons are started by the test, never
+# at install: see memharness_no_services).
 MEMHARNESS_TEST_PACKAGES=(
   libgtest-dev clang clang-tidy python3-pytest python3-jsonschema golang-go
   chromium chromium-driver python3-selenium npm
+  python3-yaml slurm-wlm munge
 )
 # The target memharness_build builds: ./scripts/harness asks for memharness-run
 # (the harness, workloads, scav and the ledger), ./scripts/test for all. Settings
@@ -89,8 +92,26 @@ memharness_install() {
   for p in $missing; do
     names+=("$(memharness_apt_name "$p")")
   done
+  memharness_no_services "${as_root[@]}"
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${names[@]}" >&2 ||
-    { echo "apt-get install failed: ${names[*]}" >&2; exit 2; }
+    { memharness_services_again "${as_root[@]}"; echo "apt-get install failed: ${names[*]}" >&2; exit 2; }
+  memharness_services_again "${as_root[@]}"
+}
+
+# Packages with daemons (munge, slurmctld, slurmd) must not start them when
+# installed: on a machine without systemd, or one that should not run a
+# cluster, the tests start their own. A policy-rc.d that denies every start is
+# put in place for the install when there is none, and taken away after.
+MEMHARNESS_POLICY_RC=${MEMHARNESS_POLICY_RC:-/usr/sbin/policy-rc.d}
+memharness_no_services() {
+  MEMHARNESS_POLICY_ADDED=0
+  [ -e "$MEMHARNESS_POLICY_RC" ] && return 0
+  printf '#!/bin/sh\n# memharness set-up: no service starts while packages are installed\nexit 101\n' |
+    "$@" tee "$MEMHARNESS_POLICY_RC" >/dev/null && "$@" chmod 755 "$MEMHARNESS_POLICY_RC" && MEMHARNESS_POLICY_ADDED=1
+}
+memharness_services_again() {
+  [ "${MEMHARNESS_POLICY_ADDED:-0}" = 1 ] && "$@" rm -f "$MEMHARNESS_POLICY_RC"
+  MEMHARNESS_POLICY_ADDED=0
 }
 
 # Quiet unless it fails: nothing is printed when the build is up to date or

@@ -120,3 +120,22 @@ def test_install_on_a_runner_uses_sudo_and_ubuntus_t64_names(tmp_path):
     without = subprocess.run(["bash", "-c", script.replace(" --sudo", "")], capture_output=True, text=True,
                              timeout=60)
     assert without.returncode == 2 and "apt-get install -y --no-install-recommends libtcmalloc-minimal4" in without.stderr
+
+
+def policy_steps(policy, steps):
+    script = f'source "{SETUP}" && {steps}'
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "MEMHARNESS_POLICY_RC": str(policy)})
+
+
+def test_no_service_starts_during_the_install_on_a_fresh_machine(tmp_path):
+    # A fresh machine has no policy-rc.d: one that denies every start is there
+    # for the install (invoke-rc.d asks it: 101 is "action forbidden"), then gone.
+    policy = tmp_path / "policy-rc.d"
+    result = policy_steps(policy, f'memharness_no_services && "{policy}" munge start; echo "rc=$?"; '
+                                  'memharness_services_again; [ -e "$MEMHARNESS_POLICY_RC" ] || echo removed')
+    assert result.stdout.split() == ["rc=101", "removed"], result.stderr
+    # One that was there stays as it was.
+    policy.write_text("#!/bin/sh\nexit 0\n")
+    result = policy_steps(policy, "memharness_no_services && memharness_services_again")
+    assert result.returncode == 0 and policy.read_text() == "#!/bin/sh\nexit 0\n"

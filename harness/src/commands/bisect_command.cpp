@@ -419,6 +419,7 @@ int bisect_command(const Options& o) {
   Bisect b;
   b.layout = find_layout();
   std::string error;
+  if (auto e = refuse_run_only(o, true); !e.empty()) return bad_input(kWho, e);
   if (!find_commits(o, b, error) || !prepare_comparisons(o, b, error) || !open_state(o, b, error))
     return bad_input(kWho, error);
   if (auto end = check_good_and_bad(o, b)) return *end;

@@ -322,18 +322,27 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, const Thresh
   const std::vector<PlannedRun> full =
       interleave(e->jobs.size(), e->arms.size(), o.runs_auto ? o.max_runs : o.runs, seed);
   e->plan = o.runs_auto ? rounds_up_to(full, o.runs) : full;
+  // A comparison's shard holds whole rounds of an entry: each round's sides on one machine.
+  std::optional<BalancedPlan> balanced;
+  if (o.runs_auto && !o.shard_durations.empty()) {
+    error = "--shard-durations needs a fixed --runs N: rounds added look by look cannot be planned beforehand";
+    return std::nullopt;
+  }
+  if (!balance_from_options(o, *e, true, balanced, error)) return std::nullopt;
   e->out = runs_report_path(outputs);
   if (auto err = output_file::check_target(e->out); !err.empty()) {
     error = "--report: " + err;
     return std::nullopt;
   }
   e->context = make_context(o.argv);
+  if (!o.shard_engine.is_null()) e->context["shard_engine"] = o.shard_engine;
   e->context["gated"] = gated_by_jobs(e->jobs);
   e->context["plan"] = plan_json(*e, Json{{"rounds", o.runs_auto ? Json("auto") : Json(o.runs)},
                                           {"max_runs", o.runs_auto ? Json(o.max_runs) : Json(nullptr)},
                                           {"shuffle_seed", seed}, {"suite", o.suite},
                                           {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
                                           {"sample_ms", o.run.sample_ms}, {"memory_limit", e->run.memory_limit}, {"memory_high", e->run.memory_high}});
+  if (balanced) e->context["plan"]["shard_by"] = "duration";
   if (compares_commands(o))
     e->context["plan"]["commands"] = Json{{"baseline", o.baseline_command}, {"candidate", o.candidate_command},
                                           {"allocator", e->arms.front().allocator.label}};
@@ -452,6 +461,7 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
 int compare_command(const Options& o) {
   auto l = find_layout();
   std::string error;
+  if (auto e = refuse_run_only(o, false); !e.empty()) return bad_input(kWho, e);
   const std::string thresholds_path = thresholds_file(l, o);
   auto thresholds = load_thresholds(thresholds_path, error);
   if (!thresholds) return bad_input(kWho, error);

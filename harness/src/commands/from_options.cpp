@@ -1,6 +1,10 @@
 // Jobs and run settings from the parsed Options (see from_options.h).
 #include "commands/from_options.h"
 
+#include <fmt/format.h>
+
+#include <cstdio>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -107,7 +111,9 @@ std::optional<CommandSides> command_sides_from_options(const Options& o, std::st
 }
 
 std::optional<std::vector<Job>> jobs_from_options(const Layout& l, const Options& o, std::string& error) {
-  return o.program.empty() ? resolve_jobs(l, o.workload, o.workload_args, o.suite, o.shard, error)
+  // Balanced shards cut the plan, not the entries (balance_from_options).
+  const std::string shard = o.shard_durations.empty() ? o.shard : "";
+  return o.program.empty() ? resolve_jobs(l, o.workload, o.workload_args, o.suite, shard, error)
                            : program_jobs(o, error);
 }
 
@@ -168,6 +174,38 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
   }
   e.run.ledger_seed = o.seed;
   return !o.run.ledger || ledger_built(find_layout(), error);
+}
+
+bool resolve_auto_shard(Options& o, const EnvReader& env, std::string& error) {
+  if (!is_auto_shard(o.shard)) return true;
+  auto s = shard_from_engines(o.shard, env, error);
+  if (!s) return false;
+  if (!s->status_file.empty())
+    // Bazel asks a test that shards to say so by touching this file.
+    if (std::FILE* f = std::fopen(s->status_file.c_str(), "a")) std::fclose(f);
+  o.shard = fmt::format("{}/{}", s->shard.index, s->shard.count);
+  o.shard_engine = engine_shard_json(*s);
+  return true;
+}
+
+std::string refuse_run_only(const Options& o, bool durations) {
+  if (o.dry_run) return "--dry-run prints the plan of a run (harness --suite NAME ... --dry-run); this command takes none";
+  if (durations && !o.shard_durations.empty())
+    return "--shard-durations balances the shards of a run or a comparison; this command shards by entry";
+  return "";
+}
+
+bool balance_from_options(const Options& o, Execution& e, bool by_round, std::optional<BalancedPlan>& balanced,
+                          std::string& error) {
+  if (o.shard_durations.empty()) return true;
+  if (o.shard.empty()) {
+    error = "--shard-durations balances shards: give --shard I/N (or auto) with it";
+    return false;
+  }
+  auto d = read_durations(o.shard_durations, error);
+  if (!d) return false;
+  balanced = cut_balanced(e, o.shard, *d, by_round, error);
+  return balanced.has_value();
 }
 
 }  // namespace mh

@@ -11,6 +11,8 @@
 
 #include "commands/execute.h"
 #include "commands/resolve.h"
+#include "commands/shard_plan.h"
+#include "inputs/engines.h"
 #include "options.h"
 
 namespace mh {
@@ -38,5 +40,22 @@ std::string check_exports(const Options& o);
 // The settings every execution takes from the command line (timeout,
 // sampling, memory limit, --after, output); false with the error on bad input.
 bool apply_run_options(const Options& o, Execution& e, std::string& error);
+
+// --shard auto or auto/N: the shard the engine's variables say, written back
+// into o.shard as I/N with what was read in o.shard_engine; Bazel's status
+// file touched. False with the error naming the variables on bad input.
+bool resolve_auto_shard(Options& o, const EnvReader& env, std::string& error);
+
+// --shard-durations: cuts e.plan (the whole suite's: jobs_from_options leaves
+// the entries whole then) to the shard's balanced units, a comparison's by
+// round; records it in `balanced` and the plan's "shard_by". Nothing without
+// the option; false with the error on bad input.
+// "" unless the command line has what this command does not take: --dry-run
+// (a run's: `harness --suite ... --dry-run`), and, with `durations`,
+// --shard-durations (run and compare).
+std::string refuse_run_only(const Options& o, bool durations);
+
+bool balance_from_options(const Options& o, Execution& e, bool by_round, std::optional<BalancedPlan>& balanced,
+                          std::string& error);
 
 }  // namespace mh

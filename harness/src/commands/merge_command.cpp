@@ -4,12 +4,15 @@
 // given twice, a workload under other parameters, reports of other plans.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "commands/commands.h"
 #include "report/report_read.h"
 #include "commands/execute.h"
+#include "inputs/plan.h"
 #include "sys/output_file.h"
 
 namespace mh {
@@ -32,8 +35,65 @@ std::string describe_params(const Json& params) {
   return out;
 }
 
+// The shards given are 1..N of one N, each once ("" when no input is a shard).
+std::string shard_coverage(const std::vector<Input>& inputs) {
+  std::map<int, std::string> given;  // shard index -> its file
+  int count = 0;
+  std::string first, plain;  // the first shard's file, a file that is no shard
+  for (const auto& in : inputs) {
+    const std::string text = in.report.context.value("plan", Json::object()).value("shard", std::string());
+    std::string error;
+    auto s = text.empty() ? std::nullopt : parse_shard(text, error);
+    if (!s) {
+      plain = in.path;
+      continue;
+    }
+    if (count == 0) count = s->count, first = in.path;
+    if (s->count != count)
+      return fmt::format("{} is shard {} while {} is one of {}: shards of other plans", in.path, text, first, count);
+    if (auto [it, fresh] = given.emplace(s->index, in.path); !fresh)
+      return fmt::format("shard {}/{} is given twice: {} and {}", s->index, count, it->second, in.path);
+  }
+  if (count > 0 && !plain.empty())
+    return plain + " is not a shard while " + first + " is: merge the shards of one plan, all of them";
+  std::string missing;
+  for (int i = 1; i <= count; ++i)
+    if (!given.count(i)) missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", i, count);
+  if (!missing.empty())
+    return fmt::format("shard{} {} {} missing: the plan's runs are not all here (given {} of {})",
+                       missing.find(',') == std::string::npos ? "" : "s", missing,
+                       missing.find(',') == std::string::npos ? "is" : "are", given.size(), count);
+  return "";
+}
+
+// Which machine, and which boot of it, made a report.
+std::string machine_of(const Json& context) {
+  auto text = [&](const char* k) {
+    return context.contains(k) && context[k].is_string() ? context[k].get<std::string>() : std::string("?");
+  };
+  return fmt::format("host {}, machine-id {}, boot {}", text("host"), text("machine_id"), text("boot_id"));
+}
+
+// A comparison's runs of one workload come from one machine: its sides and
+// rounds are compared with each other.
+std::string mixed_machines(const std::vector<Input>& inputs, const Json& plan) {
+  if (!plan.contains("baseline")) return "";
+  std::map<std::string, std::pair<std::string, std::string>> where;  // workload -> machine, file
+  for (const auto& in : inputs) {
+    const std::string machine = machine_of(in.report.context);
+    for (const auto& r : in.report.runs) {
+      auto [it, fresh] = where.emplace(r.workload, std::pair{machine, in.path});
+      if (!fresh && it->second.first != machine)
+        return fmt::format("the comparison's runs of {} come from two machines: {} ({}) and {} ({}); its baseline and "
+                           "candidate are compared fairly only on one machine (--allow-mixed-machines joins them anyway)",
+                           r.workload, it->second.second, it->second.first, in.path, machine);
+    }
+  }
+  return "";
+}
+
 // "" when the inputs can be merged, else what clashes.
-std::string find_clash(const std::vector<Input>& inputs) {
+std::string find_clash(const std::vector<Input>& inputs, bool allow_mixed_machines) {
   namespace fs = std::filesystem;
   std::error_code ec;
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -44,7 +104,7 @@ std::string find_clash(const std::vector<Input>& inputs) {
   // The shards of one job matrix share their suite, and in a comparison their pins.
   auto plan_of = [](const Input& in) {
     Json plan = in.report.context.value("plan", Json::object()), out = Json::object();
-    for (const char* k : {"suite", "baseline", "candidate"})
+    for (const char* k : {"suite", "baseline", "candidate", "shard_by"})
       if (plan.contains(k)) out[k] = plan[k];
     return out;
   };
@@ -53,6 +113,9 @@ std::string find_clash(const std::vector<Input>& inputs) {
     if (plan_of(in) != first_plan)
       return in.path + " was made with another plan than " + inputs[0].path + " (" + json_text(plan_of(in)) + " against " +
              json_text(first_plan) + "); merge joins the shards of one suite or comparison, or plain runs";
+
+  if (auto e = shard_coverage(inputs); !e.empty()) return e;
+  if (auto e = allow_mixed_machines ? "" : mixed_machines(inputs, first_plan); !e.empty()) return e;
 
   // A run is one repetition of a workload, with its parameters, under an allocator in a role.
   std::map<std::string, std::string> seen;
@@ -76,6 +139,38 @@ std::string find_clash(const std::vector<Input>& inputs) {
   return "";
 }
 
+// Shards joined back into the order of the plan they were cut from: round by
+// round, entry by entry, allocator by allocator (a comparison's sides of one
+// round and entry are in one shard and keep its shuffled order). A shard I/N
+// split by entry holds the suite's entries I-1, I-1+N, ...; a shard balanced
+// by duration has them all.
+void plan_order(std::vector<Input>& inputs, std::vector<RunRecord>& runs) {
+  std::map<std::string, size_t> entry_of, arm_of;
+  for (const auto& in : inputs) {
+    const Json plan = in.report.context.value("plan", Json::object());
+    if (plan.contains("baseline")) break;
+    const Json arms = plan.value("arms", Json::array());
+    for (size_t a = 0; a < arms.size(); ++a) arm_of.emplace(arms[a].value("allocator", std::string()), a);
+  }
+  for (const auto& in : inputs) {
+    const Json plan = in.report.context.value("plan", Json::object());
+    std::string error;
+    auto s = parse_shard(plan.value("shard", std::string()), error);
+    if (!s) return;
+    const bool whole = plan.contains("shard_by");
+    const Json jobs = plan.value("jobs", Json::array());
+    for (size_t j = 0; j < jobs.size(); ++j)
+      entry_of.emplace(jobs[j].value("workload", std::string()), whole ? j : size_t(s->index - 1) + j * size_t(s->count));
+  }
+  auto key = [&](const RunRecord& r) {
+    auto entry = entry_of.find(r.workload);
+    auto arm = arm_of.find(r.allocator.name);
+    return std::tuple{r.repetition, entry == entry_of.end() ? entry_of.size() : entry->second,
+                      arm == arm_of.end() ? arm_of.size() : arm->second};
+  };
+  std::stable_sort(runs.begin(), runs.end(), [&](const RunRecord& a, const RunRecord& b) { return key(a) < key(b); });
+}
+
 }  // namespace
 
 int merge_command(const Options& o) {
@@ -87,13 +182,14 @@ int merge_command(const Options& o) {
     if (!report) return bad_input(kWho, error);
     inputs.push_back({path, std::move(*report)});
   }
-  if (auto clash = find_clash(inputs); !clash.empty()) return bad_input(kWho, clash);
+  if (auto clash = find_clash(inputs, o.allow_mixed_machines); !clash.empty()) return bad_input(kWho, clash);
   std::vector<RunRecord> runs;
   Json contexts = Json::array();
   for (auto& in : inputs) {
     contexts.push_back(in.report.context);
     for (auto& r : in.report.runs) runs.push_back(std::move(r));
   }
+  plan_order(inputs, runs);
   Json context = contexts[0];
   context["merged_from"] = contexts;
   if (auto e = output_file::write_atomic(o.out, report_text(context, runs, true)); !e.empty()) {

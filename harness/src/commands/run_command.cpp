@@ -125,6 +125,14 @@ int run_command(const Options& o) {
   const std::string name = !o.suite.empty() ? "suite-" + o.suite : jobs->front().workload.name;
   if (!apply_run_options(o, e, error)) return bad_input(kWho, error);
   if (auto err = check_exports(o); !err.empty()) return bad_input(kWho, err);
+  e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
+  const Json not_run = leave_out_unsupported(e.jobs, e.arms, e.plan);
+  std::optional<BalancedPlan> balanced;
+  if (!balance_from_options(o, e, false, balanced, error)) return bad_input(kWho, error);
+  if (o.dry_run) {
+    fmt::print("{}", plan_text(e, balanced, o.shard));
+    return 0;
+  }
   if (!o.out.empty() || !o.resume.empty()) {
     e.out = !o.out.empty() ? o.out : resumed_report(o.resume, error);
     if (e.out.empty()) return bad_input(kWho, error);
@@ -134,17 +142,16 @@ int run_command(const Options& o) {
     if (reserved.empty()) return bad_input(kWho, error);
     e.out = reserved[0];
   }
-
-  e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
-  const Json not_run = leave_out_unsupported(e.jobs, e.arms, e.plan);
   for (const auto& n : not_run)
     fmt::print(stderr, "{}: {} is not run under {}: {}\n", kWho, n["workload"].get<std::string>(),
                n["allocator"].get<std::string>(), n["why"].get<std::string>());
   e.context = make_context(o.argv);
+  if (!o.shard_engine.is_null()) e.context["shard_engine"] = o.shard_engine;
   e.context["headlines"] = headlines_json(headlines_of(e.jobs));
   e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"suite", o.suite}, {"shard", o.shard},
                                         {"sample_ms", o.run.sample_ms}, {"memory_limit", e.run.memory_limit}, {"memory_high", e.run.memory_high},
                                         {"not_run", not_run}});
+  if (balanced) e.context["plan"]["shard_by"] = "duration";
   if (!o.resume.empty()) {
     auto kept = runs_to_resume(o.resume, std::nullopt, e.context["plan"], error);
     if (!kept) return bad_input(kWho, error);

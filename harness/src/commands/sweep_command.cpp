@@ -299,6 +299,7 @@ bool draw_plot(const Layout& l, const std::string& sweep_path, const std::string
 int sweep_command(const Options& o) {
   auto l = find_layout();
   std::string error;
+  if (auto e = refuse_run_only(o, true); !e.empty()) return bad_input(kWho, e);
   auto grids = grids_asked(o, error);
   if (!grids) return bad_input(kWho, error);
   auto e = points_execution(o, l, *grids, error);

@@ -43,6 +43,13 @@ std::string cpu_model() {
   return start < end ? info.substr(start, end - start) : "";
 }
 
+// The first line of an identity file, escaped; null where it cannot be read
+// (a container image may have none).
+Json machine_id_of(const char* path) {
+  const std::string id = escape::identity(first_line(procfs::read_text(path)));
+  return id.empty() ? Json(nullptr) : Json(id);
+}
+
 }  // namespace
 
 BuildInfo build_info() { return {MEMHARNESS_VERSION, MEMHARNESS_GIT_REVISION, MEMHARNESS_BUILD_TYPE}; }
@@ -79,6 +86,9 @@ Json make_context(const std::vector<std::string>& argv) {
       {"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
       {"cpu_model", model.empty() ? Json(nullptr) : Json(model)},
       {"memory_kb", memory ? Json(*memory) : Json(nullptr)},
+      // One machine (a host name may be shared by containers, a machine by names) and one boot of it.
+      {"machine_id", machine_id_of("/etc/machine-id")},
+      {"boot_id", machine_id_of("/proc/sys/kernel/random/boot_id")},
       {"thp", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/enabled")))},
       {"thp_defrag", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/defrag")))},
       {"harness_version", b.version},
