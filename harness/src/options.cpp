@@ -198,6 +198,9 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--heap-sample", o.heap_sample,
                  "with --ledger: sample allocations every SIZE bytes on average (K, M suffixes; jemalloc's default is "
                  "512K) and record the live heap by call site at every mark (heap_sites; docs/heap-ledger.md)");
+  app.add_option("--soak", o.soak,
+                 "run each job for DURATION (30s, 10m, 1h): a workload or program started again each time it ends, a "
+                 "server's load generator run again until then; the sampled series kept bounded (docs/measuring.md)");
   app.add_option("--memory-limit", o.memory_limit,
                  "limit each run's memory to SIZE (K, M, G suffixes): a memory cgroup of its own where the machine "
                  "allows one, else RLIMIT_AS (the report says which); a run the kernel kills for it is 'oom'");
