@@ -521,7 +521,9 @@ CLI::App* CommandLine::add_export_command() {
       "export", "write a view of a report: --folded REPORT, the live heap by call site (--heap-sample) as folded "
                 "stacks, root first, for flamegraph.pl, inferno or speedscope");
   exp->allow_extras(false);
-  own_help(*exp, "Usage: harness export --folded REPORT [--mark NAME | --peak] [--allocator NAME] [-o FILE]",
+  own_help(*exp,
+           "Usage: harness export --folded REPORT [--mark NAME | --peak | --from MARK --to MARK] [--allocator NAME] "
+           "[-o FILE]",
            "0 written, 2 bad input (the report unreadable, or without call sites; an unknown mark or allocator)",
            "harness export --folded results/app.json --mark all-done -o app.folded");
   exp->add_option("--folded", e.folded, "the report (written with --ledger --heap-sample)")
@@ -532,6 +534,14 @@ CLI::App* CommandLine::add_export_command() {
                 "the call sites at the peak: the run's peak snapshot, else the mark with the largest live heap (the "
                 "default)")
       ->excludes(mark);
+  auto* from = exp->add_option("--from", e.from,
+                               "with --to: the change of the live heap by call site between two marks of one run, as "
+                               "differential folded stacks (STACK BYTES_AT_FROM BYTES_AT_TO, inferno's and "
+                               "flamegraph.pl's difffolded form); the sites that changed most, with their errors, "
+                               "to stderr");
+  auto* to = exp->add_option("--to", e.to, "the later mark of --from");
+  from->needs(to)->excludes(mark);
+  to->needs(from)->excludes(mark);
   exp->add_option("--allocator", e.allocator, "the allocator whose run to write (default: the first with call sites)");
   exp->add_option("-o,--out", o_.out, "the output file, - for standard output (the default)");
   return exp;

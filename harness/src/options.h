@@ -44,6 +44,8 @@ struct HistoryOptions {
 struct ExportOptions {
   std::string folded, mark, allocator;
   bool peak = false;
+  // --from, --to: the change between two marks of one run (core/mark_diff.h).
+  std::string from, to;
 };
 
 inline constexpr const char* kDefaultHistory = "results/history.sqlite";

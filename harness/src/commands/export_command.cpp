@@ -1,12 +1,14 @@
 // The export command: a view of a report written on its own, read back through
 // the checking reader. --folded: the live heap's call sites of one run at one
-// mark (or its peak) as folded stacks (core/heap_sites.h).
+// mark (or its peak) as folded stacks (core/heap_sites.h), or their change
+// between two marks as differential folded stacks (core/mark_diff.h).
 #include <fmt/format.h>
 
 #include <cstdio>
 
 #include "commands/commands.h"
 #include "core/heap_sites.h"
+#include "core/mark_diff.h"
 #include "report/report_json.h"
 #include "sys/output_file.h"
 
@@ -60,9 +62,17 @@ int export_command(const Options& o) {
   if (!report) return bad_input(kWho, error);
   const RunRecord* run = run_with_sites(*report, e.allocator, error);
   if (!run) return bad_input(kWho, e.folded + ": " + error);
-  const HeapSites* sites = sites_at(*run, e.mark);
-  if (!sites) return bad_input(kWho, unknown_mark(*run, e.mark));
-  const std::string text = folded_stacks(*sites);
+  std::string text;
+  if (!e.from.empty()) {
+    const auto diff = mark_diff(*run, e.from, e.to, error);
+    if (!diff) return bad_input(kWho, error);
+    text = folded_diff(*diff);
+    fmt::print(stderr, "{}", mark_diff_table(*diff));
+  } else {
+    const HeapSites* sites = sites_at(*run, e.mark);
+    if (!sites) return bad_input(kWho, unknown_mark(*run, e.mark));
+    text = folded_stacks(*sites);
+  }
   if (out == output_file::kStdout) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;

@@ -84,7 +84,9 @@ struct HeapSite {
 };
 struct HeapSites {
   uint64_t interval_bytes = 0;   // the mean gap between samples
-  std::vector<HeapSite> top;     // by estimated bytes, at most 50
+  // By estimated bytes, at most 50; at a mark up to 50 more, those an
+  // earlier mark kept among its heaviest (sys/heap_ledger.h).
+  std::vector<HeapSite> top;
   HeapSite rest;                 // every other site summed
   int64_t rest_sites = 0;
   uint64_t dropped = 0;          // samples the ledger's tables had no room for
