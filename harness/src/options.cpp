@@ -208,6 +208,9 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--heap-sample", o.heap_sample,
                  "with --ledger: sample allocations every SIZE bytes on average (K, M suffixes; jemalloc's default is "
                  "512K) and record the live heap by call site at every mark (heap_sites; docs/heap-ledger.md)");
+  app.add_option("--soak", o.soak,
+                 "run each job for DURATION (30s, 10m, 1h): a workload or program started again each time it ends, a "
+                 "server's load generator run again until then; the sampled series kept bounded (docs/measuring.md)");
   app.add_option("--memory-limit", o.memory_limit,
                  "limit each run's memory to SIZE (K, M, G suffixes): a memory cgroup of its own where the machine "
                  "allows one, else RLIMIT_AS (the report says which); a run the kernel kills for it is 'oom'");
@@ -640,8 +643,8 @@ CLI::App* CommandLine::add_export_command() {
                 "UI or chrome://tracing)");
   exp->allow_extras(false);
   own_help(*exp,
-           "Usage: harness export (--folded REPORT | --trace REPORT | --pprof REPORT) [--mark NAME | --peak] "
-           "[--allocator NAME] [-o FILE]",
+           "Usage: harness export (--folded REPORT | --trace REPORT | --pprof REPORT) [--mark NAME | --peak | --from MARK "
+           "--to MARK] [--allocator NAME] [-o FILE]",
            "0 written, 2 bad input (the report unreadable, or without call sites; an unknown mark or allocator)",
            "harness export --pprof results/app.json --mark all-done -o app.pb.gz");
   auto* what = exp->add_option_group("what", "what to write, one of");
@@ -659,6 +662,14 @@ CLI::App* CommandLine::add_export_command() {
                 "the call sites at the peak: the run's peak snapshot, else the mark with the largest live heap (the "
                 "default)")
       ->excludes(mark);
+  auto* from = exp->add_option("--from", e.from,
+                               "with --to: the change of the live heap by call site between two marks of one run, as "
+                               "differential folded stacks (STACK BYTES_AT_FROM BYTES_AT_TO, inferno's and "
+                               "flamegraph.pl's difffolded form); the sites that changed most, with their errors, "
+                               "to stderr");
+  auto* to = exp->add_option("--to", e.to, "the later mark of --from");
+  from->needs(to)->excludes(mark);
+  to->needs(from)->excludes(mark);
   exp->add_option("--allocator", e.allocator, "the allocator whose run to write (default: the first with call sites)");
   exp->add_option("-o,--out", o_.out, "the output file, - for standard output (the default; not for --pprof)");
   return exp;

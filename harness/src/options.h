@@ -47,6 +47,8 @@ struct HistoryOptions {
 struct ExportOptions {
   std::string folded, trace, pprof, mark, allocator;
   bool peak = false;
+  // --from, --to: the change between two marks of one run (core/mark_diff.h).
+  std::string from, to;
 };
 
 // harness squeeze (docs/memory-needed.md): the search's stopping width (a
@@ -87,6 +89,7 @@ struct Options {
   std::string memory_limit;  // --memory-limit as given: "512M"; "" none
   std::string memory_high;   // --memory-high as given; "" none
   std::string heap_sample;   // --heap-sample as given: "512K"; "" none
+  std::string soak;          // --soak as given: "10m"; "" none
   // Exports beside the JSON report (run) or comparison (compare): "-" for stdout.
   std::string export_markdown, export_csv;
   // The run table (run and show): its reference allocator, --wide.

@@ -208,6 +208,48 @@ TEST(Interrupt, ResumeKeepsTheRunsDoneAndEndsLikeAnUninterruptedRun) {
   }
 }
 
+TEST(Interrupt, AnInterruptedSoakKeepsWhatItMeasuredAndResumes) {
+  const std::string report = test::scratch("soak-int.json");
+  const std::vector<std::string> plan = {"--workload", "misbehave", "--mode", "sleep", "--ms", "100", "--soak", "3s",
+                                         "-a", "glibc", "--runs", "1", "--quiet", "--out", report};
+  {
+    Background h("soak-int-a", plan);
+    std::this_thread::sleep_for(1500ms);
+    h.signal(SIGINT);
+    ASSERT_EQ(h.wait(), 130) << h.err();
+    EXPECT_EQ(h.survivors(), 0);
+  }
+  const Json partial = test::load_json(report);
+  EXPECT_EQ(partial["complete"], false);
+  ASSERT_EQ(partial["runs"].size(), 1u);
+  const Json& cut = partial["runs"][0];
+  EXPECT_EQ(cut["status"], "interrupted");
+  EXPECT_EQ(cut["soak"]["complete"], false);
+  EXPECT_NE(cut["soak"]["incomplete_why"].get<std::string>().find("interrupted after"), std::string::npos)
+      << cut["soak"];
+  EXPECT_GE(cut["soak"]["repetitions"].get<int>(), 1);
+  EXPECT_LT(cut["soak"]["ran_s"].get<double>(), 3);
+  EXPECT_GT(cut["samples"]["t_ms"].size(), 10u);
+
+  // Another duration is another command.
+  auto other = plan;
+  other[7] = "4s";
+  other.insert(other.end(), {"--resume", report});
+  Background refused("soak-int-b", other);
+  EXPECT_EQ(refused.wait(), 2);
+  EXPECT_NE(refused.err().find("soak_s"), std::string::npos) << refused.err();
+
+  auto again = plan;
+  again.insert(again.end(), {"--resume", report});
+  Background resumed("soak-int-c", again);
+  EXPECT_EQ(resumed.wait(), 0) << resumed.err();
+  const Json full = test::load_json(report);
+  EXPECT_EQ(full["complete"], true);
+  ASSERT_EQ(full["runs"].size(), 1u);
+  EXPECT_EQ(full["runs"][0]["soak"]["complete"], true);
+  EXPECT_GE(full["runs"][0]["soak"]["ran_s"].get<double>(), 3);
+}
+
 TEST(Interrupt, AKilledHarnessLeavesAJournalThatResumesComparesAndMerges) {
   const std::string report = test::scratch("killed.json");
   std::string journal;

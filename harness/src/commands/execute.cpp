@@ -189,6 +189,7 @@ Json plan_json(const Execution& e, const Json& extra) {
   plan["arms"] = arms;
   plan["order"] = order;
   if (!e.run.after_mark.empty()) plan["after"] = e.run.after_mark;
+  if (e.run.soak_s > 0) plan["soak_s"] = e.run.soak_s;
   return plan;
 }
 

@@ -1,8 +1,9 @@
 // The export command: a view of a report written on its own, read back through
 // the checking reader. --folded: the live heap's call sites of one run at one
-// mark (or its peak) as folded stacks (core/heap_sites.h); --pprof: the same
-// sites as a gzipped pprof profile (report/pprof_export.h); --trace: every
-// run's memory over time as Chrome trace event JSON (report/trace_export.h).
+// mark (or its peak) as folded stacks (core/heap_sites.h), or their change
+// between two marks as differential folded stacks (core/mark_diff.h); --pprof:
+// the same sites as a gzipped pprof profile (report/pprof_export.h); --trace:
+// every run's memory over time as Chrome trace event JSON (report/trace_export.h).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "commands/commands.h"
 #include "core/heap_sites.h"
+#include "core/mark_diff.h"
 #include "report/pprof_export.h"
 #include "report/report_json.h"
 #include "report/trace_export.h"
@@ -62,6 +64,16 @@ std::optional<std::string> export_bytes(const ExportOptions& e, const std::strin
   if (!run) {
     error = report_path + ": " + error;
     return std::nullopt;
+  }
+  if (!e.from.empty()) {
+    if (!e.pprof.empty()) {
+      error = "--from and --to go with --folded (a pprof profile holds one snapshot: --mark NAME or --peak)";
+      return std::nullopt;
+    }
+    const auto diff = mark_diff(*run, e.from, e.to, error);
+    if (!diff) return std::nullopt;
+    fmt::print(stderr, "{}", mark_diff_table(*diff));
+    return folded_diff(*diff);
   }
   const HeapSites* sites = sites_at(*run, e.mark);
   if (!sites) {

@@ -10,9 +10,12 @@
 #include <filesystem>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "commands/exports.h"
 #include "history/store.h"
 #include "inputs/program.h"
+#include "core/soak.h"
 #include "measure/memory_group.h"
 
 namespace mh {
@@ -171,6 +174,14 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
       return false;
     }
     e.run.heap_sample = *bytes;
+  }
+  if (!o.soak.empty()) {
+    auto seconds = parse_duration(o.soak);
+    if (!seconds) {
+      error = fmt::format("--soak {} is not a duration: give {}", o.soak, kDurationForms);
+      return false;
+    }
+    e.run.soak_s = *seconds;
   }
   e.run.ledger_seed = o.seed;
   return !o.run.ledger || ledger_built(find_layout(), error);

@@ -17,6 +17,7 @@
 #include "report/heap_sites_table.h"
 #include "report/summary_table.h"
 #include "report/context.h"
+#include "core/soak.h"
 #include "report/output_names.h"
 #include "report/report_read.h"
 #include "sys/output_file.h"
@@ -43,7 +44,7 @@ int finish_execution(const Execution& e, const Options& o, const char* who) {
                outcome.write_ms, runs.size(), outcome.report_bytes);
   const HeadlinesByWorkload headlines = headlines_of(e.jobs);
   std::FILE* table = table_stream({e.out, o.export_markdown, o.export_csv});
-  fmt::print(table, "{}{}", summary_table(runs, headlines, o.table), heap_sites_table(runs));
+  fmt::print(table, "{}{}{}", summary_table(runs, headlines, o.table), heap_sites_table(runs), soak_note(runs));
   const DeclaredMetrics declared = declared_by_jobs(e.jobs);
   for (const auto& [path, text] : {std::pair{o.export_markdown, summary_markdown(runs, headlines, o.table.reference)},
                                    std::pair{o.export_csv, summary_csv(runs, declared)}})

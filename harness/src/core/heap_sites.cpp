@@ -130,22 +130,24 @@ std::string site_key(const HeapSite& s, const std::string& allocator_library) {
   return key;
 }
 
+std::string folded_stack(const HeapSite& s) {
+  std::string stack;
+  for (auto f = s.frames.rbegin(); f != s.frames.rend(); ++f) {
+    std::string name = frame_name(*f);
+    for (auto& c : name)
+      if (c == ';') c = ',';
+    if (!stack.empty()) stack += ';';
+    stack += name;
+  }
+  return stack.empty() ? "[no frames]" : stack;
+}
+
 std::string folded_stacks(const HeapSites& h) {
   std::string out;
   auto line = [&](const std::string& stack, double bytes) {
     if (std::llround(bytes) > 0) out += fmt::format("{} {}\n", stack, std::llround(bytes));
   };
-  for (const auto& s : h.top) {
-    std::string stack;
-    for (auto f = s.frames.rbegin(); f != s.frames.rend(); ++f) {
-      std::string name = frame_name(*f);
-      for (auto& c : name)
-        if (c == ';') c = ',';
-      if (!stack.empty()) stack += ';';
-      stack += name;
-    }
-    line(stack.empty() ? "[no frames]" : stack, s.bytes);
-  }
+  for (const auto& s : h.top) line(folded_stack(s), s.bytes);
   line("[other call sites]", h.rest.bytes);
   return out;
 }

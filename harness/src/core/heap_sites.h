@@ -48,5 +48,8 @@ std::string site_key(const HeapSite& s, const std::string& allocator_library);
 // root first separated by ';', a space, the estimated live bytes; every other
 // site summed as one "[other call sites]" line.
 std::string folded_stacks(const HeapSites& h);
+// One site's stack as a folded line begins: frame names root first, ';'
+// between (a ';' inside a name becomes ','); "[no frames]" without any.
+std::string folded_stack(const HeapSite& s);
 
 }  // namespace mh

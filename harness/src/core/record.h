@@ -84,7 +84,9 @@ struct HeapSite {
 };
 struct HeapSites {
   uint64_t interval_bytes = 0;   // the mean gap between samples
-  std::vector<HeapSite> top;     // by estimated bytes, at most 50
+  // By estimated bytes, at most 50; at a mark up to 50 more, those an
+  // earlier mark kept among its heaviest (sys/heap_ledger.h).
+  std::vector<HeapSite> top;
   HeapSite rest;                 // every other site summed
   int64_t rest_sites = 0;
   uint64_t dropped = 0;          // samples the ledger's tables had no room for
@@ -190,6 +192,24 @@ struct SamplerStats {
   bool tree = false;
   std::string tree_found_by;
   std::optional<int64_t> processes_max;
+  // A series kept within a bound (a --soak run, core/soak.h): at most
+  // series_bound points (0: every sample kept), each the merge of
+  // 2^series_halvings consecutive samples, so one point every
+  // interval_ms * 2^series_halvings.
+  uint64_t series_bound = 0;
+  int series_halvings = 0;
+};
+
+// A --soak run: how long it was asked to last, how often its workload or
+// program was started and its load generator run, and whether it ran to the
+// end (else why not: interrupted, failed, timed out).
+struct SoakRecord {
+  double duration_s = 0;
+  double ran_s = 0;
+  int64_t repetitions = 0;  // processes started one after the other (1 for a server under load)
+  int64_t loops = 0;        // runs of the load generator (0 without one)
+  bool complete = false;
+  std::string incomplete_why;
 };
 
 // A process of a run still running when what started it had ended (a
@@ -291,6 +311,8 @@ struct RunRecord {
   // How they were computed: the mark they are measured after, the start level,
   // the phases with where each peak came from.
   Json curve_info;
+  // Set for a --soak run.
+  std::optional<SoakRecord> soak;
 };
 
 }  // namespace mh

@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "core/escape.h"
 
 namespace mh {
@@ -135,6 +137,9 @@ void ProgramDriver::start_load(Clock::time_point now, std::vector<std::string>& 
     return;
   }
   fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+  if (load_out_.fd >= 0) close(load_out_.fd);  // a soak's earlier run's
+  load_out_.fd = -1;
+  load_out_.partial.clear();
   ChildSpec spec;
   spec.path = p_.load_path;
   spec.argv = p_.load_argv;
@@ -152,6 +157,7 @@ void ProgramDriver::start_load(Clock::time_point now, std::vector<std::string>& 
   }
   load_.emplace(std::move(*child));
   load_out_.fd = pipe_fds[0];
+  if (loops_ > 0) return;
   load_start_ = now;
   marks.push_back("load-start");
 }
@@ -215,22 +221,40 @@ void ProgramDriver::watch_load(Clock::time_point now, std::vector<std::string>& 
   if (load_record_.value("exit_code", Json()).is_null() && poll(&pf, 1, 0) == 1) load_ended(now, marks);
 }
 
-void ProgramDriver::load_ended(Clock::time_point now, std::vector<std::string>& marks) {
+int ProgramDriver::reap_load() {
   int status = 0;
   rusage ru{};
   load_->wait(status, ru);
   drain(load_out_, [](const std::string&) {});
+  ++loops_;
+  const auto add = [&](const char* key, double v) { load_record_[key] = load_record_.value(key, 0.0) + v; };
+  add("utime_ms", double(ru.ru_utime.tv_sec) * 1e3 + double(ru.ru_utime.tv_usec) / 1e3);
+  add("stime_ms", double(ru.ru_stime.tv_sec) * 1e3 + double(ru.ru_stime.tv_usec) / 1e3);
+  const auto count = [&](const char* key, int64_t v) { load_record_[key] = load_record_.value(key, int64_t{0}) + v; };
+  count("minflt", ru.ru_minflt);
+  count("majflt", ru.ru_majflt);
+  load_record_["maxrss_kb"] = std::max<int64_t>(load_record_.value("maxrss_kb", int64_t{0}), ru.ru_maxrss);
+  if (loop_until_) load_record_["loops"] = loops_;
+  return status;
+}
+
+void ProgramDriver::load_ended(Clock::time_point now, std::vector<std::string>& marks) {
+  const int status = reap_load();
+  const bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  if (!failed && loop_until_ && now < *loop_until_) {
+    // One run of a soak's load generator ended: the next run, after a mark
+    // at the 1st, 2nd, 4th, 8th... so that a soak of any length keeps few
+    // marks (each reads smaps_rollup, and call sites under --heap-sample).
+    if ((loops_ & (loops_ - 1)) == 0) marks.push_back(fmt::format("loop-{}", loops_));
+    start_load(now, marks);
+    return;
+  }
   marks.push_back("load-end");
   load_record_["command"] = escape::identity(p_.load_argv);
   load_record_["exit_code"] = WIFEXITED(status) ? Json(WEXITSTATUS(status)) : Json(nullptr);
   load_record_["signal"] = WIFSIGNALED(status) ? Json(WTERMSIG(status)) : Json(nullptr);
   load_record_["wall_ms"] = std::round(ms_between(load_start_, now) * 100) / 100;
-  load_record_["utime_ms"] = double(ru.ru_utime.tv_sec) * 1e3 + double(ru.ru_utime.tv_usec) / 1e3;
-  load_record_["stime_ms"] = double(ru.ru_stime.tv_sec) * 1e3 + double(ru.ru_stime.tv_usec) / 1e3;
-  load_record_["minflt"] = ru.ru_minflt;
-  load_record_["majflt"] = ru.ru_majflt;
-  load_record_["maxrss_kb"] = ru.ru_maxrss;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  if (failed)
     error_ = "the load generator " + escape::identity(p_.load_argv[0]) + " failed (" +
              (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                 : "killed by signal " + std::string(strsignal(WTERMSIG(status)))) +

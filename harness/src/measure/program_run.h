@@ -44,6 +44,11 @@ class ProgramDriver : public SamplerDriver {
     if (held_) held_->release();
     held_ = nullptr;
   }
+  // --soak: the load generator is run again each time it ends well, until
+  // `until`; the program idles and is stopped after the last run.
+  void loop_load_until(Clock::time_point until) { loop_until_ = until; }
+  // Runs of the load generator that ended so far.
+  int64_t loops() const { return loops_; }
   // Called by the sampler: see SamplerDriver.
   std::vector<int> watch_fds() const override;
   std::vector<std::string> step(Clock::time_point now, bool alive) override;
@@ -74,6 +79,8 @@ class ProgramDriver : public SamplerDriver {
   bool port_open() const;
   void watch_load(Clock::time_point now, std::vector<std::string>& marks);
   void load_ended(Clock::time_point now, std::vector<std::string>& marks);
+  // Reaps the load generator: its figures added to the record's (a soak runs it again).
+  int reap_load();
 
   const Program& p_;
   Clock::time_point t0_;
@@ -97,6 +104,8 @@ class ProgramDriver : public SamplerDriver {
   Stream load_out_;
   Clock::time_point load_start_;
   Json load_record_ = Json::object();
+  std::optional<Clock::time_point> loop_until_;
+  int64_t loops_ = 0;
 };
 
 }  // namespace mh

@@ -51,6 +51,11 @@ struct RunSettings {
   // --symbolize-timeout, --debuginfod: how the call sites' frames are named.
   SymbolizeSettings symbolize;
   RunBounds bounds;  // not an option: set per plan (bounds_for_plan)
+  // --soak: the seconds a run lasts, its workload or program started again
+  // each time it ends, or a server's load generator run again (0: no soak).
+  // The sampled series is then kept within kSoakSeriesPoints (core/soak.h),
+  // and the timeout counts from the soak's end.
+  double soak_s = 0;
 };
 
 }  // namespace mh

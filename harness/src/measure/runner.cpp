@@ -8,12 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/time.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "core/curve.h"
 #include "core/escape.h"
@@ -251,6 +256,8 @@ class OneRun {
   bool prepare();
   // Starts the child, samples it until it ends (stopping it when it did not
   // end by itself) and reaps it.
+  // Under --soak a workload or program is started again each time it ended
+  // well, until the soak's end; its samples make one series.
   void start_and_sample();
   // How the child ended: its exit and wait4's figures.
   void read_end();
@@ -269,6 +276,13 @@ class OneRun {
 
  private:
   bool run_program_setup();
+  // The channels and the child's spec for one start of the child.
+  bool open_channels();
+  // One start of the child: runs, is sampled (from t0_, its first start), is reaped.
+  void start_child();
+  // Whether a soak starts the child again.
+  bool another_repetition() const;
+  void record_soak();
   ChildSpec child_spec() const;
   void make_memory_group();
   void start_driver(pid_t pid, Clock::time_point t0, bool traced);
@@ -277,11 +291,20 @@ class OneRun {
   std::string workload_output();
 
   const RunRequest& req_;
+  // The request's settings; under --soak the timeout counts from the soak's end.
+  RunSettings run_;
+  // Under --soak: the series kept bounded, whether the child is started
+  // again (a workload, a program without a load generator), how many times it was.
+  std::optional<SeriesBound> series_;
+  bool repeats_ = false;
+  int64_t repetitions_ = 0;
+  std::optional<Clock::time_point> t0_;  // the first start of the child: the samples' time 0
+  Clock::time_point ended_;  // when the last start was reaped
   RunRecord rec_;
   RunEnd end_;
   RunTempDir tmp_;
   std::string program_cwd_;
-  Channels channels_;
+  std::optional<Channels> channels_;
   ChildSpec spec_;
   std::optional<MemoryGroup> group_;
   // The program's containment (its group's name is the memory group's too,
@@ -296,7 +319,12 @@ class OneRun {
   bool execed_ = false;  // the child reached its exec: wait4's figures are its own
 };
 
-OneRun::OneRun(const RunRequest& req) : req_(req), tmp_(req.tmp_parent) {
+OneRun::OneRun(const RunRequest& req) : req_(req), run_(req.run), tmp_(req.tmp_parent) {
+  if (run_.soak_s > 0) {
+    run_.timeout_s += run_.soak_s;
+    series_.emplace(kSoakSeriesPoints);
+    repeats_ = !req.program || req.program->load_argv.empty();
+  }
   rec_.workload = req.workload;
   rec_.params = req.params;
   rec_.repetition = req.repetition;
@@ -314,13 +342,19 @@ bool OneRun::prepare() {
     return false;
   }
   if (!run_program_setup()) return false;
-  if (!channels_.open(req_.program, end_.error)) return false;
   group_name_ = containment::unique_name("run");
   box_.emplace(group_name_);
   if (req_.program && !req_.program->load_argv.empty()) load_box_.emplace(containment::unique_name("load"));
+  if (!open_channels()) return false;
+  make_memory_group();
+  return true;
+}
+
+bool OneRun::open_channels() {
+  channels_.emplace();
+  if (!channels_->open(req_.program, end_.error)) return false;
   spec_ = child_spec();
   spec_.containment = &*box_;
-  make_memory_group();
   return true;
 }
 
@@ -328,7 +362,7 @@ bool OneRun::prepare() {
 bool OneRun::run_program_setup() {
   const bool set_up = req_.program && !req_.program->setup_argv.empty();
   if (req_.program) program_cwd_ = set_up && req_.program->cwd.empty() ? tmp_.path() : req_.program->cwd;
-  if (!set_up || run_setup(*req_.program, program_cwd_, req_.run.timeout_s, rec_, end_.error)) return true;
+  if (!set_up || run_setup(*req_.program, program_cwd_, run_.timeout_s - run_.soak_s, rec_, end_.error)) return true;
   if (interrupt::requested()) {
     end_.error.clear();
     end_.how = SamplerEnd::Interrupted;
@@ -347,7 +381,7 @@ ChildSpec OneRun::child_spec() const {
     spec.argv = req_.program->argv;
     spec.cwd = program_cwd_;
     for (const auto& [k, v] : req_.program->env) spec.env[k] = v;
-    spec.stdin_fd = channels_.program_stdin();
+    spec.stdin_fd = channels_->program_stdin();
   }
   for (const auto& [k, v] : req_.allocator.env) spec.env[k] = v;
   // The ledger ahead of the allocator: it forwards every call to the next definition.
@@ -359,11 +393,11 @@ ChildSpec OneRun::child_spec() const {
     spec.env["MEMHARNESS_LEDGER_SAMPLE"] = std::to_string(req_.run.heap_sample);
     if (req_.run.ledger_seed) spec.env["MEMHARNESS_LEDGER_SEED"] = std::to_string(*req_.run.ledger_seed);
   }
-  spec.env["MEMHARNESS_MARK_FD"] = std::to_string(channels_.mark_write());
-  spec.env["MEMHARNESS_ACK_FD"] = std::to_string(channels_.ack_read());
+  spec.env["MEMHARNESS_MARK_FD"] = std::to_string(channels_->mark_write());
+  spec.env["MEMHARNESS_ACK_FD"] = std::to_string(channels_->ack_read());
   spec.env["TMPDIR"] = tmp_.path();
-  spec.inherit_fds = {channels_.mark_write(), channels_.ack_read()};
-  spec.output_fd = channels_.output();
+  spec.inherit_fds = {channels_->mark_write(), channels_->ack_read()};
+  spec.output_fd = channels_->output();
   return spec;
 }
 
@@ -399,39 +433,89 @@ std::optional<int64_t> own_rss_kb() {
 
 void OneRun::start_and_sample() {
   rec_.harness_rss_at_fork_kb = own_rss_kb();
+  start_child();
+  while (another_repetition() && open_channels()) start_child();
+  if (series_) series_->flush(rec_.samples);
+  if (t0_) rec_.wall_ms = std::chrono::duration<double, std::milli>(ended_ - *t0_).count();
+  end_.oom = group_->oom_kills() > 0;
+  group_->record(rec_);
+  record_soak();
+}
+
+// The perf counters of each start of a soak's child, added up.
+void add_perf(std::map<std::string, Maybe>& total, std::map<std::string, Maybe> more) {
+  for (auto& [name, m] : more) {
+    auto it = total.find(name);
+    if (it == total.end()) total.emplace(name, std::move(m));
+    else if (it->second.value && m.value) *it->second.value += *m.value;
+  }
+}
+
+void add_rusage(rusage& total, const rusage& more) {
+  timeradd(&total.ru_utime, &more.ru_utime, &total.ru_utime);
+  timeradd(&total.ru_stime, &more.ru_stime, &total.ru_stime);
+  total.ru_maxrss = std::max(total.ru_maxrss, more.ru_maxrss);
+  total.ru_minflt += more.ru_minflt;
+  total.ru_majflt += more.ru_majflt;
+  total.ru_nvcsw += more.ru_nvcsw;
+  total.ru_nivcsw += more.ru_nivcsw;
+}
+
+void OneRun::start_child() {
   auto child = Child::start_paused(spec_, end_.error);
-  channels_.child_started(req_.program != nullptr);
+  channels_->child_started(req_.program != nullptr);
   if (!child) return;
+  ++repetitions_;
   interrupt::set_child_group(child->pid());
   // A run that must be held to a limit or a high mark and cannot be is not run.
-  if (std::string error; !group_->add(child->pid(), error) && (req_.run.memory_limit || req_.run.memory_high)) {
+  if (std::string error; !group_->add(child->pid(), error) && (run_.memory_limit || run_.memory_high)) {
     end_.error = error;
     child->signal_group(SIGKILL);
   }
   PerfCounters perf(child->pid());
   // A program is held at its entry point, where its maps say which
   // allocator it got, even when it lives a millisecond, and at its exit stop,
-  // where its VmHWM is its exact peak.
+  // where its VmHWM is its exact peak (once: a soak's program started again is not held).
   std::string no_trace;
-  const bool traced = req_.program && trace_.attach(child->pid(), no_trace);
-  const auto t0 = Clock::now();
+  const bool traced = req_.program && repetitions_ == 1 && trace_.attach(child->pid(), no_trace);
+  if (!t0_) t0_ = Clock::now();
+  const auto t0 = *t0_;
   if (end_.error.empty() && child->resume(end_.error)) {
     execed_ = true;
-    if (req_.program) start_driver(child->pid(), t0, traced);
+    if (req_.program) start_driver(child->pid(), repetitions_ == 1 ? t0 : Clock::now(), traced);
+    if (driver_ && !repeats_ && run_.soak_s > 0)
+      driver_->loop_load_until(t0 + std::chrono::microseconds(static_cast<int64_t>(run_.soak_s * 1e6)));
     sample(*child, t0);
   }
   trace_.detach();
-  child->wait(status_, ru_);
-  rec_.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  rusage ru{};
+  child->wait(status_, ru);
+  ended_ = Clock::now();
+  add_rusage(ru_, ru);
   interrupt::set_child_group(0);
-  rec_.perf = perf.read();
-  end_.oom = group_->oom_kills() > 0;
-  group_->record(rec_);
+  add_perf(rec_.perf, perf.read());
+}
+
+bool OneRun::another_repetition() const {
+  if (!repeats_ || interrupt::requested() || !end_.error.empty() || !rec_.protocol_errors.empty()) return false;
+  if (!t0_ || Clock::now() - *t0_ >= std::chrono::microseconds(static_cast<int64_t>(run_.soak_s * 1e6))) return false;
+  if (end_.how == SamplerEnd::Stopped) return true;  // a program stopped after its idle time
+  return end_.how == SamplerEnd::Exited && WIFEXITED(status_) && WEXITSTATUS(status_) == end_.expected_exit;
+}
+
+void OneRun::record_soak() {
+  if (run_.soak_s <= 0) return;
+  SoakRecord s;
+  s.duration_s = run_.soak_s;
+  s.ran_s = rec_.wall_ms / 1000;
+  s.repetitions = repetitions_;
+  s.loops = driver_ ? driver_->loops() : 0;
+  rec_.soak = s;
 }
 
 // A program's driver; the program held at its entry when the trace took it there.
 void OneRun::start_driver(pid_t pid, Clock::time_point t0, bool traced) {
-  driver_.emplace(*req_.program, pid, t0, channels_.take_program_output(), req_.allocator.library,
+  driver_.emplace(*req_.program, pid, t0, channels_->take_program_output(), req_.allocator.library,
                   load_box_ ? &*load_box_ : nullptr);
   std::string no_hold;
   if (traced && trace_.run_to_entry(no_hold)) {
@@ -452,8 +536,8 @@ void OneRun::sample(const Child& child, Clock::time_point t0) {
   SamplerConfig cfg;
   cfg.pid = child.pid();
   cfg.pidfd = child.pidfd();
-  cfg.mark_fd = channels_.mark_read();
-  cfg.ack_fd = channels_.ack_write();
+  cfg.mark_fd = channels_->mark_read();
+  cfg.ack_fd = channels_->ack_write();
   cfg.t0 = t0;
   cfg.stop_fd = interrupt::wake_fd();
   cfg.on_progress = req_.on_progress;
@@ -464,7 +548,8 @@ void OneRun::sample(const Child& child, Clock::time_point t0) {
   if (driver_) cfg.driver = &*driver_;
   if (trace_.following()) cfg.trace = &trace_;
   std::string sampler_error;
-  end_.how = sample_until_exit(cfg, req_.run, rec_, sampler_error);
+  cfg.series = series_ ? &*series_ : nullptr;
+  end_.how = sample_until_exit(cfg, run_, rec_, sampler_error);
   if (end_.how == SamplerEnd::Error) end_.error = sampler_error;
   if (end_.how != SamplerEnd::Exited) {
     trace_.detach();  // so that it gets the signals that stop it
@@ -496,9 +581,9 @@ void OneRun::derive_metrics() {
     rec_.hwm_kb.reason = req_.program ? "no exit stop was taken (the program was killed, or is not traced); "
                                         "maxrss_kb (wait4) is the kernel's maximum"
                                       : "the workload did not report its VmHWM";
-  compute_curve(rec_, req_.run.after_mark, req_.declared_after);
+  compute_curve(rec_, run_.after_mark, req_.declared_after);
   // The child has ended: its call sites are named from its files now, off its allocation path.
-  symbolize_heap_sites(rec_, req_.run.symbolize);
+  symbolize_heap_sites(rec_, run_.symbolize);
 }
 
 std::string OneRun::read_output() {
@@ -510,7 +595,7 @@ std::string OneRun::read_output() {
       rec_.allocator.verified = false;
       rec_.allocator.why_unverified = obstacle;
     }
-  } else if (channels_.output() >= 0) {
+  } else if (channels_->output() >= 0) {
     complaint = option_complaint(req_.allocator, workload_output());
   }
   if (req_.pass_output && !rec_.output_tail.empty()) {
@@ -524,7 +609,7 @@ std::string OneRun::read_output() {
 // record; returned with the head, where an allocator complains about its
 // options at start-up.
 std::string OneRun::workload_output() {
-  const int fd = channels_.output();
+  const int fd = channels_->output();
   rec_.output_tail = escape::shown_tail(tail_of(fd, 4096), 4096);
   std::string head(4096, '\0');
   ssize_t n = pread(fd, head.data(), head.size(), 0);
@@ -552,6 +637,12 @@ RunRecord OneRun::judged(const std::string& complaint) {
   if (rec_.status == Status::Ok && !complaint.empty()) {
     rec_.status = Status::Failed;
     rec_.exit.error = "the allocator rejected its options: " + complaint;
+  }
+  if (rec_.soak) {
+    rec_.soak->complete = rec_.status == Status::Ok;
+    if (!rec_.soak->complete)
+      rec_.soak->incomplete_why = fmt::format("{} after {:.1f} s of {:.1f} s: {}", status_name(rec_.status),
+                                              rec_.soak->ran_s, rec_.soak->duration_s, rec_.exit.error);
   }
   return std::move(rec_);
 }

@@ -364,7 +364,8 @@ bool Sampler::take(Sample& s, bool at_mark) {
   if (ok) {
     last_ = s;
     have_last_ = true;
-    rec_.samples.push_back(s);
+    if (cfg_.series) cfg_.series->add(rec_.samples, s);
+    else rec_.samples.push_back(s);
   }
   return ok;
 }
@@ -481,13 +482,17 @@ void Sampler::record_statistics() {
   auto& st = rec_.sampler;
   st.interval_ms = settings_.sample_ms;
   st.smaps_ms = settings_.smaps_ms;
-  st.count = static_cast<int64_t>(costs_us_.size());
+  st.count += static_cast<int64_t>(costs_us_.size());
   if (!costs_us_.empty()) {
     st.cost_us_median = stats::median(costs_us_);
     st.cost_us_max = *std::max_element(costs_us_.begin(), costs_us_.end());
   }
   if (!gaps_ms_.empty()) st.achieved_ms = stats::median(gaps_ms_);
-  st.smaps_reads = static_cast<int64_t>(smaps_costs_us_.size());
+  st.smaps_reads += static_cast<int64_t>(smaps_costs_us_.size());
+  if (cfg_.series) {
+    st.series_bound = cfg_.series->bound();
+    st.series_halvings = cfg_.series->halvings();
+  }
   if (!smaps_costs_us_.empty()) st.smaps_cost_us_median = stats::median(smaps_costs_us_);
   st.hwm_reset_error = proc_.reset_error();
   record_null_cells();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "core/soak.h"
 #include "measure/program_trace.h"
 #include "measure/run_settings.h"
 
@@ -72,12 +73,17 @@ struct SamplerConfig {
   // The run's memory group (memory_group.h): its charge and stall are read
   // with every sample. None: those columns are null.
   MemoryGroup* memory_group = nullptr;
+  // A long run's series (--soak, core/soak.h): every sample goes through it
+  // into rec.samples; none: each is kept. It outlives one sampler, so that a
+  // workload started again continues one series; its owner flushes it.
+  SeriesBound* series = nullptr;
 };
 
 // Samples every settings.sample_ms, smaps_rollup every settings.smaps_ms (0:
 // at marks only), until settings.timeout_s after cfg.t0. Fills samples, marks,
 // threads, workload metrics, allocator identity and statistics, hwm and the
-// sampler's own cost into `rec`. On Error, `error` says what failed.
+// sampler's own cost into `rec` (the counts of samples and smaps reads are
+// added to what `rec` holds: a soak samples one record again and again). On Error, `error` says what failed.
 SamplerEnd sample_until_exit(const SamplerConfig& cfg, const RunSettings& settings, RunRecord& rec,
                              std::string& error);
 

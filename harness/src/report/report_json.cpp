@@ -237,7 +237,18 @@ Json sampler_json(const SamplerStats& s) {
          {"processes_max", s.processes_max ? Json(*s.processes_max) : Json()}};
   // Only where some cell is null, so that reports without any read the same as before it existed.
   if (!s.null_cells.empty()) j["null_cells"] = s.null_cells;
+  // Only for a bounded series (--soak), so that other reports read as before.
+  if (s.series_bound)
+    j["series"] = Json{{"bound", s.series_bound},
+                       {"halvings", s.series_halvings},
+                       {"effective_interval_ms", s.interval_ms * double(uint64_t{1} << s.series_halvings)}};
   return j;
+}
+
+Json soak_json(const SoakRecord& s) {
+  return Json{{"duration_s", s.duration_s},     {"ran_s", std::round(s.ran_s * 1000) / 1000},
+              {"repetitions", s.repetitions},   {"loops", s.loops},
+              {"complete", s.complete},         {"incomplete_why", s.incomplete_why}};
 }
 
 Json leftovers_json(const std::vector<LeftoverProcess>& list) {
@@ -277,6 +288,7 @@ Json run_to_json(const RunRecord& r) {
   if (r.heap_sites_peak) j["heap_sites_peak"] = heap_sites_peak_json(*r.heap_sites_peak);
   if (r.harness_rss_at_fork_kb) j["harness_rss_at_fork_kb"] = *r.harness_rss_at_fork_kb;
   if (!r.heap_objects.empty()) j["heap_objects"] = heap_objects_json(r.heap_objects);
+  if (r.soak) j["soak"] = soak_json(*r.soak);
   // Only when something was dropped, so that a run that kept everything reads as before.
   for (const auto& [what, d] : r.dropped) j["dropped"][what] = Json{{"count", d.count}, {"why", d.why}};
   return j;
@@ -498,7 +510,22 @@ SamplerStats sampler_from(const JsonIn& sp) {
   out.tree = sp.boolean_or("tree", false);
   out.tree_found_by = sp.string_or("tree_found_by", "");
   out.processes_max = sp.integer_or_null("processes_max", 0, kMaxCount);
+  if (auto series = sp.find("series")) {
+    out.series_bound = static_cast<uint64_t>(series->integer_or("bound", 0, 0, kMaxCount));
+    out.series_halvings = static_cast<int>(series->integer_or("halvings", 0, 0, 62));
+  }
   return out;
+}
+
+SoakRecord soak_from(const JsonIn& j) {
+  SoakRecord s;
+  s.duration_s = j.number_or("duration_s", 0, 0, kMaxMs);
+  s.ran_s = j.number_or("ran_s", 0, 0, kMaxMs);
+  s.repetitions = j.integer_or("repetitions", 0, 0, kMaxCount);
+  s.loops = j.integer_or("loops", 0, 0, kMaxCount);
+  s.complete = j.boolean_or("complete", false);
+  s.incomplete_why = j.string_or("incomplete_why", "");
+  return s;
 }
 
 std::vector<LeftoverProcess> leftovers_from(const JsonIn& list) {
@@ -572,6 +599,7 @@ RunRecord run_from_json(const JsonIn& j) {
   r.memory_group_info = object_or(j, "memory_group", Json::object());
   if (auto p = j.find("protocol_errors")) p->each_element([&](const JsonIn& e) { r.protocol_errors.push_back(e.string()); });
   if (auto l = j.find("leftover_processes")) r.leftover_processes = leftovers_from(*l);
+  if (auto sk = j.find("soak")) r.soak = soak_from(*sk);
   if (auto h = j.find("heap_objects"))
     h->each_member([&](const std::string& path, const JsonIn& o) {
       const std::string id = text_or_null(o, "build_id");

@@ -102,6 +102,21 @@ std::string head_out_of_range(const memharness_ledger& head, bool peak) {
 
 
 
+// The first `heaviest` of `order` (sorted by bytes), then up to `extra` of
+// the rest that `keep` names, in their order: moved to the front of `order`.
+// The heaviest join `keep`. Returns how many are at the front.
+size_t keep_earlier_sites(std::vector<uint32_t>& order, size_t heaviest, size_t extra, std::vector<bool>* keep) {
+  if (!keep) return heaviest;
+  size_t front = heaviest;
+  for (size_t k = heaviest; k < order.size() && front < heaviest + extra; ++k)
+    if (order[k] < keep->size() && (*keep)[order[k]]) std::rotate(order.begin() + front++, order.begin() + k, order.begin() + k + 1);
+  for (size_t k = 0; k < heaviest; ++k) {
+    if (order[k] >= keep->size()) keep->resize(order[k] + 1);
+    (*keep)[order[k]] = true;
+  }
+  return front;
+}
+
 // Tries at a table that keeps changing (every allocation sampled): then it is
 // read as it stands, each entry's fields torn at worst by one block.
 constexpr int kSumsTries = 8;
@@ -132,7 +147,7 @@ std::optional<HeapSites> LedgerReader::live_sites(size_t top, std::string_view m
   memharness_ledger head{};
   std::vector<memharness_ledger_site> sums;
   if (!read_sums(head, false, sums)) return std::nullopt;
-  return fold(head, sums, top, maps);
+  return fold(head, sums, top, maps, &kept_at_marks_);
 }
 
 std::optional<HeapSites> LedgerReader::snapshot_sites(size_t top, std::string_view maps) {
@@ -175,7 +190,7 @@ bool LedgerReader::read_sums(memharness_ledger& head, bool peak, std::vector<mem
 }
 
 std::optional<HeapSites> LedgerReader::fold(const memharness_ledger& head, const std::vector<memharness_ledger_site>& sums,
-                                            size_t top, std::string_view maps) {
+                                            size_t top, std::string_view maps, std::vector<bool>* keep) {
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < sums.size(); ++i) {
     // Checked before the sort, which a NaN would leave without an order.
@@ -186,8 +201,8 @@ std::optional<HeapSites> LedgerReader::fold(const memharness_ledger& head, const
     if (sums[i].samples > 0) order.push_back(i);
   }
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return sums[a].bytes > sums[b].bytes; });
-  // Only the stacks shown are read: one read of up to `top` entries of the stack table.
-  const size_t shown = std::min(top, order.size());
+  const size_t shown = keep_earlier_sites(order, std::min(top, order.size()), top, keep);
+  // Only the stacks shown are read: one read of their entries of the stack table.
   std::vector<memharness_ledger_stack> stacks(shown);
   std::vector<iovec> local(shown), remote(shown);
   for (size_t k = 0; k < shown; ++k) {

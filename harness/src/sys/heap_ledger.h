@@ -48,7 +48,11 @@ class LedgerReader {
   // nothing, or when it cannot be read (why()).
   std::optional<HeapSites> peak_sites(size_t top = 50);
   // At a mark: the live sampled blocks by call stack (as above) and the peak
-  // snapshot, the process's maps read once for the two.
+  // snapshot, the process's maps read once for the two. Besides the `top`
+  // heaviest, a mark keeps (up to `top` more) the stacks an earlier mark of
+  // this reader kept among its heaviest, so that a site in the top list at
+  // one mark is not summed into the rest at a later one (a diff of two marks,
+  // core/mark_diff.h).
   struct MarkSites {
     std::optional<HeapSites> live, peak;
   };
@@ -66,8 +70,10 @@ class LedgerReader {
   // they belong to. False when the process samples nothing (why()).
   bool read_sums(::memharness_ledger& head, bool peak, std::vector<::memharness_ledger_site>& sums);
   // The heaviest `top` stacks of the sums, their frames read, the rest summed.
+  // `keep`: the stacks to keep beyond the `top` heaviest (up to `top` of
+  // them), and where the heaviest are added; none for the peak snapshot.
   std::optional<HeapSites> fold(const ::memharness_ledger& head, const std::vector<::memharness_ledger_site>& sums,
-                                size_t top, std::string_view maps);
+                                size_t top, std::string_view maps, std::vector<bool>* keep = nullptr);
   // The counter block's head (located and checked); false when there is none.
   bool read_head(::memharness_ledger& head);
   int pid_;
@@ -78,6 +84,7 @@ class LedgerReader {
   uint64_t addr_ = 0;
   std::chrono::steady_clock::time_point next_locate_{};
   std::vector<char> slots_;
+  std::vector<bool> kept_at_marks_;  // by stack index: among a mark's heaviest once
 };
 
 // The file name of the ledger library in a build or installation's lib folder.
