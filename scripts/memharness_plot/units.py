@@ -71,6 +71,21 @@ def _entry(manifest, name):
     return None
 
 
+# The titles of the sampled columns, for a report written before its manifest
+# named them: a raw column name ("rss_kb") on an axis reads as a unit of its own.
+LEGACY_TITLES = {"rss_kb": "RSS", "anon_kb": "anonymous RSS", "file_kb": "file-backed RSS",
+                 "heap_live_kb": "live heap", "minflt": "minor faults", "majflt": "major faults"}
+
+
+def legacy_title(column):
+    """A column's title without a manifest: its known name, else its words
+    without the unit suffix."""
+    if column in LEGACY_TITLES:
+        return LEGACY_TITLES[column]
+    stem, _, suffix = column.rpartition("_")
+    return (stem if stem and suffix in ("kb", "ms", "us", "ns") else column).replace("_", " ")
+
+
 def shown(report, name, path="report"):
     """How `name` (a metric, or a sampled column as "samples.rss_kb") of `report` is
     shown. ReportError when the manifest lacks it or declares it badly."""
@@ -78,7 +93,8 @@ def shown(report, name, path="report"):
     title = name.split(".", 1)[1] if name.startswith("samples.") else name
     if manifest is None:
         stored = convention_unit(title)
-        return Shown(title, *legacy_display_unit(stored), stored)
+        return Shown(legacy_title(title) if name.startswith("samples.") else title,
+                     *legacy_display_unit(stored), stored)
     entry = _entry(manifest, name)
     if entry is None:
         raise ReportError(path, f'the "metrics" manifest has no entry for {name}')

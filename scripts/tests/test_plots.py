@@ -294,7 +294,7 @@ def test_rss_report_without_manifest(smoke):
     report = copy.deepcopy(smoke)
     del report["metrics"]
     fig = rss_figure([report], names=["old.json"])
-    assert fig.axes[0].get_ylabel() == "rss_kb (MB)"
+    assert fig.axes[0].get_ylabel() == "RSS (MB)"
     assert any("without a metric manifest" in t.get_text() for t in fig.texts)
 
 
