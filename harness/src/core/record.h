@@ -267,6 +267,9 @@ struct RunRecord {
   // How they were computed: the mark they are measured after, the start level,
   // the phases with where each peak came from.
   Json curve_info;
+  // Growth over the run (run_growth.h): the window, each series' slope with
+  // its interval, p and direction, and the verdict; null when not computed.
+  Json growth;
 };
 
 }  // namespace mh

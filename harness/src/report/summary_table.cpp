@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/escape.h"
+#include "core/run_growth.h"
 #include "core/summary.h"
 #include "core/units.h"
 
@@ -134,6 +135,7 @@ std::string summary_notes(const std::vector<RunRecord>& runs, bool ranked, const
     if (r.status != Status::Ok)
       out += fmt::format("{}run {} under {} repetition {}: {}: {}\n", item, escaped(r.workload),
                          escaped(r.allocator.name), r.repetition, status_name(r.status), escaped(r.exit.error));
+  for (const auto& note : growth_notes(runs, escaped)) out += item + note + "\n";
   return out;
 }
 
