@@ -24,7 +24,7 @@ TEST(TheilSen, IsTheMedianOfThePairwiseSlopes) {
   EXPECT_DOUBLE_EQ(theil_sen_slope(series({0, 1, 4})), 2);           // slopes 1, 4/2, 3
   EXPECT_DOUBLE_EQ(theil_sen_slope(series({0, 1, 4, 3})), 1);        // -1 1 1 1 2 3: the middle two
   EXPECT_DOUBLE_EQ(theil_sen_slope(series({5, 5, 5, 5, 100})), 0);   // one outlier moves nothing
-  EXPECT_DOUBLE_EQ(theil_sen_slope({{0, 0}, {0, 7}, {2, 4}}), 2.75);  // the pair at one time is left out: 2, 3.5 -> 2.75
+  EXPECT_DOUBLE_EQ(theil_sen_slope({{0, 0}, {0, 7}, {2, 4}}), 0.25);  // the pair at one time is left out: 2, -1.5 -> 0.25
   EXPECT_DOUBLE_EQ(theil_sen_slope({{3, 1}, {1, 0}, {2, 5}}), 0.5);  // sorted by time first: 5, 0.5, -4
 }
 
