@@ -24,6 +24,7 @@ int dispatch(const mh::Options& o) {
     case mh::Command::Sweep: return mh::sweep_command(o);
     case mh::Command::History: return mh::history_command(o);
     case mh::Command::Export: return mh::export_command(o);
+    case mh::Command::Show: return mh::show_command(o);
     case mh::Command::Run: break;
   }
   return mh::run_command(o);

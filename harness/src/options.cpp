@@ -201,6 +201,10 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--memory-limit", o.memory_limit,
                  "limit each run's memory to SIZE (K, M, G suffixes): a memory cgroup of its own where the machine "
                  "allows one, else RLIMIT_AS (the report says which); a run the kernel kills for it is 'oom'");
+  app.add_option("--memory-high", o.memory_high,
+                 "throttle each run's memory above SIZE (K, M, G suffixes): cgroup v2 memory.high, where the kernel "
+                 "reclaims and slows the run past it but never kills it; refused where the memory controller is not "
+                 "cgroup v2's (docs/memory-needed.md)");
   app.add_option("--resume", o.resume,
                  "finish REPORT, a report left incomplete by an interruption: the same command again, the runs it "
                  "holds kept and only the missing ones run, into the same file");
@@ -224,6 +228,14 @@ void add_what_to_run(CLI::App& app, Options& o) {
   app.add_option("--machine", o.history.target.machine, "with --history: the machine's name there (default the host name)");
   app.add_flag("-q,--quiet", o.quiet, "no progress line");
   app.add_flag("-v,--verbose", o.verbose, "copy each workload's output to stderr, and say what writing the report cost");
+}
+
+// How the run table is drawn (run and show).
+void add_table_options(CLI::App& app, TableSettings& t) {
+  app.add_option("--reference", t.reference,
+                 "the allocator the table's ratio column divides by (default: the first --allocator, or the first "
+                 "of the report); exit 2 naming the valid ones when there is no such allocator");
+  app.add_flag("--wide", t.wide, "print every column of the table, however wide (default: fit 160 columns)");
 }
 
 // A comparison's rounds and rule, as compare and bisect both take them.
@@ -275,6 +287,7 @@ class CommandLine {
   CLI::App* add_merge_command();
   CLI::App* add_plot_command();
   CLI::App* add_export_command();
+  CLI::App* add_show_command();
   CLI::App* add_history_command();
 
   std::string chosen_help() const;
@@ -299,6 +312,7 @@ class CommandLine {
   std::string both_allocator_;  // compare --allocator: the allocator of both reports
   CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
   CLI::App* export_ = nullptr;
+  CLI::App* show_ = nullptr;
   CLI::App* history_ = nullptr;
 };
 
@@ -316,6 +330,7 @@ CommandLine::CommandLine(Options o)
   merge_ = add_merge_command();
   plot_ = add_plot_command();
   export_ = add_export_command();
+  show_ = add_show_command();
   history_ = add_history_command();
 }
 
@@ -326,7 +341,7 @@ void CommandLine::add_run_command() {
       "   or: harness [OPTIONS] --suite NAME\n"
       "   or: harness [OPTIONS] -- PROGRAM [ARGS...]    (any program, argv as given, no shell)\n"
       "   or: harness --list\n"
-      "   or: harness compare|bisect|sweep|merge|plot|export|history ... (each with its own --help)"));
+      "   or: harness compare|bisect|sweep|merge|plot|export|show|history ... (each with its own --help)"));
   app_.footer(
       "Workload parameters (harness --list shows each workload's, with defaults) follow the workload. Every "
       "workload also takes --smoke: a small, fast version, what the tests run.\n\n"
@@ -346,6 +361,7 @@ void CommandLine::add_run_command() {
   app_.add_option("--seed", o_.seed,
                   "with --heap-sample: the seed of the ledger's sampling generator (default: the ledger's own, fixed)");
   app_.add_flag("-l,--list", list_, "list the workloads and their parameters");
+  add_table_options(app_, o_.table);
 }
 
 CLI::App* CommandLine::add_compare_command() {
@@ -478,6 +494,22 @@ CLI::App* CommandLine::add_plot_command() {
   plot->prefix_command();
   plot->set_help_flag();  // --help goes to the plot command, which shows the scripts' own
   return plot;
+}
+
+CLI::App* CommandLine::add_show_command() {
+  CLI::App* show = app_.add_subcommand(
+      "show", "print a report's table again: the summary of its runs, as the run printed it (a table, markdown or CSV)");
+  show->allow_extras(false);
+  own_help(*show, "Usage: harness show REPORT [--format table|markdown|csv] [--reference NAME] [--wide]",
+           "0 printed, 2 bad input (the report unreadable, an unknown --reference or --format)",
+           "harness show results/reference/idle-return.json --reference glibc");
+  show->add_option("report", o_.inputs, "the report (or the journal of an unfinished one)")->required()->expected(1);
+  show->add_option("--format", o_.show_format,
+                   "table (the terminal's), markdown (as --export-markdown writes it) or csv (as --export-csv)")
+      ->check(CLI::IsMember({"table", "markdown", "csv"}))
+      ->capture_default_str();
+  add_table_options(*show, o_.table);
+  return show;
 }
 
 CLI::App* CommandLine::add_export_command() {
@@ -660,7 +692,7 @@ std::string CommandLine::suggestion(int argc, char** argv) const {
 
 // --help: the help of the subcommand it was given to (plot shows its scripts' own).
 std::string CommandLine::chosen_help() const {
-  for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_, export_})
+  for (const CLI::App* sub : {compare_, merge_, bisect_, sweep_, export_, show_})
     if (app_.got_subcommand(sub)) return sub->help();
   if (app_.got_subcommand(history_)) {
     for (const CLI::App* verb : history_->get_subcommands())
@@ -682,6 +714,10 @@ ParseOutcome CommandLine::chosen() {
   }
   if (app_.got_subcommand(export_)) {
     o_.command = Command::Export;
+    return {o_, 0};
+  }
+  if (app_.got_subcommand(show_)) {
+    o_.command = Command::Show;
     return {o_, 0};
   }
   if (app_.got_subcommand(compare_)) return compare_chosen();

@@ -9,10 +9,11 @@
 
 #include "history/target.h"
 #include "measure/run_settings.h"
+#include "report/summary_table.h"
 
 namespace mh {
 
-enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export };
+enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, History, Export, Show };
 
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
@@ -66,9 +67,13 @@ struct Options {
   // execution's.
   RunSettings run;
   std::string memory_limit;  // --memory-limit as given: "512M"; "" none
+  std::string memory_high;   // --memory-high as given; "" none
   std::string heap_sample;   // --heap-sample as given: "512K"; "" none
   // Exports beside the JSON report (run) or comparison (compare): "-" for stdout.
   std::string export_markdown, export_csv;
+  // The run table (run and show): its reference allocator, --wide.
+  TableSettings table;
+  std::string show_format = "table";  // show --format: table, markdown, csv
   std::string resume;        // a report to finish
   std::string out;  // run: the report; compare: the comparison JSON; merge: the merged report
   bool quiet = false;

@@ -146,12 +146,15 @@ TEST_F(Pins, ARepositoryBuildsAtTwoCommits) {
   EXPECT_EQ(c.err.find("building tiny"), std::string::npos) << c.err;
 }
 
+// The log's path in "the log is PATH, ending:\n  ...": up to the comma or the line's end.
+std::string log_path(const std::string& from) { return from.substr(0, std::min(from.find(", ending:"), from.find('\n'))); }
+
 TEST_F(Pins, AFailedBuildIsExitTwoNamingItsLog) {
   auto c = test::run_harness({"-w", "idle-return", "--smoke", "-a", "tiny@" + broken_, "-n", "1", "-q"});
   EXPECT_EQ(c.exit_code, 2) << c.out << c.err;
   const auto at = c.err.find("the log is ");
   ASSERT_NE(at, std::string::npos) << c.err;
-  const std::string log = c.err.substr(at + 11, c.err.find('\n', at) - at - 11);
+  const std::string log = log_path(c.err.substr(at + 11));
   EXPECT_TRUE(fs::exists(log)) << log;
   EXPECT_NE(test::slurp(log).find("this is not C"), std::string::npos) << test::slurp(log);
   EXPECT_NE(c.err.find("exited with status"), std::string::npos) << c.err;
@@ -232,7 +235,7 @@ TEST_F(Pins, BisectFindsTheCommitSkipsTheBrokenOneAndResumes) {
       const std::string note = s["note"];
       const auto at = note.find("the log is ");
       ASSERT_NE(at, std::string::npos) << note;
-      EXPECT_NE(test::slurp(note.substr(at + 11)).find("broken on purpose"), std::string::npos) << note;
+      EXPECT_NE(test::slurp(log_path(note.substr(at + 11))).find("broken on purpose"), std::string::npos) << note;
     }
     const bool after_the_change = s["commit"] == commits_[7] || s["commit"] == commits_[8] || s["commit"] == commits_[9];
     if (s["outcome"] != "skip") {

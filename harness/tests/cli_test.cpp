@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <filesystem>
 
 #include "core/suggest.h"
 #include "test_util.h"
@@ -83,6 +84,21 @@ TEST(CliAllocatorOptions, AnOptionTheLibraryDoesNotHaveIsBadInput) {
   expect_bad_input(with("tcmalloc:release_rat=10"), {"'release_rat'", "release_rate"});
   expect_bad_input(with("glibc:tcache_cnt=1"), {"'tcache_cnt'", "tcache_count"});
   expect_bad_input(with("glibc:tcache_count=abc"), {"'abc'", "tcache_count", "integer"});
+}
+
+TEST(CliAllocatorOptions, SnmallocRefusesEveryOptionBeforeItIsBuilt) {
+  // snmalloc reads no environment: an option would be silently ignored. The
+  // pin is refused before its repository is cloned or built.
+  const std::string cache = test::scratch("snmalloc-refused-cache");
+  setenv("MEMHARNESS_PIN_CACHE", cache.c_str(), 1);
+  expect_bad_input({"--workload", "micro", "--smoke", "--allocator", "snmalloc@0.7.5:max_slab=4"},
+                   {"'snmalloc@0.7.5:max_slab=4'", "snmalloc reads no options from the environment",
+                    "fixed when it is built"});
+  unsetenv("MEMHARNESS_PIN_CACHE");
+  EXPECT_FALSE(std::filesystem::exists(cache)) << "nothing cloned or built";
+  // Any build named by its path, as family snmalloc, too.
+  expect_bad_input({"--workload", "micro", "--smoke", "--allocator", "snmalloc=" + std::string(LEDGER_LIBRARY) + ":a=1"},
+                   {"snmalloc reads no options"});
 }
 
 TEST(CliAllocatorOptions, AComplaintOfTheAllocatorFailsTheRun) {
@@ -198,7 +214,7 @@ TEST(CliSuggest, EditDistanceCountsSwapsAsOneEdit) {
 
 TEST(CliSuggest, AnUnknownCommandSaysTheNearestAndTheCommands) {
   expect_bad_input({"comapre", "--baseline", "jemalloc", "--candidate", "scav", "-w", "idle-return"},
-                   {"'comapre' is not a command (did you mean compare?)", "merge, plot, export, history"});
+                   {"'comapre' is not a command (did you mean compare?)", "merge, plot, export, show, history"});
   expect_bad_input({"zzz"}, {"'zzz' is not a command;", "compare, bisect"});
 }
 

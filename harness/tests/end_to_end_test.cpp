@@ -208,8 +208,8 @@ TEST(CompareReports, JemallocKeepsMoreAtTheEndThanGlibc) {
   EXPECT_EQ(j["sample_size"], "8 runs a side");
 }
 
-// --runs auto: five rounds, then more at the look of 8 only while a metric is
-// unknown; every metric that can regress says what was decided and when.
+// --runs auto: five rounds, then more at the look of 8 only while a gated metric
+// is unknown; every metric that can regress says what was decided and when.
 TEST(CompareAuto, DecidesEveryMetricAndSaysWithHowManyRounds) {
   const std::string out = test::scratch("auto.json");
   auto c = test::run_harness({"compare", "--baseline", "glibc", "--candidate", "jemalloc", "-w", "burst-writefile",
@@ -225,12 +225,13 @@ TEST(CompareAuto, DecidesEveryMetricAndSaysWithHowManyRounds) {
     EXPECT_TRUE(d == "regression" || d == "improvement" || d == "same" || d == "unknown") << m["metric"] << d;
     const int rounds = m["rounds_needed"].get<int>();
     EXPECT_TRUE(rounds == 5 || rounds == 8) << m["metric"] << rounds;
-    most = std::max(most, rounds);
+    if (m["gated"] == true) most = std::max(most, rounds);
     if (m["metric"] == "final_rss_kb") {
       EXPECT_EQ(d, "regression");
     }
   }
-  // The comparison ran as many rounds as its slowest metric needed.
+  // The comparison ran as many rounds as its slowest gated metric needed: a
+  // reported metric never asks for more.
   EXPECT_EQ(j["rounds"], most);
   EXPECT_NE(c.out.find("decision"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("--runs auto: looks at 5, 8 rounds"), std::string::npos) << c.out;
@@ -491,7 +492,7 @@ TEST(CurveEndToEnd, IdleReturnUnderScavGivesBackAfterItsFreedMark) {
   auto c = test::run_harness({"-w", "idle-return", "--smoke", "-a", "scav", "-n", "1", "-q", "-o", out,
                               "--export-markdown", md, "--export-csv", csv});
   ASSERT_EQ(c.exit_code, 0) << c.err << c.out;
-  EXPECT_NE(c.out.find("90% given back after ms"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("90% given"), std::string::npos) << c.out;  // a long title takes two lines
   Json report = test::load_json(out);
   Json run = report["runs"][0];
   EXPECT_EQ(run["curve_info"]["after"]["mark"], "freed");
@@ -513,7 +514,9 @@ TEST(CurveEndToEnd, IdleReturnUnderScavGivesBackAfterItsFreedMark) {
     if (m["name"] == "baseline") baseline_t = m["t_ms"];
   }
   ASSERT_GE(baseline_t, 0) << run["marks"].dump();
-  EXPECT_NEAR(baseline_t - freed_t, back_ms, 5);
+  // Marks are stamped when the harness reads them: on a busy machine either may
+  // be read up to a sampling interval (10 ms) late.
+  EXPECT_NEAR(baseline_t - freed_t, back_ms, 15);
   // The peak of the allocating phase is the run's: the whole heap is resident there
   // (the free may first write a page or two of the allocator's static data).
   const double peak = run["metrics"]["peak_rss_kb"], phase_peak = curve["phase.start.peak_rss_kb"]["value"];

@@ -54,6 +54,25 @@ TEST(HistorySteps, UpThenDownAreTwoSteps) {
   EXPECT_EQ(steps[1].verdict, compare::Verdict::Improvement);
 }
 
+// Under an L1 cost the cut of the whole series cannot see a short excursion
+// (the medians either side do not move): the seeded intervals must.
+TEST(HistorySteps, TwoStepsAFewRevisionsApartInALongSeriesAreBothFound) {
+  auto s = series_of(400, 3, 0.01, [](size_t i) { return i >= 200 && i < 205 ? 1200.0 : 1000.0; });
+  auto steps = find_steps(s, kRule, {});
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].revision, "r200");
+  EXPECT_EQ(steps[0].verdict, compare::Verdict::Regression);
+  EXPECT_EQ(steps[1].revision, "r205");
+  EXPECT_EQ(steps[1].verdict, compare::Verdict::Improvement);
+}
+
+TEST(HistorySteps, ALongFlatSeriesHasNone) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    auto s = series_of(3000, 3, 0.02, [](size_t) { return 1000.0; }, seed);
+    EXPECT_TRUE(find_steps(s, kRule, {}).empty()) << "seed " << seed;
+  }
+}
+
 TEST(HistorySteps, FlatNoisySeriesHasNone) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     auto s = series_of(30, 3, 0.02, [](size_t) { return 1000.0; }, seed);

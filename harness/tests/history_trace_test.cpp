@@ -86,7 +86,9 @@ TEST(HistoryTrace, AStoreGivesBackTheTraceAddedOnce) {
   run.trace.marks = {{3.2, "</b>start"}};
   ASSERT_EQ(store->add({run}, error).value_or(99), 1u) << error;
   ASSERT_EQ(store->add({run}, error).value_or(99), 0u) << error;
-  const auto traced = store->traces({1, 42});
+  const auto found = store->traces({1, 42}, error);
+  ASSERT_TRUE(found) << error;
+  const auto& traced = *found;
   ASSERT_EQ(traced.size(), 1u);
   EXPECT_EQ(traced[0].role, "baseline");
   EXPECT_EQ(traced[0].repetition, 2);

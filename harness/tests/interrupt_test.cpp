@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "sys/containment.h"
+#include "sys/cgroup.h"
 #include "test_util.h"
 
 namespace mh {
@@ -56,6 +57,7 @@ class Background {
     }
   }
   void signal(int sig) const { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   // The exit code, or 128 + the signal that killed it; -1 if still running after `limit`.
   int wait(std::chrono::seconds limit = 120s) {
     const auto end = std::chrono::steady_clock::now() + limit;
@@ -463,6 +465,74 @@ TEST(Interrupt, AReportThatCannotBeWrittenKeepsTheRunsElsewhere) {
   EXPECT_EQ(j["runs"].size(), 4u);
   EXPECT_EQ(j["complete"], true);
   fs::remove(rescue);
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+// The cgroups a harness of pid `pid` made (memharness-PID-*) that are there
+// now, in the memory, freezer and v2 hierarchies.
+std::vector<std::string> groups_of(pid_t pid) {
+  std::vector<std::string> out;
+  const std::string prefix = "memharness-" + std::to_string(pid) + "-";
+  for (const std::string& parent : {cgroup::own_dir("memory"), cgroup::own_dir("freezer"), cgroup::own_dir("")}) {
+    std::error_code ec;
+    if (!parent.empty())
+      for (const auto& e : fs::directory_iterator(parent, ec))
+        if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& list) {
+  std::string out;
+  for (const auto& s : list) out += s + " ";
+  return out;
+}
+
+// Waits until the harness has a memory group for its run; its pid, 0 when none came.
+pid_t wait_for_memory_group(const Background& h) {
+  const std::string parent = cgroup::own_dir("memory").empty() ? cgroup::own_dir("") : cgroup::own_dir("memory");
+  for (int i = 0; i < 500; ++i) {
+    for (const auto& g : groups_of(h.pid()))
+      if (g.rfind(parent + "/", 0) == 0) return h.pid();
+    std::this_thread::sleep_for(10ms);
+  }
+  return 0;
+}
+
+TEST(Interrupt, EveryRunHasAMemoryGroupAndNoGroupOutlivesTheHarness) {
+  if (cgroup::own_dir("memory").empty() && !cgroup::v2_memory_why_not().empty())
+    GTEST_SKIP() << "no memory cgroup can be made here";
+  Background h("groups-run", {"--workload", "misbehave", "--mode", "sleep", "--ms", "600", "-a", "glibc", "--runs",
+                              "1", "--quiet", "--out", test::scratch("groups-run.json")});
+  const pid_t pid = h.pid();
+  EXPECT_EQ(wait_for_memory_group(h), pid) << "no memory group of the run without a limit: " << joined(groups_of(pid));
+  EXPECT_EQ(h.wait(60s), 0) << h.err();
+  EXPECT_TRUE(groups_of(pid).empty()) << joined(groups_of(pid));
+}
+
+TEST(Interrupt, NoGroupOutlivesASigint) {
+  if (cgroup::own_dir("memory").empty() && !cgroup::v2_memory_why_not().empty())
+    GTEST_SKIP() << "no memory cgroup can be made here";
+  for (int signals : {1, 2}) {
+    Background h("groups-sigint-" + std::to_string(signals), {"--workload", "misbehave", "--mode", "stubborn", "-a", "glibc", "--runs", "1",
+                                   "--timeout", "30", "--memory-limit", "256M", "--quiet", "--out",
+                                   test::scratch("groups-sigint-" + std::to_string(signals) + ".json")});
+    const pid_t pid = h.pid();
+    ASSERT_EQ(wait_for_memory_group(h), pid) << h.err();
+    std::this_thread::sleep_for(200ms);
+    for (int i = 0; i < signals; ++i) {
+      h.signal(SIGINT);
+      std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_EQ(h.wait(30s), 130) << h.err();
+    EXPECT_TRUE(groups_of(pid).empty()) << signals << " SIGINT: " << joined(groups_of(pid));
+    EXPECT_EQ(h.survivors(), 0);
+  }
 }
 
 }  // namespace

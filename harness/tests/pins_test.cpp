@@ -44,7 +44,7 @@ TEST(Pins, ABadEntryIsNamed) {
   const std::string path = test::scratch("pins-bad.json");
   const std::pair<const char*, const char*> cases[] = {
       {R"({"pins": {"x": {"repository": "/r", "build": [["make"]], "library": "l.so", "family": "dlmalloc"}}})",
-       "unknown family 'dlmalloc'; valid: jemalloc, mimalloc, tcmalloc, scav, none"},
+       "unknown family 'dlmalloc'; valid: jemalloc, mimalloc, tcmalloc, scav, snmalloc, none"},
       {R"({"pins": {"x": {"repository": "/r", "build": [], "library": "l.so", "family": "none"}}})",
        "pin 'x': \"build\" must be a list of commands"},
       {R"({"pins": {"x": {"repository": "/r", "build": [["make", 3]], "library": "l.so", "family": "none"}}})",
@@ -159,6 +159,116 @@ TEST_F(PinCache, AnEntryOfAnotherUserIsNotUsed) {
   ASSERT_EQ(chown(first.library.c_str(), 4242, 4242), 0);
   const BuiltPin again = build();
   EXPECT_NE(again.cache.find("belongs to user 4242"), std::string::npos) << again.cache;
+}
+
+}  // namespace
+}  // namespace mh
+
+namespace mh {
+namespace {
+
+namespace fs = std::filesystem;
+
+// MEMHARNESS_PIN_SOURCES: which pins a key points where.
+TEST(PinSources, AKeyIsAPinOrItsRepositoryAndAPinsOwnNameWins) {
+  const std::string local = test::scratch("pin-sources-local");
+  fs::create_directories(local);
+  PinsFile f;
+  for (const char* name : {"snmalloc", "snmalloc-checks", "mimalloc3"})
+    f.repos[name] = RepoPin{name, std::string("https://github.com/microsoft/") + (name[0] == 's' ? "snmalloc" : "mimalloc"),
+                            {{"true"}}, "lib.so", "none"};
+  std::string error;
+  auto s = parse_pin_sources("https://github.com/microsoft/snmalloc=" + local + ",snmalloc-checks=https://mirror/x.git",
+                             error);
+  ASSERT_TRUE(s) << error;
+  ASSERT_TRUE(apply_pin_sources(f, *s, error)) << error;
+  EXPECT_EQ(f.repos["snmalloc"].repository, local);
+  EXPECT_EQ(f.repos["snmalloc-checks"].repository, "https://mirror/x.git");
+  EXPECT_EQ(f.repos["mimalloc3"].repository, "https://github.com/microsoft/mimalloc");
+
+  s = parse_pin_sources("hoard=" + local, error);
+  ASSERT_TRUE(s) << error;
+  EXPECT_FALSE(apply_pin_sources(f, *s, error));
+  EXPECT_NE(error.find("'hoard' is neither a pin"), std::string::npos) << error;
+  EXPECT_NE(error.find("mimalloc3, snmalloc, snmalloc-checks"), std::string::npos) << error;
+
+  EXPECT_FALSE(parse_pin_sources("mimalloc3=" + local + "/not-there.bundle", error));
+  EXPECT_NE(error.find("not-there.bundle does not exist"), std::string::npos) << error;
+  EXPECT_FALSE(parse_pin_sources("mimalloc3", error));
+  EXPECT_NE(error.find("expected PIN=SOURCE"), std::string::npos) << error;
+}
+
+// A pin whose repository cannot be reached builds from a local clone or a
+// git bundle of it, and a failed build shows the end of its log.
+struct PinSourceBuild : ::testing::Test {
+  std::string root, repo, cache;
+  RepoPin pin;
+  void git(std::vector<std::string> args) {
+    args.insert(args.begin(), {"/usr/bin/git", "-C", repo});
+    auto r = run_capture(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  void SetUp() override {
+    root = test::scratch(std::string("pin-source-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root);
+    repo = root + "/repo";
+    cache = root + "/cache";
+    fs::create_directories(repo);
+    std::ofstream(repo + "/lib.so") << "the library\n";
+    git({"init", "-q"});
+    git({"add", "lib.so"});
+    git({"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"});
+    git({"tag", "v1"});
+    pin = RepoPin{"far", "https://unreachable.invalid/far.git", {{"/bin/cp", "{source}/lib.so", "{build}/lib.so"}},
+                  "lib.so", "none"};
+  }
+  std::optional<BuiltPin> build(const std::string& sources, std::string& error) {
+    PinsFile f;
+    f.repos[pin.name] = pin;
+    if (!sources.empty()) {
+      auto s = parse_pin_sources(sources, error);
+      if (!s || !apply_pin_sources(f, *s, error)) return std::nullopt;
+    }
+    return build_pin(f.repos[pin.name], "v1", PinPaths{"", cache}, error);
+  }
+};
+
+TEST_F(PinSourceBuild, AnUnreachableRepositoryNamesTheOverride) {
+  std::string error;
+  EXPECT_FALSE(build("", error));
+  EXPECT_NE(error.find("cannot clone https://unreachable.invalid/far.git"), std::string::npos) << error;
+  EXPECT_NE(error.find("MEMHARNESS_PIN_SOURCES=far="), std::string::npos) << error;
+}
+
+TEST_F(PinSourceBuild, ALocalCloneOrABundleIsBuiltInstead) {
+  std::string error;
+  auto from_clone = build("far=" + repo, error);
+  ASSERT_TRUE(from_clone) << error;
+  EXPECT_EQ(from_clone->cache, "built");
+  EXPECT_EQ(test::slurp(from_clone->library), "the library\n");
+
+  const std::string bundle = root + "/far.bundle";
+  git({"bundle", "create", "-q", bundle, "--all"});
+  fs::remove_all(cache);
+  auto from_bundle = build("https://unreachable.invalid/far.git=" + bundle, error);
+  ASSERT_TRUE(from_bundle) << error;
+  EXPECT_EQ(from_bundle->cache, "built");
+  EXPECT_EQ(from_bundle->commit, from_clone->commit);
+  EXPECT_EQ(test::slurp(from_bundle->library), "the library\n");
+  auto again = build("far=" + bundle, error);
+  ASSERT_TRUE(again) << error;
+  EXPECT_EQ(again->cache, "reused");
+}
+
+TEST_F(PinSourceBuild, AFailedBuildShowsTheEndOfItsLog) {
+  pin.build = {{"/bin/sh", "-c", "for i in $(seq 1 40); do echo line $i; done; echo 'lib.c:3: error: no' >&2; exit 3"}};
+  std::string error;
+  EXPECT_FALSE(build("far=" + repo, error));
+  EXPECT_NE(error.find("exited with status 3"), std::string::npos) << error;
+  EXPECT_NE(error.find("build.log, ending:\n"), std::string::npos) << error;
+  EXPECT_NE(error.find("  lib.c:3: error: no"), std::string::npos) << error;
+  EXPECT_NE(error.find("  line 40"), std::string::npos) << error;
+  EXPECT_EQ(error.find("line 2\n"), std::string::npos) << "only the log's last lines: " << error;
 }
 
 }  // namespace

@@ -199,3 +199,47 @@ TEST(Sequential, RecordedRoundsWithTwiceTheThresholdInjectedAreSameInAtMostAlpha
 
 }  // namespace
 }  // namespace mh::compare
+
+namespace mh::compare {
+namespace {
+
+// Five rounds of a workload whose gated peak RSS regressed by 30% and whose
+// reported wall time scatters by half: the regression is decided at the first
+// look and the scatter asks for no more rounds, since only a gated metric may.
+TEST(Sequential, OnlyAnUndecidedGatedMetricAsksForMoreRounds) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<RunRecord> runs;
+  for (int k = 0; k < 5; ++k)
+    for (const char* role : {kRoleBaseline, kRoleCandidate, kRoleBaselineAgain}) {
+      RunRecord r;
+      r.workload = "w";
+      r.role = role;
+      r.repetition = k;
+      r.status = Status::Ok;
+      r.peak_rss_kb = std::string(role) == kRoleCandidate ? 13000 + k : 10000 + k;
+      r.wall_ms = 100 * (1 + 0.5 * std::fabs(z(rng)));
+      r.samples.resize(1);  // a run with no sample has no RSS figures
+      runs.push_back(r);
+    }
+  Comparison c;
+  WorkloadComparison w;
+  w.workload = "w";
+  w.metrics.resize(2);
+  w.metrics[0].metric = "peak_rss_kb";
+  w.metrics[0].rule = lower(0.05);
+  w.metrics[0].gated = true;
+  w.metrics[1].metric = "wall_ms";
+  w.metrics[1].rule = lower(0.05);
+  w.metrics[1].gated = false;
+  c.workloads.push_back(w);
+  EXPECT_TRUE(apply_sequential(c, runs, looks_up_to(20), 0.05).empty());
+  EXPECT_EQ(c.workloads[0].metrics[0].decision, "regression");
+  EXPECT_EQ(c.workloads[0].metrics[1].decision, "unknown");
+  // Gated, the scattered wall time is what keeps the comparison going.
+  c.workloads[0].metrics[1].gated = true;
+  EXPECT_EQ(apply_sequential(c, runs, looks_up_to(20), 0.05), std::vector<std::string>{"w"});
+}
+
+}  // namespace
+}  // namespace mh::compare

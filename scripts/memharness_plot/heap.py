@@ -7,6 +7,8 @@ from .report import PlotError, select_workload
 
 MB = 1024 / 1e6  # KiB to MB (the report's memory unit is KiB)
 GAP_LABEL = "outside the live heap (allocator's keep, stacks, non-malloc heaps)"
+UNTOUCHED_LABEL = "live but not resident (allocated, never touched)"
+UNTOUCHED_COLOUR = "#b2182b"
 
 
 def _column(run, name):
@@ -60,7 +62,16 @@ def heap_figure(reports, names, workload=None):
             ax.plot(t, rss, color="0.55", lw=1.0, label="RSS", gid="rss")
             ax.plot(t, anon, color=colour, lw=1.6, label="anonymous RSS", gid="anon")
             ax.plot(t, live, color=colour, lw=1.6, ls="--", label="live heap (ledger)", gid="live")
-            ax.fill_between(t, live, anon, color=colour, alpha=0.22, lw=0, label=GAP_LABEL, gid="outside")
+            # The gap has two meanings: anonymous RSS above the live heap is memory
+            # outside it; the live heap above anonymous RSS is memory allocated and
+            # never touched, which no allocator keeps. Each shaded its own way.
+            kept = [a >= h for a, h in zip(anon, live)]
+            ax.fill_between(t, live, anon, where=kept, interpolate=True, color=colour, alpha=0.22, lw=0,
+                            label=GAP_LABEL, gid="outside")
+            if not all(kept):
+                ax.fill_between(t, anon, live, where=[not k for k in kept], interpolate=True,
+                                facecolor="none", edgecolor=UNTOUCHED_COLOUR, hatch="///", lw=0,
+                                label=UNTOUCHED_LABEL, gid="untouched")
             for mark in run["marks"]:
                 x = mark["t_ms"] / 1000
                 ax.axvline(x, color="0.3", ls=":", lw=0.8)
@@ -72,8 +83,9 @@ def heap_figure(reports, names, workload=None):
         axes[-1].set_xlabel("time since exec (s)")
         note = ("Shaded: anonymous RSS minus the live malloc heap (the usable size of the blocks the program "
                 "holds, counted by the heap ledger). It is what the allocator keeps after frees, plus thread stacks, "
-                "the program's own mappings and heaps that are not malloc's; it can be negative when live blocks "
-                "were never touched. Pages given back with MADV_FREE stay in RSS until the kernel needs them "
+                "the program's own mappings and heaps that are not malloc's. Hatched red: the live heap above "
+                "anonymous RSS, blocks allocated and never touched (a page is resident from its first write), "
+                "not memory the allocator keeps. Pages given back with MADV_FREE stay in RSS until the kernel needs them "
                 "(lazyfree_kb). Median run by peak RSS per allocator.")
         if missing:
             note += f" Without a live-heap column (not run with --ledger): {', '.join(missing)}."

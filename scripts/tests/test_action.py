@@ -294,7 +294,7 @@ def test_history_steps_gate_the_step_and_the_page_is_written(github, tmp_path):
                                **{"history_last": "2"})
     assert result.returncode == 1, result.stdout + result.stderr
     assert out["verdict"] == "no-regression" and out["steps"] == "regression"
-    [peak] = [line for line in summary.splitlines() if "peak_rss_kb (KiB) at r3" in line]
+    [peak] = [line for line in summary.splitlines() if "peak_rss_kb (MB) at r3" in line]
     assert "steps in the history" in summary and ": regression +" in peak
     assert "::error::memharness: a regression step" in result.stdout
     assert (Path(out["site"]) / "index.html").exists()

@@ -57,7 +57,8 @@ def test_headline_is_first_and_the_same_everywhere(tmp_path):
     assert result.returncode == 0, result.stderr
     headline = result.stdout.splitlines()[0]
     assert headline == data["summary"]
-    assert md.splitlines()[0] == "### memharness: " + headline.replace(">", "&gt;")
+    # The same words: markdown escapes ">" and joins "@" to what follows (no mention).
+    assert md.splitlines()[0] == "### memharness: " + headline.replace(">", "&gt;").replace("@", "@\u2060")
     n, regressed = gated_counts(data)
     assert regressed == 0 and headline.startswith(f"no regression in {n} gated metrics")
     assert data["complete"] is True and data["incomplete"] is None and data["exit_code"] == 0
@@ -143,3 +144,16 @@ def test_help_tells_a_regression_from_an_incomplete_comparison():
     text = " ".join(result.stdout.split())
     assert "1: a gated metric regressed" in text and "4: incomplete" in text
     assert "a run failed" not in text.split("4: incomplete")[0]
+
+
+def test_the_csv_is_in_the_tables_units_and_says_which_metrics_gated(tmp_path):
+    csv_path = tmp_path / "c.csv"
+    result, data, _ = compare(tmp_path, IDLE, "--export-csv", str(csv_path))
+    assert result.returncode == 0, result.stderr
+    import csv
+    rows = {r["metric"]: r for r in csv.DictReader(csv_path.open())}
+    peak, peak_kb = rows["peak_rss_kb"], metric(data, "peak_rss_kb")
+    assert peak["unit"] == "MB"
+    assert float(peak["baseline_median"]) == pytest.approx(peak_kb["baseline"]["median"] * 1.024e-3)
+    assert peak["gate"] == "gated" and rows["after.rss_100ms_kb"]["gate"] == "reported"
+    assert rows["after.ms_to_90pct"]["unit"] == "ms"

@@ -145,7 +145,7 @@ def test_a_version_1_store_is_migrated(tmp_path):
     r = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "idle-return")
     assert r.returncode == 0, r.stderr
     row = next(line for line in r.stdout.splitlines() if line.startswith("abc1234"))
-    assert row.split()[1:6] == ["7", "3", "4.2", "4.1", "4.3"]   # KiB stored, MB shown
+    assert row.split()[1:6] == ["7", "3", "4.20", "4.10", "4.30"]   # KiB stored, MB shown to 3 digits
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT version FROM schema_version").fetchone()[0] == 3
         assert "above" in [c[1] for c in db.execute("PRAGMA table_info(run_values)")]
@@ -300,7 +300,7 @@ def test_series_are_named_as_the_user_names_them_in_display_units(tmp_path):
     assert re.search(r"\(9\.\d+ -> 12\.\d+ MB; 95% CI", line), line
     show = harness("history", "show", "--history", store, "--metric", "peak_rss_kb", "--workload", "burst-writefile")
     rows = [line.split() for line in show.stdout.splitlines() if line.startswith("r0")]
-    assert rows[0][3] == "9.2", rows[0]      # 9000 KiB median as MB to a tenth
+    assert rows[0][3] == "9.22", rows[0]      # 9000 KiB median as MB to three digits
 
 
 def test_a_named_program_keeps_its_series_when_its_arguments_change(tmp_path):
@@ -315,3 +315,47 @@ def test_a_named_program_keeps_its_series_when_its_arguments_change(tmp_path):
     titles = [line for line in show.stdout.splitlines() if "peak_rss_kb" in line]
     assert len(titles) == 1 and titles[0].startswith("app · glibc · "), show.stdout
     assert [line.split()[0] for line in show.stdout.splitlines() if re.match(r"r\d ", line)] == ["r1", "r2"]
+
+
+def long_history(tmp_path, revisions=100):
+    """A store of `revisions` x 3 runs (scripts/make-large-history, no steps) and its page."""
+    store, out = tmp_path / "long.sqlite", tmp_path / "site"
+    made = subprocess.run([str(ROOT / "scripts" / "make-large-history"), store, "--revisions", str(revisions),
+                           "--steps", "0", "--chunk", "50", "--harness", str(HARNESS)],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    r = harness("history", "page", "--history", store, "--metric", "peak_rss_kb", "--out", out)
+    assert r.returncode == 0, r.stderr
+    return store, out
+
+
+def chunk_traces(path):
+    text = path.read_text()
+    head = re.match(r"historyTraces\((\d+), ", text)
+    assert head and text.endswith(");\n"), text[:80]
+    return int(head.group(1)), json.loads(text[head.end():-3])
+
+
+def test_a_long_historys_page_inlines_the_last_revisions_and_puts_the_rest_in_chunks(tmp_path):
+    """100 revisions x 3 runs of 300-point traces: index.html holds the traces of
+    the last 20 revisions only (60 runs; under 0.6 MB where inlining all 300 runs
+    made 2.1 MB), the other 240 runs are in traces/traces-K.js of 200 runs each,
+    every run once, each chunk's ids within the range the page names for it."""
+    store, out = long_history(tmp_path)
+    text, data = page_data(out / "index.html")
+    assert (out / "index.html").stat().st_size < 600_000
+    [series] = data["series"]
+    ids = [i for p in series["points"] for i in p["run_ids"]]
+    last = {i for p in series["points"][-20:] for i in p["run_ids"]}
+    assert set(map(int, data["runs"])) == last and len(last) == 60
+    assert data["inline"] == {"revisions": 20, "runs": 60, "loaded": 240}
+    chunks = sorted((out / "traces").iterdir())
+    assert [c.name for c in chunks] == ["traces-0.js", "traces-1.js"]
+    loaded = []
+    for k, (first, last_id) in enumerate(data["chunks"]):
+        index, traces = chunk_traces(out / "traces" / f"traces-{k}.js")
+        assert index == k and all(first <= int(i) <= last_id for i in traces)
+        assert all(len(t["t"]) == 300 for t in traces.values())
+        loaded += map(int, traces)
+    assert sorted(loaded + list(last)) == sorted(ids)
+    assert 'script.src = \'traces/traces-\' + k + \'.js\'' in text

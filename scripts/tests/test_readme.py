@@ -19,7 +19,8 @@ The rules, the only changes made to a command:
   1. `harness` as the first word is this build's build/bin/harness; `./scripts/NAME`
      or `scripts/NAME` is this checkout's scripts/NAME.
   2. Smoke size: a harness command that runs workloads (`--workload`/`-w` or
-     `--suite`) gets `--runs 1` in place of its own `--runs`/`-n`; one with
+     `--suite`, in a run, `compare`, `bisect` or `sweep`; in `history`, `show`,
+     `export`, `merge` and `plot` `--workload` only names one) gets `--runs 1` in place of its own `--runs`/`-n`; one with
      `--workload`/`-w` gets `--smoke` at its end (workload parameters follow the
      workload); `--suite seeds` becomes `--suite quick` (the same workloads at smoke
      size); `--rounds N` (scripts/sampler-overhead) becomes `--rounds 2`, its least.
@@ -42,6 +43,8 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = [README] + sorted((ROOT / "docs").glob("*.md"))
 HARNESS = ROOT / "build" / "bin" / "harness"
+# Subcommands that read what runs wrote: their --workload picks a series or a report's part.
+READERS = ("history", "show", "export", "merge", "plot")
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 SKIP = re.compile(r"<!--\s*README test skips\s+(\S+?):")
 WORKLOAD_FLAGS = ("--workload", "-w")
@@ -120,7 +123,8 @@ def rewrite(command):
     elif first.startswith(("./scripts/", "scripts/")):
         words[0] = str(ROOT / "scripts" / first.split("scripts/", 1)[1])
     harness = words[0] in (str(HARNESS), str(ROOT / "scripts" / "harness"))
-    if harness and any(w in words for w in WORKLOAD_FLAGS + ("--suite",)):
+    runs = harness and not (len(words) > 1 and words[1] in READERS)
+    if runs and any(w in words for w in WORKLOAD_FLAGS + ("--suite",)):
         kept = []
         for w in words:
             if kept and kept[-1] in RUNS_FLAGS:
@@ -151,7 +155,8 @@ def test_pages_have_command_blocks():
     assert len(BLOCKS) >= 8
     assert sum(len(b.commands) for _, b in BLOCKS) >= 12
     skipped = [shlex.split(c, comments=True)[:2] for _, b in BLOCKS for c in b.skipped]
-    assert skipped == [["./scripts/test"], ["harness", "bisect"]]
+    assert skipped == [["./scripts/test"], ["harness", "-a"], ["harness", "-a"], ["harness", "-w"],
+                       ["harness", "bisect"]]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=page_name)

@@ -20,6 +20,7 @@ int bisect_command(const Options& o);
 int sweep_command(const Options& o);
 int history_command(const Options& o);
 int export_command(const Options& o);
+int show_command(const Options& o);
 
 // Input a command refuses: the message after the command's name ("harness
 // compare: ..."), and the exit code 2.

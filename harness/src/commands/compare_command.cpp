@@ -332,7 +332,7 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, const Thresh
                                           {"max_runs", o.runs_auto ? Json(o.max_runs) : Json(nullptr)},
                                           {"shuffle_seed", seed}, {"suite", o.suite},
                                           {"shard", o.shard}, {"baseline", o.baseline}, {"candidate", o.candidate},
-                                          {"sample_ms", o.run.sample_ms}, {"memory_limit", e->run.memory_limit}});
+                                          {"sample_ms", o.run.sample_ms}, {"memory_limit", e->run.memory_limit}, {"memory_high", e->run.memory_high}});
   if (compares_commands(o))
     e->context["plan"]["commands"] = Json{{"baseline", o.baseline_command}, {"candidate", o.candidate_command},
                                           {"allocator", e->arms.front().allocator.label}};

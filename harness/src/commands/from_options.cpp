@@ -7,8 +7,9 @@
 #include <tuple>
 
 #include "commands/exports.h"
+#include "history/store.h"
 #include "inputs/program.h"
-#include "measure/memory_limit.h"
+#include "measure/memory_group.h"
 
 namespace mh {
 
@@ -125,6 +126,12 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
   e.verbose = o.verbose;
   e.history = o.history.target;
   if (e.history.cwd.empty()) e.history.cwd = o.program_flags.cwd;
+  // The store is opened (made, or migrated and checked) before anything runs:
+  // one that cannot take the runs is refused now, not after them.
+  if (!e.history.file.empty() && !history::Store::open(e.history.file, error)) {
+    error = "--history: " + error;
+    return false;
+  }
   e.progress = !o.quiet && isatty(STDERR_FILENO);
   if (!o.memory_limit.empty()) {
     auto bytes = parse_size(o.memory_limit);
@@ -133,6 +140,18 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
       return false;
     }
     e.run.memory_limit = *bytes;
+  }
+  if (!o.memory_high.empty()) {
+    auto bytes = parse_size(o.memory_high);
+    if (!bytes) {
+      error = "--memory-high " + o.memory_high + " is not a size: give bytes or a number with K, M or G, e.g. 512M";
+      return false;
+    }
+    if (const std::string why = memory_high_why_not(); !why.empty()) {
+      error = "--memory-high " + o.memory_high + " needs cgroup v2's memory controller, which is not available here: " + why;
+      return false;
+    }
+    e.run.memory_high = *bytes;
   }
   if (!o.heap_sample.empty()) {
     auto bytes = o.heap_sample == "0" ? std::optional<uint64_t>(0) : parse_size(o.heap_sample);

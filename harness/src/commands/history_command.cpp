@@ -86,8 +86,13 @@ std::optional<std::vector<Judged>> judge_store(const Options& o, history::Store&
   if (!thresholds) return std::nullopt;
   const HistoryOptions& h = o.history;
   const history::StepRule rule{size_t(h.min_segment), h.alpha};
+  auto series = store.series({h.metric, h.workload, h.allocator, h.target.machine}, error);
+  if (!series) {
+    error = h.target.file + ": " + error;
+    return std::nullopt;
+  }
   std::vector<Judged> out;
-  for (auto& s : store.series({h.metric, h.workload, h.allocator, h.target.machine})) {
+  for (auto& s : *series) {
     const MetricRule r = thresholds->rule_for(s.metric, "", s.workload);
     if (h.metric.empty() && r.direction == compare::Direction::None) continue;  // informational
     auto steps = history::find_steps(s, r, rule);
@@ -135,11 +140,14 @@ void print_series(const Judged& j, const std::vector<history::Acknowledgement>& 
 }
 
 // history show without --workload or --metric: what the store holds to choose from
-// (the workloads, then the metrics of the one given).
+// (the workloads, then the metrics of the one given), or the store's error.
 std::string missing_series_choice(const Options& o, history::Store& store) {
   const HistoryOptions& h = o.history;
   std::set<std::string> workloads, metrics;
-  for (const auto& s : store.series({"", h.workload, h.allocator, h.target.machine})) {
+  std::string error;
+  const auto series = store.series({"", h.workload, h.allocator, h.target.machine}, error);
+  if (!series) return h.target.file + ": " + error;
+  for (const auto& s : *series) {
     workloads.insert(s.workload);
     metrics.insert(s.metric);
   }
@@ -161,9 +169,10 @@ int show_series(const Options& o, history::Store& store) {
                                        o.history.workload,
                                        o.history.allocator.empty() ? "" : " under '" + o.history.allocator + "'",
                                        o.history.target.file));
-  const auto acks = store.acknowledgements();
+  const auto acks = store.acknowledgements(error);
+  if (!acks) return bad_input(kWho, o.history.target.file + ": " + error);
   SeriesNames names(find_layout().libexec);
-  for (const auto& j : *judged) print_series(j, acks, names);
+  for (const auto& j : *judged) print_series(j, *acks, names);
   return 0;
 }
 
@@ -171,12 +180,13 @@ int list_steps(const Options& o, history::Store& store) {
   std::string error;
   auto judged = judge_store(o, store, error);
   if (!judged) return bad_input(kWho, error);
-  const auto acks = store.acknowledgements();
+  const auto acks = store.acknowledgements(error);
+  if (!acks) return bad_input(kWho, o.history.target.file + ": " + error);
   SeriesNames names(find_layout().libexec);
   int found = 0, failing = 0;
   for (const auto& j : *judged)
     for (const auto& st : j.steps) {
-      const auto* ack = acknowledged(acks, j.series, st);
+      const auto* ack = acknowledged(*acks, j.series, st);
       const bool recent = o.history.last > 0 && st.index + size_t(o.history.last) >= j.series.points.size();
       const bool fails = recent && !ack && st.verdict == compare::Verdict::Regression;
       failing += fails;
@@ -205,15 +215,18 @@ int write_page(const Options& o, history::Store& store) {
   auto judged = judge_store(o, store, error);
   if (!judged) return bad_input(kWho, error);
   std::vector<history::PageSeries> page;
-  const auto acks = store.acknowledgements();
+  const auto acks = store.acknowledgements(error);
+  if (!acks) return bad_input(kWho, o.history.target.file + ": " + error);
+  SeriesNames names(find_layout().libexec);
   for (auto& j : *judged) {
-    history::PageSeries ps{j.series, j.steps, {}};
+    history::PageSeries ps{j.series, names.name(j.series.workload, j.series.params), j.steps, {}};
     for (const auto& st : j.steps)
-      if (const auto* ack = acknowledged(acks, j.series, st)) ps.acknowledged[st.index] = ack->reason;
+      if (const auto* ack = acknowledged(*acks, j.series, st)) ps.acknowledged[st.index] = ack->reason;
     page.push_back(std::move(ps));
   }
-  const auto runs = store.traces(history::shown_runs(page));
-  if (auto e = history::write_page(o.history.out, page, runs); !e.empty()) return bad_input(kWho, e);
+  const auto runs = store.traces(history::shown_runs(page), error);
+  if (!runs) return bad_input(kWho, o.history.target.file + ": " + error);
+  if (auto e = history::write_page(o.history.out, page, *runs); !e.empty()) return bad_input(kWho, e);
   fmt::print("{} charts written to {}/index.html\n", page.size(), escape::terminal(o.history.out));
   return 0;
 }

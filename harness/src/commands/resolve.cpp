@@ -171,8 +171,21 @@ PinPaths pin_paths(const Layout& l) {
   return p;
 }
 
-std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, std::string& error) {
+std::optional<PinsFile> load_pins_with_sources(const Layout& l, std::string& error) {
   auto pins = load_pins(pins_file(l), error);
+  if (!pins) return std::nullopt;
+  const char* env = std::getenv("MEMHARNESS_PIN_SOURCES");
+  if (!env || !*env) return pins;
+  auto sources = parse_pin_sources(env, error);
+  if (!sources || !apply_pin_sources(*pins, *sources, error)) {
+    error = "MEMHARNESS_PIN_SOURCES: " + error + " (pins file: " + pins_file(l) + ")";
+    return std::nullopt;
+  }
+  return pins;
+}
+
+std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, std::string& error) {
+  auto pins = load_pins_with_sources(l, error);
   if (!pins) return std::nullopt;
   if (auto it = pins->repos.find(name); it != pins->repos.end()) return it->second;
   std::string names;
@@ -194,11 +207,19 @@ std::optional<AllocatorSpec> resolve_allocator(const Layout& l, const std::strin
       error = "allocator '" + text + "': " + error;
       return std::nullopt;
     }
+    // Refused before a build that could take minutes.
+    if (const auto why = refused_options(pin->family); !why.empty() && !rev->options.empty()) {
+      error = "in allocator '" + text + "': " + why;
+      return std::nullopt;
+    }
     auto built = build_pin(*pin, rev->rev, pin_paths(l), error);
     if (!built) return std::nullopt;
     const std::string family = pin->family == "none" ? "custom" : pin->family;
-    out = parse_allocator(family + "=" + built->library + (rev->options.empty() ? "" : ":" + rev->options),
-                          default_allocator_context(l.libdir), error);
+    const std::string built_spec = family + "=" + built->library + (rev->options.empty() ? "" : ":" + rev->options);
+    out = parse_allocator(built_spec, default_allocator_context(l.libdir), error);
+    // Named as the user gave it, not by the cache's path.
+    if (const std::string as_built = "'" + built_spec + "'"; !out && error.find(as_built) != std::string::npos)
+      error.replace(error.find(as_built), as_built.size(), "'" + text + "' (" + built->library + ")");
   } else {
     out = parse_allocator(spec, default_allocator_context(l.libdir), error);
   }

@@ -42,7 +42,10 @@ std::string pins_file(const Layout& l);
 // Where pins are built ($MEMHARNESS_PIN_CACHE, else build/pins of the source
 // tree) and which tree {memharness} is.
 PinPaths pin_paths(const Layout& l);
-// The pin of that name with a repository; nullopt naming the ones there are.
+// The pins file with MEMHARNESS_PIN_SOURCES applied (see parse_pin_sources).
+std::optional<PinsFile> load_pins_with_sources(const Layout& l, std::string& error);
+// The pin of that name with a repository (pointed at its local source when
+// MEMHARNESS_PIN_SOURCES names one); nullopt naming the ones there are.
 std::optional<RepoPin> find_repo_pin(const Layout& l, const std::string& name, std::string& error);
 
 }  // namespace mh

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -26,6 +27,12 @@ namespace {
 
 constexpr const char* kWho = "harness";
 
+HeadlinesByWorkload headlines_of(const std::vector<Job>& jobs) {
+  HeadlinesByWorkload out;
+  for (const auto& job : jobs) out[job.workload.name] = headline_metrics(job.workload);
+  return out;
+}
+
 // Runs the plan, prints the table of what was done, and says how it ended:
 // the exit code (128 + the signal when the harness was asked to stop).
 int finish_execution(const Execution& e, const Options& o, const char* who) {
@@ -34,12 +41,11 @@ int finish_execution(const Execution& e, const Options& o, const char* who) {
   if (e.verbose)
     fmt::print(stderr, "{}: writing the report took {:.1f} ms in all ({} runs, {} bytes at the end)\n", who,
                outcome.write_ms, runs.size(), outcome.report_bytes);
-  std::map<std::string, std::vector<Headline>> headlines;
-  for (const auto& job : e.jobs) headlines[job.workload.name] = headline_metrics(job.workload);
+  const HeadlinesByWorkload headlines = headlines_of(e.jobs);
   std::FILE* table = table_stream({e.out, o.export_markdown, o.export_csv});
-  fmt::print(table, "{}{}", summary_table(runs, headlines), heap_sites_table(runs));
+  fmt::print(table, "{}{}", summary_table(runs, headlines, o.table), heap_sites_table(runs));
   const DeclaredMetrics declared = declared_by_jobs(e.jobs);
-  for (const auto& [path, text] : {std::pair{o.export_markdown, summary_markdown(runs, headlines)},
+  for (const auto& [path, text] : {std::pair{o.export_markdown, summary_markdown(runs, headlines, o.table.reference)},
                                    std::pair{o.export_csv, summary_csv(runs, declared)}})
     if (auto err = write_export(path, text); !err.empty()) fmt::print(stderr, "{}: {}\n", who, err);
   if (!outcome.error.empty()) {
@@ -83,6 +89,16 @@ std::optional<std::vector<Arm>> run_arms(const Options& o, const Layout& l, std:
   return arms;
 }
 
+// --reference names one of the allocators run; "" when it does.
+std::string reference_error(const Options& o, const std::vector<Arm>& arms) {
+  std::vector<std::string> labels;
+  for (const auto& a : arms) labels.push_back(a.allocator.label);
+  if (o.table.reference.empty() || std::find(labels.begin(), labels.end(), o.table.reference) != labels.end()) return "";
+  std::string valid;
+  for (const auto& l : labels) valid += (valid.empty() ? "" : ", ") + l;
+  return fmt::format("--reference {}: not an allocator of this run; the valid ones: {}", o.table.reference, valid);
+}
+
 }  // namespace
 
 int list_command(const Options&) {
@@ -104,6 +120,7 @@ int run_command(const Options& o) {
   auto arms = run_arms(o, l, error);
   if (!arms) return bad_input(kWho, error);
   e.arms = std::move(*arms);
+  if (auto err = reference_error(o, e.arms); !err.empty()) return bad_input(kWho, err);
 
   const std::string name = !o.suite.empty() ? "suite-" + o.suite : jobs->front().workload.name;
   if (!apply_run_options(o, e, error)) return bad_input(kWho, error);
@@ -124,8 +141,9 @@ int run_command(const Options& o) {
     fmt::print(stderr, "{}: {} is not run under {}: {}\n", kWho, n["workload"].get<std::string>(),
                n["allocator"].get<std::string>(), n["why"].get<std::string>());
   e.context = make_context(o.argv);
+  e.context["headlines"] = headlines_json(headlines_of(e.jobs));
   e.context["plan"] = plan_json(e, Json{{"rounds", o.runs}, {"suite", o.suite}, {"shard", o.shard},
-                                        {"sample_ms", o.run.sample_ms}, {"memory_limit", e.run.memory_limit},
+                                        {"sample_ms", o.run.sample_ms}, {"memory_limit", e.run.memory_limit}, {"memory_high", e.run.memory_high},
                                         {"not_run", not_run}});
   if (!o.resume.empty()) {
     auto kept = runs_to_resume(o.resume, std::nullopt, e.context["plan"], error);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cells.h"
 #include "core/escape.h"
 #include "core/metrics.h"
 #include "core/units.h"
@@ -46,12 +47,10 @@ std::string pct(double v) {
   return fmt::format("{:+.1f}%", v * 100);
 }
 
-// A side's median (min-max) of the runs; a median that never came as "> 3011 ms
-// (never)", the unit said since the bound is no figure of the column.
+// A side's median (min-max) of the runs, as every table shows figures
+// (cells.h): a median that never came as "> 3011 ms (never)".
 std::string side_cell(const MetricComparison& m, const SideStats& s) {
-  if (s.median_above) return fmt::format("> {} {} (never)", show(m, s.median), display_unit(m.unit).unit);
-  return fmt::format("{} ({}-{}{})", show(m, s.median), show(m, s.min), show(m, s.max),
-                     s.above.empty() ? "" : fmt::format(", {} never", s.above.size()));
+  return figures_cell({s.median, s.min, s.max, s.n, s.above.size(), s.median_above}, display_unit(m.unit));
 }
 
 // "never -> 124 ms" when a median never came; the relative change otherwise.
@@ -188,9 +187,11 @@ std::string counts(const std::vector<const MetricComparison*>& metrics, bool wit
       {Verdict::Regression, "regression"}, {Verdict::Improvement, "improved"}, {Verdict::NoChange, "no change"},
       {Verdict::Noisy, "noisy"},           {Verdict::Changed, "changed"}};
   std::vector<std::string> out;
-  for (const auto& [verdict, said] : kSaid) {
+  for (const auto& said_of : kSaid) {
+    const Verdict verdict = said_of.first;
+    const char* said = said_of.second;
     if (verdict == Verdict::Regression && !with_regressions) continue;
-    const auto n = std::count_if(metrics.begin(), metrics.end(), [&](auto* m) { return m->verdict == verdict; });
+    const auto n = std::count_if(metrics.begin(), metrics.end(), [verdict](auto* m) { return m->verdict == verdict; });
     if (n == 0) continue;
     const bool plural = n > 1 && verdict == Verdict::Regression;
     out.push_back(fmt::format("{} {}{}", n, said, plural ? "s" : ""));
@@ -372,19 +373,23 @@ std::string comparison_markdown(const Comparison& c) {
   return out;
 }
 
+// Values in the display unit of the tables (MB for memory), unrounded.
 std::string comparison_csv(const Comparison& c) {
   auto num = [](std::optional<double> v) { return v && std::isfinite(*v) ? fmt::format("{}", *v) : std::string(); };
   std::string out =
       "workload,metric,unit,direction,baseline_median,baseline_min,baseline_max,candidate_median,candidate_min,"
-      "candidate_max,change,noise_floor,threshold,resolution,p,p_adjusted,verdict\n";
+      "candidate_max,change,noise_floor,threshold,resolution,p,p_adjusted,verdict,gate\n";
   for (const auto& w : c.workloads)
-    for (const auto& m : w.metrics)
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", escape::csv(w.workload),
-                         escape::csv(m.metric), escape::csv(m.unit),
-                         direction_name(m.rule.direction), m.baseline.median, m.baseline.min, m.baseline.max,
-                         m.candidate.median, m.candidate.min, m.candidate.max, num(m.change),
-                         num(m.baseline_again ? std::optional<double>(m.noise_floor) : std::nullopt), m.rule.threshold,
-                         num(m.resolution), m.p, m.p_adjusted, verdict_name(m.verdict));
+    for (const auto& m : w.metrics) {
+      const DisplayUnit u = display_unit(m.unit);
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", escape::csv(w.workload),
+                         escape::csv(m.metric), escape::csv(u.unit), direction_name(m.rule.direction),
+                         u.scale * m.baseline.median, u.scale * m.baseline.min, u.scale * m.baseline.max,
+                         u.scale * m.candidate.median, u.scale * m.candidate.min, u.scale * m.candidate.max,
+                         num(m.change), num(m.baseline_again ? std::optional<double>(m.noise_floor) : std::nullopt),
+                         m.rule.threshold, num(m.resolution), m.p, m.p_adjusted, verdict_name(m.verdict),
+                         m.gated ? "gated" : "reported");
+    }
   return out;
 }
 

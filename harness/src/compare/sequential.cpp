@@ -212,7 +212,8 @@ std::vector<std::string> apply_sequential(Comparison& c, const std::vector<RunRe
       static constexpr Verdict kVerdictOf[] = {Verdict::Regression, Verdict::Improvement, Verdict::NoChange,
                                                Verdict::Noisy};  // in Decision's order
       m.verdict = kVerdictOf[size_t(o.decisions[i])];
-      unknown = unknown || o.decisions[i] == Decision::Unknown;
+      // Only a gated metric asks for more rounds: a reported one left unknown is noisy.
+      unknown = unknown || (m.gated && o.decisions[i] == Decision::Unknown);
     }
     if (unknown && o.rounds_run < looks.back()) more.push_back(w.workload);
   }

@@ -29,6 +29,11 @@ const std::vector<MetricSpec>& metric_registry() {
       {"peak_rss_kb", "KiB", "lower", 0.03, 1024,
        "largest RSS of any sample, raised to the kernel's high-water mark where known (peak_from)", kRun, "peak RSS",
        [](R r) -> V { return r.samples.empty() ? V() : V(double(r.peak_rss_kb)); }, [](W r, double v) { r.peak_rss_kb = int64_t(v); }},
+      // The run's memory cgroup (measure/memory_group.h); docs/memory-needed.md says what each means on v1 and v2.
+      {"cgroup_peak_kb", "KiB", "lower", 0.03, 1024,
+       "the most the run's memory cgroup was charged at once, page cache included (v2 memory.peak, v1 "
+       "memory.max_usage_in_bytes): at or above peak RSS when the program writes or reads files",
+       kRun, "cgroup peak", [](R r) { return r.memory_group.peak_kb; }, [](W r, double v) { r.memory_group.peak_kb = v; }},
       {"peak_anon_kb", "KiB", "lower", 0.03, 1024, "largest anonymous RSS of any sample (the heap's part of the peak)",
        kRun, "", [](R r) -> V { return r.samples.empty() ? V() : V(double(r.peak_anon_kb)); }, nullptr},
       {"hwm_kb", "KiB", "lower", 0.03, 1024,
@@ -49,6 +54,24 @@ const std::vector<MetricSpec>& metric_registry() {
       {"wall_ms", "ms", "lower", 0.10, 5, "from spawn to exit", kRun, "wall", [](R r) -> V { return r.wall_ms; }, [](W r, double v) { r.wall_ms = v; }},
       {"cpu_ms", "ms", "lower", 0.10, 5, "user + system CPU time", kRun, "CPU",
        [](R r) -> V { return r.cpu_ms; }, nullptr},
+      {"psi_some_ms", "ms", "lower", 0.25, 5,
+       "time at least one task of the run stalled on memory (PSI some of its own v2 cgroup: reclaim, refaults, "
+       "throttling at memory.high); near 0 when the run had the memory it needed",
+       kRun, "stall", [](R r) { return r.memory_group.psi_some_ms; }, [](W r, double v) { r.memory_group.psi_some_ms = v; }},
+      {"psi_full_ms", "ms", "lower", 0.25, 5,
+       "time every runnable task of the run stalled on memory at once (PSI full of its own v2 cgroup)", kRun, "",
+       [](R r) { return r.memory_group.psi_full_ms; }, [](W r, double v) { r.memory_group.psi_full_ms = v; }},
+      {"memory_high_events", "count", "none", 0.10, 0,
+       "times the run's cgroup went past --memory-high and was throttled (v2 memory.events high; v1 has none)", kRun,
+       "", [](R r) { return r.memory_group.high_events; }, [](W r, double v) { r.memory_group.high_events = v; }},
+      {"memory_max_events", "count", "none", 0.10, 0,
+       "times a charge of the run's cgroup hit its limit and had to reclaim first (v2 memory.events max, v1 "
+       "memory.failcnt)",
+       kRun, "", [](R r) { return r.memory_group.max_events; }, [](W r, double v) { r.memory_group.max_events = v; }},
+      {"memory_oom_kills", "count", "none", 0.10, 0,
+       "processes the kernel's OOM killer ended in the run's cgroup (v2 memory.events oom_kill, v1 "
+       "memory.oom_control oom_kill)",
+       kRun, "", [](R r) { return r.memory_group.oom_kills; }, [](W r, double v) { r.memory_group.oom_kills = v; }},
       {"vol_ctxsw", "switches", "none", 0.05, 0, "voluntary context switches (wait4)", kRun, "",
        [](R r) -> V { return double(r.vol_ctxsw); }, [](W r, double v) { r.vol_ctxsw = int64_t(v); }},
       {"invol_ctxsw", "switches", "none", 0.05, 0, "involuntary context switches (wait4)", kRun, "",

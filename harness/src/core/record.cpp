@@ -35,6 +35,10 @@ const std::vector<SampleColumn>& sample_columns() {
       column<&Sample::heap_live_kb>("heap_live_kb", "KiB", "live heap"),
       column<&Sample::heap_blocks>("heap_blocks", "count", "live heap blocks"),
       column<&Sample::heap_allocs>("heap_allocs", "count", "allocation calls (cumulative)"),
+      // The run's cgroup holds the whole tree: never summed over its processes.
+      column<&Sample::cgroup_kb>("cgroup_kb", "KiB", "memory cgroup charge (page cache included)", false),
+      column<&Sample::psi_some_ms>("psi_some_ms", "ms", "memory stall, some (cumulative)", false),
+      column<&Sample::psi_full_ms>("psi_full_ms", "ms", "memory stall, full (cumulative)", false),
   };
   return cols;
 }

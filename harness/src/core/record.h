@@ -36,6 +36,11 @@ struct Sample {
   // The heap ledger's counters (--ledger): the usable size of the blocks the
   // program holds, their number, and allocation calls so far.
   int64_t heap_live_kb = 0, heap_blocks = 0, heap_allocs = 0;
+  // The run's memory cgroup (measure/memory_group.h): what it is charged for
+  // (page cache included), and the time its tasks stalled on memory since
+  // the run started (PSI some and full, cumulative).
+  int64_t cgroup_kb = 0;
+  double psi_some_ms = 0, psi_full_ms = 0;
   // The columns this sample could not measure, a bit each (column_bit): null
   // in the report, never the 0 or the stale value the field holds; the reason
   // is in SamplerStats::null_cells.
@@ -130,7 +135,7 @@ struct Maybe {
 
 struct AllocatorRecord {
   std::string name;     // as asked: "jemalloc:background_thread=true", "mine=/x/libfoo.so"
-  std::string family;   // glibc, jemalloc, mimalloc, tcmalloc, scav, custom
+  std::string family;   // glibc, jemalloc, mimalloc, tcmalloc, scav, snmalloc, custom
   std::string version;  // as the workload found it in-process
   std::string library;  // what was preloaded ("" for glibc)
   std::map<std::string, std::string> env;  // allocator options as environment
@@ -200,6 +205,16 @@ struct Dropped {
   std::string why;
 };
 
+// The run's memory cgroup at its end. peak_kb: the most it was charged at
+// once, page cache included (v2 memory.peak, v1 memory.max_usage_in_bytes);
+// psi_*: the time its tasks stalled on memory (PSI, from its v2 group);
+// high_events: times it went past memory.high (v2 only); max_events: times
+// a charge hit the limit (v2 memory.events max, v1 memory.failcnt);
+// oom_kills: processes the OOM killer ended in it.
+struct MemoryGroupFigures {
+  std::optional<double> peak_kb, psi_some_ms, psi_full_ms, high_events, max_events, oom_kills;
+};
+
 struct RunRecord {
   std::string workload;
   Json params = Json::object();
@@ -261,6 +276,12 @@ struct RunRecord {
   // set-up, named before they were killed (or left, --leftovers allow).
   std::vector<LeftoverProcess> leftover_processes;
   Json memory_limit;  // null without --memory-limit; else bytes, mechanism and any note
+  // The run's memory cgroup figures (measure/memory_group.h), each a registry
+  // metric: null with the reason in `unmeasured` where the kernel has none.
+  MemoryGroupFigures memory_group;
+  // How they were read: the memory group's and the pressure group's kind,
+  // any --memory-high, and why a figure is missing.
+  Json memory_group_info;
   // The metrics of the RSS curve (curve.h), computed by the harness from the
   // samples and marks: in report order, each a value or null with the reason.
   std::vector<std::pair<std::string, Maybe>> curve;

@@ -12,11 +12,20 @@
 
 namespace mh {
 
+// A metric's figures in the ok runs of a row, and the bounds of the runs
+// whose figure never came (a time right-censored at the run's end).
+struct MetricRuns {
+  std::vector<double> values, above;
+};
+
 struct SummaryRow {
   std::string workload, allocator, role;
   size_t runs_ok = 0, runs_total = 0;
   std::vector<std::pair<std::string, stats::Summary>> metrics;  // registry metrics, then workload.*, perf.*
+  // Every metric some ok run has a figure or a bound of, in the same order.
+  std::vector<std::pair<std::string, MetricRuns>> runs;
   const stats::Summary* find(const std::string& metric) const;
+  const MetricRuns* find_runs(const std::string& metric) const;
 };
 
 // Rows in order of first appearance of (workload, allocator).

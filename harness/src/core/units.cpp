@@ -1,9 +1,7 @@
 // Display units and the number rule of tables (see units.h).
 #include "core/units.h"
 
-#include <fmt/format.h>
-
-#include <cmath>
+#include "core/cells.h"
 
 namespace mh {
 
@@ -15,11 +13,7 @@ DisplayUnit display_unit(const std::string& stored_unit) {
 }
 
 std::string display_number(double stored_value, const DisplayUnit& unit) {
-  const double v = stored_value * unit.scale;
-  if (unit.unit == "MB") return fmt::format("{:.1f}", v);
-  // 999.5 and up would round to "1e+03" at three significant digits.
-  if (std::fabs(v) >= 999.5 || v == std::floor(v)) return fmt::format("{:.0f}", v);
-  return fmt::format("{:.3g}", v);
+  return number_text(stored_value * unit.scale);
 }
 
 }  // namespace mh

@@ -15,10 +15,8 @@ struct DisplayUnit {
 DisplayUnit display_unit(const std::string& stored_unit);
 inline constexpr const char* kUnitConvention = "MB = 10^6 bytes";
 
-// A stored value in its display unit, as a table cell shows it: memory (MB)
-// to a tenth; a whole number, or one of 1000 and more, without decimals;
-// anything else to three significant digits, trailing zeros dropped
-// ("5.5", "0.438", "16.1").
+// A stored value in its display unit, as a table cell shows it: three
+// significant digits (cells.h: "5.50", "0.438", "16.1", "17100").
 std::string display_number(double stored_value, const DisplayUnit& unit);
 
 }  // namespace mh

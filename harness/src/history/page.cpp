@@ -1,12 +1,15 @@
 // The dashboard page (see page.h).
 #include "history/page.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <sstream>
 
 #include "core/escape.h"
 #include "core/metrics.h"
+#include "core/units.h"
+#include "sys/input_file.h"
 #include "sys/output_file.h"
 
 namespace mh::history {
@@ -99,16 +102,35 @@ function markLines(marks) {
     ctx.restore();
   }};
 }
+// Traces not inlined are in traces/traces-K.js, each calling historyTraces.
+window.historyTraces = (k, runs) => { Object.assign(data.runs, runs); };
+function chunkOf(id) { return data.chunks.findIndex(c => id >= c[0] && id <= c[1]); }
+function withTraces(ids, then) {
+  const wanted = [...new Set(ids.filter(id => !(id in data.runs)).map(chunkOf).filter(k => k >= 0))];
+  let left = wanted.length;
+  if (left === 0) return then();
+  wanted.forEach(k => {
+    const script = document.createElement('script');
+    script.src = 'traces/traces-' + k + '.js';
+    script.onload = script.onerror = () => { if (--left === 0) then(); };
+    document.head.appendChild(script);
+  });
+}
 function runLines(p) {
   const datasets = [], marks = [], notes = [];
   p.run_ids.forEach((id, n) => {
     const r = data.runs[id], colour = palette[n % palette.length];
+    if (r === undefined) {
+      notes.push('run ' + (n + 1) + ': its trace could not be loaded from traces/ (chunk ' + chunkOf(id) + ')');
+      return;
+    }
     const name = 'run ' + (n + 1) + (r.role ? ' ' + r.role : '') + ' (repetition ' + r.repetition + ')';
     if (r.t.length === 0) {
       notes.push(name + ': no series stored for this run');
       return;
     }
-    const line = ys => r.t.map((t, j) => ({x: t / 1000, y: ys[j] === null ? null : ys[j] / 1024}));
+    // kB as read from /proc to MB (10^6 bytes), the unit of every table.
+    const line = ys => r.t.map((t, j) => ({x: t / 1000, y: ys[j] === null ? null : ys[j] * 1.024e-3}));
     datasets.push({label: name + ' RSS', kind: 'rss', data: line(r.rss), borderColor: colour,
                    backgroundColor: colour, borderWidth: 1.5, pointRadius: 0});
     if (r.anon !== null)
@@ -128,7 +150,7 @@ function showRuns(s, k, box) {
   box.appendChild(panel);
   panel.hidden = false;
   panel.dataset.revision = p.revision;
-  panel.appendChild(el('h4', s.workload + ' · ' + s.allocator + ' · ' + s.machine + ' at ' + p.revision +
+  panel.appendChild(el('h4', s.title + ' · ' + s.allocator + ' · ' + s.machine + ' at ' + p.revision +
                              ': RSS of ' + p.run_ids.length + ' runs'));
   const close = el('button', 'close');
   close.onclick = () => { panel.hidden = true; };
@@ -158,7 +180,8 @@ function pct(x) { return (x >= 0 ? '+' : '') + (100 * x).toFixed(1) + '%'; }
 const list = document.getElementById('steps'), charts = document.getElementById('charts');
 let steps = 0;
 data.series.forEach((s, i) => {
-  const name = s.workload + ' · ' + s.allocator + ' · ' + s.machine + ': ' + s.metric;
+  const name = s.title + ' · ' + s.allocator + ' · ' + s.machine + ': ' + s.metric;
+  const shown = v => v === null ? null : v * s.scale;
   s.steps.forEach(st => {
     const li = el('li', st.verdict + ' ' + pct(st.change) + ' ' + name + ' at ' + st.revision.slice(0, 12) +
                         ' (p ' + st.p.toPrecision(2) + ')' +
@@ -169,21 +192,20 @@ data.series.forEach((s, i) => {
   });
   const box = el('section');
   box.appendChild(el('h3', name + (s.unit ? ' (' + s.unit + ')' : '')));
-  box.appendChild(el('p', s.workload + ' ' + s.params));
   const canvas = el('canvas');
   canvas.id = 'chart-' + i;
   box.appendChild(canvas);
   charts.appendChild(box);
   const at = new Set(s.steps.map(st => st.index));
-  const median = s.points.map(p => p.median);
+  const median = s.points.map(p => shown(p.median));
   new Chart(canvas, {
     type: 'line',
     data: {
       labels: s.points.map(p => p.revision.slice(0, 10)),
       datasets: [
-        {label: 'max', data: s.points.map(p => p.max), pointRadius: 0, borderWidth: 0, fill: '+1',
+        {label: 'max', data: s.points.map(p => shown(p.max)), pointRadius: 0, borderWidth: 0, fill: '+1',
          backgroundColor: 'rgba(54, 162, 235, 0.2)'},
-        {label: 'min', data: s.points.map(p => p.min), pointRadius: 0, borderWidth: 0, fill: false},
+        {label: 'min', data: s.points.map(p => shown(p.min)), pointRadius: 0, borderWidth: 0, fill: false},
         {label: 'median', data: median, borderColor: 'rgb(54, 162, 235)',
          pointStyle: s.points.map((p, k) => at.has(k) ? 'triangle' : 'circle'),
          pointRadius: s.points.map((p, k) => at.has(k) ? 8 : 3),
@@ -197,13 +219,20 @@ data.series.forEach((s, i) => {
         const p = s.points[c.dataIndex];
         return p.runs + ' runs' + (p.censored ? ', ' + p.censored + ' censored' : '') + '; click: their RSS';
       }}}},
-      onClick: (e, hit) => { if (hit.length) showRuns(s, hit[0].index, box); },
+      onClick: (e, hit) => {
+        if (hit.length) withTraces(s.points[hit[0].index].run_ids, () => showRuns(s, hit[0].index, box));
+      },
       onHover: (e, hit) => { e.native.target.style.cursor = hit.length ? 'pointer' : 'default'; },
     },
   });
 });
 if (steps === 0) list.appendChild(el('li', 'no steps'));
 document.getElementById('status').textContent = data.series.length + ' charts, ' + steps + ' steps';
+document.getElementById('traces-note').textContent = 'RSS over time: the traces of ' +
+  data.inline.runs + ' runs (the last ' + data.inline.revisions + ' revisions of each series and those either ' +
+  'side of its steps) are in this page; ' + (data.chunks.length === 0 ? 'there are no others.' :
+  'the other ' + data.inline.loaded + ' runs\' are loaded on a click from ' + data.chunks.length +
+  ' files traces/traces-K.js beside it.');
 document.body.dataset.rendered = String(data.series.length);
 )js";
 
@@ -216,25 +245,49 @@ std::vector<int64_t> shown_runs(const std::vector<PageSeries>& series) {
   return {ids.begin(), ids.end()};
 }
 
-Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRun>& runs) {
+std::set<int64_t> inlined_runs(const std::vector<PageSeries>& series) {
+  std::set<int64_t> ids;
+  const auto take = [&](const Point& p) { ids.insert(p.runs.begin(), p.runs.end()); };
+  for (const auto& ps : series) {
+    const auto& points = ps.series.points;
+    for (size_t i = points.size() > kInlineRevisions ? points.size() - kInlineRevisions : 0; i < points.size(); ++i)
+      take(points[i]);
+    for (const auto& st : ps.steps) {
+      if (st.index > 0) take(points[st.index - 1]);
+      if (st.index < points.size()) take(points[st.index]);
+    }
+  }
+  return ids;
+}
+
+Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRun>& runs,
+               const std::vector<std::pair<int64_t, int64_t>>& chunks) {
   Json out = Json::array();
   for (const auto& ps : series) {
     const Series& s = ps.series;
     Json points = Json::array(), steps = Json::array();
     for (const auto& p : s.points) points.push_back(point_json(p));
     for (const auto& st : ps.steps) steps.push_back(step_json(st, ps.acknowledged));
+    const DisplayUnit unit = display_unit(metric_info(s.metric, s.workload, {}).unit);
     out.push_back(Json{{"workload", s.workload},
                        {"params", s.params},
+                       {"title", ps.title.empty() ? s.workload : ps.title},
                        {"allocator", s.allocator},
                        {"machine", s.machine},
                        {"metric", s.metric},
-                       {"unit", metric_info(s.metric, s.workload, {}).unit},
+                       {"unit", unit.unit},
+                       {"scale", unit.scale},
                        {"points", points},
                        {"steps", steps}});
   }
   Json traces = Json::object();
   for (const auto& r : runs) traces[std::to_string(r.id)] = trace_json(r);
-  return Json{{"series", out}, {"runs", traces}};
+  Json ranges = Json::array();
+  for (const auto& [first, last] : chunks) ranges.push_back(Json{first, last});
+  return Json{{"series", out},
+              {"runs", traces},
+              {"chunks", ranges},
+              {"inline", {{"revisions", kInlineRevisions}, {"runs", runs.size()}, {"loaded", 0}}}};
 }
 
 std::string page_html(const Json& data) {
@@ -245,6 +298,7 @@ std::string page_html(const Json& data) {
           "li.regression{color:#b00}li.acknowledged{color:#666}#run-panel{border:1px solid #ccc;padding:0 1em}"
           "</style>\n</head>\n<body>\n"
           "<h1>memharness history</h1>\n<p id=\"status\">the page's script did not run</p>\n"
+          "<p id=\"traces-note\"></p>\n"
           "<h2>Steps</h2>\n<ul id=\"steps\"></ul>\n<h2>Series</h2>\n<div id=\"charts\"></div>\n"
           "<section id=\"run-panel\" hidden></section>\n"
           "<script type=\"application/json\" id=\"history-data\">"
@@ -252,17 +306,60 @@ std::string page_html(const Json& data) {
   return html.str();
 }
 
+namespace {
+
+// DIR/traces/traces-K.js for each kChunkRuns of `rest`: a script calling
+// historyTraces(K, {id: trace}); the ranges of ids, or the error.
+std::string write_chunks(const std::string& dir, const std::vector<TracedRun>& rest,
+                         std::vector<std::pair<int64_t, int64_t>>& ranges) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(dir) / "traces";
+  std::error_code ec;
+  fs::remove_all(folder, ec);  // chunks of an earlier page
+  if (rest.empty()) return "";
+  fs::create_directories(folder, ec);
+  if (ec) return folder.string() + ": " + ec.message();
+  for (size_t from = 0, k = 0; from < rest.size(); from += kChunkRuns, ++k) {
+    Json traces = Json::object();
+    const size_t to = std::min(rest.size(), from + kChunkRuns);
+    for (size_t i = from; i < to; ++i) traces[std::to_string(rest[i].id)] = trace_json(rest[i]);
+    ranges.emplace_back(rest[from].id, rest[to - 1].id);
+    const auto path = (folder / ("traces-" + std::to_string(k) + ".js")).string();
+    if (auto e = output_file::write_atomic(path, "historyTraces(" + std::to_string(k) + ", " +
+                                                     escape::script_json(json_text(traces)) + ");\n");
+        !e.empty())
+      return e;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string write_page(const std::string& dir, const std::vector<PageSeries>& series,
                        const std::vector<TracedRun>& runs) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(kChartJs, ec))
     return std::string("Chart.js is not installed (") + kChartJs + "): apt-get install libjs-chart.js";
-  fs::create_directories(dir, ec);
-  if (ec) return dir + ": " + ec.message();
-  fs::copy_file(kChartJs, fs::path(dir) / "chart.min.js", fs::copy_options::overwrite_existing, ec);
-  if (ec) return dir + "/chart.min.js: " + ec.message();
-  return output_file::write_atomic((fs::path(dir) / "index.html").string(), page_html(page_data(series, runs)));
+  std::string error;
+  const auto chart = input_file::read_all(kChartJs, kMaxChartJsBytes, error);
+  if (!chart) return "cannot copy Chart.js: " + error;
+  // Both files are checked before either is written: a page is written whole or not at all.
+  const std::string chart_path = (fs::path(dir) / "chart.min.js").string();
+  const std::string index_path = (fs::path(dir) / "index.html").string();
+  for (const auto& path : {chart_path, index_path})
+    if (auto e = output_file::check_target(path); !e.empty()) return e;
+  if (auto e = output_file::write_atomic(chart_path, *chart); !e.empty()) return e;
+  // Chunks hold runs in id order, so that a page finds a run's chunk by its id.
+  const auto inline_ids = inlined_runs(series);
+  std::vector<TracedRun> inlined, rest;
+  for (const auto& r : runs) (inline_ids.count(r.id) ? inlined : rest).push_back(r);
+  std::sort(rest.begin(), rest.end(), [](const TracedRun& a, const TracedRun& b) { return a.id < b.id; });
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  if (auto e = write_chunks(dir, rest, ranges); !e.empty()) return e;
+  Json data = page_data(series, inlined, ranges);
+  data["inline"]["loaded"] = rest.size();
+  return output_file::write_atomic(index_path, page_html(data));
 }
 
 }  // namespace mh::history

@@ -4,12 +4,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
+#include <queue>
 
 namespace mh::history {
 
 namespace {
 
 using compare::Observation;
+
+// Of the penalty: tuned on the recorded A/A rounds (docs/history.md).
+constexpr double kPenaltyScale = 0.35;
+// Revisions either side of a step its bootstrap interval resamples, at most.
+constexpr size_t kBootstrapRevisions = 100;
 
 std::vector<Observation> values_between(const Series& s, size_t from, size_t to) {
   std::vector<Observation> out;
@@ -23,33 +31,129 @@ std::vector<double> bounds_of(const std::vector<Observation>& v) {
   return out;
 }
 
-// Sum of absolute deviations from the median: the L1 cost of one segment.
-double cost(const Series& s, size_t from, size_t to) {
-  auto v = bounds_of(values_between(s, from, to));
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-  const double median = v[v.size() / 2];
-  double sum = 0;
-  for (double x : v) sum += std::fabs(x - median);
-  return sum;
+// The L1 cost (sum of absolute deviations from the median) of a set that
+// grows one value at a time: a max-heap of the lower half and a min-heap of
+// the upper half with their sums, so each value costs O(log n).
+// Invariant: low.size() == high.size() or low.size() == high.size() + 1.
+class RunningL1 {
+ public:
+  void add(double x) {
+    if (low_.empty() || x <= low_.top()) {
+      low_.push(x);
+      sum_low_ += x;
+    } else {
+      high_.push(x);
+      sum_high_ += x;
+    }
+    if (low_.size() > high_.size() + 1) move(low_, sum_low_, high_, sum_high_);
+    if (high_.size() > low_.size()) move(high_, sum_high_, low_, sum_low_);
+  }
+  double cost() const {
+    if (low_.empty()) return 0;
+    const double m = low_.top();
+    return m * double(low_.size()) - sum_low_ + sum_high_ - m * double(high_.size());
+  }
+
+ private:
+  template <typename From, typename To>
+  static void move(From& from, double& sum_from, To& to, double& sum_to) {
+    const double x = from.top();
+    from.pop();
+    sum_from -= x;
+    to.push(x);
+    sum_to += x;
+  }
+  std::priority_queue<double> low_;
+  std::priority_queue<double, std::vector<double>, std::greater<>> high_;
+  double sum_low_ = 0, sum_high_ = 0;
+};
+
+// The best cut of [from, to): where the L1 cost falls most, and by how much.
+struct Split {
+  size_t from = 0, to = 0, at = 0;
+  double gain = 0;
+};
+
+// Costs of [from, k) and [k, to) for every k, each in one pass: O(m log m).
+Split best_split(const Series& s, size_t from, size_t to, size_t min_segment) {
+  Split best{from, to, 0, 0};
+  if (to - from < 2 * min_segment) return best;
+  std::vector<double> prefix(to - from + 1, 0), suffix(to - from + 1, 0);
+  RunningL1 forward, backward;
+  for (size_t k = from; k < to; ++k) {
+    for (const auto& o : s.points[k].values) forward.add(o.value);
+    prefix[k + 1 - from] = forward.cost();
+  }
+  for (size_t k = to; k-- > from;) {
+    for (const auto& o : s.points[k].values) backward.add(o.value);
+    suffix[k - from] = backward.cost();
+  }
+  const double whole = prefix[to - from];
+  for (size_t k = from + min_segment; k + min_segment <= to; ++k)
+    if (double gain = whole - prefix[k - from] - suffix[k - from]; gain > best.gain) {
+      best.at = k;
+      best.gain = gain;
+    }
+  return best;
 }
 
-// Binary segmentation: the split of [from, to) that lowers the cost most, then
-// each side again, as long as both sides keep min_segment points.
-void segment(const Series& s, size_t from, size_t to, size_t min_segment, std::vector<size_t>& cuts) {
-  if (to - from < 2 * min_segment) return;
-  const double whole = cost(s, from, to);
-  double best = whole;
-  size_t at = 0;
-  for (size_t k = from + min_segment; k + min_segment <= to; ++k)
-    if (double c = cost(s, from, k) + cost(s, k, to); c < best) {
-      best = c;
-      at = k;
+// Seeded intervals (Kovacs et al. 2023): at each length n, n/2, n/4, ... down
+// to two minimum segments, intervals of that length overlapping by half. A
+// short one holds a single step of two close together (up, then down), which
+// the cut of the whole series cannot see under an L1 cost: O(n log^2 n) in all.
+std::vector<Split> seeded_splits(const Series& s, size_t min_segment) {
+  std::vector<Split> out;
+  const size_t n = s.points.size();
+  for (size_t length = n / 2; length >= 2 * min_segment; length /= 2) {
+    const size_t stride = std::max<size_t>(length / 2, 1);
+    for (size_t from = 0; from + length <= n; from += stride) {
+      const bool last = from + stride + length > n;  // the last one reaches the end
+      const size_t to = last ? n : from + length;
+      if (auto sp = best_split(s, from, to, min_segment); sp.at != 0) out.push_back(sp);
+      if (last) break;
     }
-  if (at == 0) return;
-  cuts.push_back(at);
-  segment(s, from, at, min_segment, cuts);
-  segment(s, at, to, min_segment, cuts);
+  }
+  return out;
+}
+
+// The scatter the penalty is scaled by: of successive values' differences,
+// which a few steps hardly move (1.4826 MAD / sqrt 2, else the mean absolute
+// difference when most are equal, as in counts that are mostly 0).
+double scatter(const Series& s) {
+  std::vector<double> v, d;
+  for (const auto& p : s.points)
+    for (const auto& o : p.values) v.push_back(o.value);
+  for (size_t i = 1; i < v.size(); ++i) d.push_back(std::fabs(v[i] - v[i - 1]));
+  if (d.empty()) return 0;
+  double mean = 0;
+  for (double x : d) mean += x / double(d.size());
+  std::nth_element(d.begin(), d.begin() + long(d.size() / 2), d.end());
+  const double mad = d[d.size() / 2];
+  return (mad > 0 ? 1.4826 * mad : mean) / std::sqrt(2.0);
+}
+
+// The cost a cut must save to be kept: BIC-like, log of the values, in the
+// series' scatter (its expected absolute deviation, 0.8 of the scale).
+double penalty(const Series& s) {
+  size_t values = 0;
+  for (const auto& p : s.points) values += p.values.size();
+  return kPenaltyScale * 0.8 * scatter(s) * std::log(double(std::max<size_t>(values, 2)));
+}
+
+// Binary segmentation over the seeded intervals: the cut of [from, to) that
+// saves most, of the segment itself or of a seeded interval inside it, as long
+// as it saves more than the penalty; then each side again.
+void segment(const Series& s, size_t from, size_t to, size_t min_segment, double beta,
+             const std::vector<Split>& seeded, std::vector<size_t>& cuts) {
+  Split best = best_split(s, from, to, min_segment);
+  for (const auto& sp : seeded)
+    if (sp.from >= from && sp.to <= to && sp.gain > best.gain && sp.at >= from + min_segment &&
+        sp.at + min_segment <= to)
+      best = sp;
+  if (best.at == 0 || best.gain <= beta) return;
+  cuts.push_back(best.at);
+  segment(s, from, best.at, min_segment, beta, seeded, cuts);
+  segment(s, best.at, to, min_segment, beta, seeded, cuts);
 }
 
 // A boundary judged as a comparison judges a metric: the segment before as
@@ -100,32 +204,47 @@ std::vector<Step> judge_all(const Series& s, const std::vector<size_t>& cuts, co
   return out;
 }
 
+// The weakest boundary that does not stand: the largest p, then the smallest change.
+std::optional<size_t> weakest(const std::vector<Step>& steps) {
+  std::optional<size_t> out;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto& a = steps[i];
+    if (confirmed(a)) continue;
+    if (!out || a.p > steps[*out].p || (a.p == steps[*out].p && std::fabs(a.change) < std::fabs(steps[*out].change)))
+      out = i;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Step> find_steps(const Series& s, const MetricRule& rule, const StepRule& r) {
+  const size_t min_segment = std::max<size_t>(r.min_segment, 1), n = s.points.size();
   std::vector<size_t> cuts;
-  segment(s, 0, s.points.size(), std::max<size_t>(r.min_segment, 1), cuts);
+  segment(s, 0, n, min_segment, penalty(s), seeded_splits(s, min_segment), cuts);
   std::sort(cuts.begin(), cuts.end());
-  while (true) {
-    auto steps = judge_all(s, cuts, rule, r);
-    // The weakest boundary that does not stand: the largest p, then the smallest change.
-    auto weakest = steps.end();
-    for (auto it = steps.begin(); it != steps.end(); ++it)
-      if (!confirmed(*it) && (weakest == steps.end() || it->p > weakest->p ||
-                              (it->p == weakest->p && std::fabs(it->change) < std::fabs(weakest->change))))
-        weakest = it;
-    if (weakest == steps.end()) {
-      // The interval only for the steps that stand: the bootstrap is the
-      // costly part, and the pruning judges every boundary again each round.
-      for (size_t i = 0; r.resamples > 0 && i < steps.size(); ++i) {
-        const auto [from, to] = around(cuts, i, s.points.size());
-        steps[i].ci = compare::bootstrap_change_ci(bounds_of(values_between(s, from, cuts[i])),
-                                                   bounds_of(values_between(s, cuts[i], to)), 0.95, r.resamples, 1);
-      }
-      return steps;
+  auto steps = judge_all(s, cuts, rule, r);
+  // Dropping a boundary joins its neighbours' segments: only the boundaries
+  // either side of it are judged again.
+  while (auto w = weakest(steps)) {
+    cuts.erase(cuts.begin() + long(*w));
+    steps.erase(steps.begin() + long(*w));
+    for (size_t i = *w == 0 ? 0 : *w - 1; i <= *w && i < cuts.size(); ++i) {
+      const auto [from, to] = around(cuts, i, n);
+      steps[i] = judge(s, from, cuts[i], to, rule, r);
     }
-    cuts.erase(cuts.begin() + (weakest - steps.begin()));
   }
+  // The interval only for the steps that stand, over at most
+  // kBootstrapRevisions either side: the bootstrap is the costly part, and
+  // its cost stays the same however long the segments.
+  for (size_t i = 0; r.resamples > 0 && i < steps.size(); ++i) {
+    auto [from, to] = around(cuts, i, n);
+    from = std::max(from, cuts[i] > kBootstrapRevisions ? cuts[i] - kBootstrapRevisions : 0);
+    to = std::min(to, cuts[i] + kBootstrapRevisions);
+    steps[i].ci = compare::bootstrap_change_ci(bounds_of(values_between(s, from, cuts[i])),
+                                               bounds_of(values_between(s, cuts[i], to)), 0.95, r.resamples, 1);
+  }
+  return steps;
 }
 
 }  // namespace mh::history

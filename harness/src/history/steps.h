@@ -25,7 +25,7 @@ struct Step {
   std::string revision;
   double before = 0, after = 0;  // medians of the segments either side
   double change = 0;             // relative, after against before
-  compare::Interval ci;          // bootstrap 95% interval of the change
+  compare::Interval ci;          // bootstrap 95% interval of the change (of the nearest 100 revisions either side)
   double p = 1;                  // Mann-Whitney, or Gehan's test when a side holds censored values
   bool censored = false;
   compare::Verdict verdict = compare::Verdict::NoChange;  // Regression, Improvement or Changed

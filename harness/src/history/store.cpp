@@ -3,11 +3,16 @@
 // new store as well as on the files it was written for.
 #include "history/store.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <tuple>
+
+#include "history/schema_check.h"
+#include "history/statement.h"
+#include "sys/input_file.h"
 
 namespace mh::history {
 
@@ -49,45 +54,6 @@ static_assert(std::size(kMigrations) == kSchemaVersion - 1);
 constexpr const char* kRunColumns =
     "hash, workload, params, allocator, allocator_revision, revision, position, machine, kernel, thp, "
     "harness_version, date, status, role, repetition, cpu_model";
-
-// One prepared statement, finalized when it goes out of scope.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr); }
-  ~Statement() { sqlite3_finalize(s_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  bool ok() const { return s_ != nullptr; }
-  void text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); }
-  void integer(int i, std::optional<int64_t> v) {
-    if (v) sqlite3_bind_int64(s_, i, *v);
-    else sqlite3_bind_null(s_, i);
-  }
-  void real(int i, std::optional<double> v) {
-    if (v) sqlite3_bind_double(s_, i, *v);
-    else sqlite3_bind_null(s_, i);
-  }
-  int step() { return sqlite3_step(s_); }
-  void reset() {
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  std::string column_text(int i) const {
-    auto p = sqlite3_column_text(s_, i);
-    return p ? reinterpret_cast<const char*>(p) : "";
-  }
-  std::optional<int64_t> column_integer(int i) const {
-    if (sqlite3_column_type(s_, i) == SQLITE_NULL) return std::nullopt;
-    return sqlite3_column_int64(s_, i);
-  }
-  std::optional<double> column_real(int i) const {
-    if (sqlite3_column_type(s_, i) == SQLITE_NULL) return std::nullopt;
-    return sqlite3_column_double(s_, i);
-  }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-};
 
 void bind_run(Statement& s, const StoredRun& r) {
   int i = 0;
@@ -146,20 +112,84 @@ bool Store::exec(const std::string& sql, std::string& error) {
   return false;
 }
 
+namespace {
+
+// The DDL that makes a store of `version` from an empty database.
+std::vector<const char*> schema_of(int version) {
+  std::vector<const char*> ddl{kSchemaV1};
+  for (int v = 1; v < version; ++v) ddl.push_back(kMigrations[v - 1]);
+  return ddl;
+}
+
+// The store and the files SQLite keeps beside it are regular files or new
+// ones, never a device, a FIFO or a link that SQLite would open and write.
+std::string check_store_files(const std::string& path) {
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"})
+    if (auto e = input_file::check_regular_or_absent(path + suffix); !e.empty())
+      return fmt::format("{}: cannot be a history store: {} (a store is a regular file, or a new one)", path, e);
+  return "";
+}
+
+// A connection that runs nothing a file's author put in it: no triggers, no
+// views, no functions of the schema that are not innocuous, no extensions,
+// no writes to the schema but the store's own DDL.
+void harden(sqlite3* db) {
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_exec(db, "PRAGMA cell_size_check = ON; PRAGMA mmap_size = 0", nullptr, nullptr, nullptr);
+}
+
+}  // namespace
+
 std::unique_ptr<Store> Store::open(const std::string& path, std::string& error) {
+  if (error = check_store_files(path); !error.empty()) return nullptr;
   std::error_code ec;
   if (const auto parent = std::filesystem::path(path).parent_path(); !parent.empty())
     std::filesystem::create_directories(parent, ec);  // results/ of a fresh checkout; a failure shows below
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+                      nullptr) != SQLITE_OK) {
     error = path + ": cannot be opened as a history store: " + sqlite3_errmsg(db);
     sqlite3_close(db);
     return nullptr;
   }
+  harden(db);
   std::unique_ptr<Store> store(new Store(db));
   sqlite3_busy_timeout(db, 10000);  // two harnesses adding to one file wait for each other
   if (!store->migrate(path, error)) return nullptr;
   return store;
+}
+
+std::unique_ptr<Store> Store::open_checked(sqlite3* db, const std::string& name, std::string& error) {
+  harden(db);
+  std::unique_ptr<Store> store(new Store(db));
+  if (!store->migrate(name, error)) return nullptr;
+  return store;
+}
+
+// The version a store says it is: 0 for an empty database (a new store), -1
+// for one that holds no schema_version table; nullopt with the error when
+// the table holds anything but one integer.
+std::optional<int64_t> Store::stored_version(const std::string& path, std::string& error) {
+  Statement has(db_, "SELECT count(*) FROM sqlite_master WHERE name = 'schema_version'");
+  Statement tables(db_, "SELECT count(*) FROM sqlite_master");
+  if (!has.row() || !tables.row()) {
+    error = fmt::format("{}: not a history store ({})", path, first_error({&has, &tables}));
+    return std::nullopt;
+  }
+  if (has.column_integer(0).value_or(0) == 0) return tables.column_integer(0).value_or(0) > 0 ? -1 : 0;
+  Statement v(db_, "SELECT version, typeof(version) FROM schema_version LIMIT 2");
+  const bool one = v.row() && v.column_text(1) == "integer" && v.column_integer(0).value_or(0) > 0;
+  const int64_t version = one ? *v.column_integer(0) : 0;
+  if (!one || v.row() || !v.ok()) {
+    error = fmt::format("{}: not a memharness history store: its schema_version table holds no single version{}",
+                        path, v.ok() ? "" : " (" + v.error() + ")");
+    return std::nullopt;
+  }
+  return version;
 }
 
 bool Store::migrate(const std::string& path, std::string& error) {
@@ -168,26 +198,21 @@ bool Store::migrate(const std::string& path, std::string& error) {
     error = path + ": not a history store (" + why + ")";
     return false;
   }
-  int version = 0;
-  {
-    Statement has(db_, "SELECT count(*) FROM sqlite_master WHERE name = 'schema_version'");
-    if (has.ok() && has.step() == SQLITE_ROW && has.column_integer(0).value_or(0) > 0) {
-      Statement v(db_, "SELECT version FROM schema_version");
-      version = v.ok() && v.step() == SQLITE_ROW ? int(v.column_integer(0).value_or(0)) : 0;
-    } else {
-      Statement tables(db_, "SELECT count(*) FROM sqlite_master");
-      if (tables.ok() && tables.step() == SQLITE_ROW && tables.column_integer(0).value_or(0) > 0) version = -1;
-    }
-  }
-  if (version < 0 || version > kSchemaVersion) {
+  const auto version = stored_version(path, error);
+  if (version && (*version < 0 || *version > kSchemaVersion))
+    error = *version < 0 ? path + ": an SQLite file, but not a history store (no schema_version table)"
+                         : fmt::format("{}: history schema version {}, newer than this harness reads ({})", path,
+                                       *version, kSchemaVersion);
+  if (version && *version > 0 && error.empty())
+    if (auto d = schema_difference(db_, "main", schema_of(int(*version))); !d.empty())
+      error = fmt::format("{}: not a memharness history store of version {}: {}", path, *version, d);
+  if (!error.empty()) {
     exec("ROLLBACK", why);
-    error = version < 0 ? path + ": an SQLite file, but not a history store (no schema_version table)"
-                        : path + ": history schema version " + std::to_string(version) +
-                              ", newer than this harness reads (" + std::to_string(kSchemaVersion) + ")";
     return false;
   }
-  bool ok = version > 0 || (exec(kSchemaV1, why) && (version = 1));
-  for (; ok && version < kSchemaVersion; ++version) ok = exec(kMigrations[version - 1], why);
+  int v = int(*version);
+  bool ok = v > 0 || (exec(kSchemaV1, why) && (v = 1));
+  for (; ok && v < kSchemaVersion; ++v) ok = exec(kMigrations[v - 1], why);
   if (ok && exec("COMMIT", why)) return true;
   exec("ROLLBACK", why);
   error = path + ": the history store could not be set up or migrated: " + why;
@@ -222,7 +247,8 @@ std::optional<size_t> Store::add(const std::vector<StoredRun>& runs, std::string
     failed = failed || !insert_trace(sample, mark, id, runs[i].trace);
   }
   if (failed) {
-    error = sqlite3_errmsg(db_);
+    error = first_error({&insert, &value, &sample, &mark});
+    if (error.empty()) error = sqlite3_errmsg(db_);
     std::string ignored;
     exec("ROLLBACK", ignored);
     return std::nullopt;
@@ -233,15 +259,24 @@ std::optional<size_t> Store::add(const std::vector<StoredRun>& runs, std::string
 
 std::optional<size_t> Store::merge_from(const std::string& other, std::string& error) {
   if (!Store::open(other, error)) return std::nullopt;  // migrated to this version first
-  Statement attach(db_, "ATTACH DATABASE ?1 AS other");
-  attach.text(1, other);
-  if (attach.step() != SQLITE_DONE) {
-    error = other + ": " + sqlite3_errmsg(db_);
+  {
+    Statement attach(db_, "ATTACH DATABASE ?1 AS other");
+    attach.text(1, other);
+    if (attach.step() != SQLITE_DONE) {
+      error = other + ": " + attach.error();
+      return std::nullopt;
+    }
+  }
+  std::string ignored;
+  // Checked again once attached: the file opened above may have been replaced since.
+  if (auto d = schema_difference(db_, "other", schema_of(kSchemaVersion)); !d.empty()) {
+    error = fmt::format("{}: not a memharness history store of version {}: {}", other, kSchemaVersion, d);
+    exec("DETACH DATABASE other", ignored);
     return std::nullopt;
   }
-  const size_t before = run_count();
+  const auto before = run_count(error);
   const bool ok =
-      exec("BEGIN IMMEDIATE", error) &&
+      before && exec("BEGIN IMMEDIATE", error) &&
       exec(std::string("INSERT OR IGNORE INTO main.runs(") + kRunColumns + ") SELECT " + kRunColumns +
                " FROM other.runs ORDER BY id;"
                "INSERT OR IGNORE INTO main.run_values(run_id, metric, value, above, reason) "
@@ -256,19 +291,22 @@ std::optional<size_t> Store::merge_from(const std::string& other, std::string& e
                "INSERT OR IGNORE INTO main.acknowledgements SELECT * FROM other.acknowledgements;"
                "COMMIT",
            error);
-  std::string ignored;
-  if (!ok) exec("ROLLBACK", ignored);
+  if (!ok && before) exec("ROLLBACK", ignored);
   exec("DETACH DATABASE other", ignored);
   if (!ok) return std::nullopt;
-  return run_count() - before;
+  const auto after = run_count(error);
+  if (!after) return std::nullopt;
+  return *after - *before;
 }
 
-size_t Store::run_count() {
+std::optional<size_t> Store::run_count(std::string& error) {
   Statement s(db_, "SELECT count(*) FROM runs");
-  return s.step() == SQLITE_ROW ? size_t(s.column_integer(0).value_or(0)) : 0;
+  if (s.row()) return size_t(s.column_integer(0).value_or(0));
+  error = s.error();
+  return std::nullopt;
 }
 
-std::vector<Series> Store::series(const SeriesFilter& f) {
+std::optional<std::vector<Series>> Store::series(const SeriesFilter& f, std::string& error) {
   Statement s(db_,
               "SELECT v.metric, r.workload, r.params, r.allocator, r.machine, r.revision, r.position, v.value, "
               "v.above, r.id FROM run_values v JOIN runs r ON r.id = v.run_id WHERE r.status = 'ok' AND "
@@ -278,18 +316,22 @@ std::vector<Series> Store::series(const SeriesFilter& f) {
   int i = 0;
   for (const auto* v : {&f.metric, &f.workload, &f.allocator, &f.machine}) s.text(++i, *v);
   std::map<SeriesKey, std::map<std::string, std::pair<PointOrder, Point>>> found;
-  while (s.step() == SQLITE_ROW) {
+  while (s.row()) {
     const SeriesKey key{s.column_text(1), s.column_text(2), s.column_text(3), s.column_text(4), s.column_text(0)};
     auto [it, fresh] = found[key].try_emplace(s.column_text(5));
     auto& [order, point] = it->second;
     if (fresh) {
       point.revision = it->first;
       point.position = s.column_integer(6);
-      order = {!point.position, point.position.value_or(0), *s.column_integer(9)};
+      order = {!point.position, point.position.value_or(0), s.column_integer(9).value_or(0)};
     }
     const auto above = s.column_real(8);
     point.values.push_back({above ? *above : s.column_real(7).value_or(0), above.has_value()});
-    point.runs.push_back(*s.column_integer(9));
+    point.runs.push_back(s.column_integer(9).value_or(0));
+  }
+  if (!s.ok()) {
+    error = s.error();
+    return std::nullopt;
   }
   std::vector<Series> out;
   for (auto& [key, points] : found) {
@@ -303,26 +345,27 @@ std::vector<Series> Store::series(const SeriesFilter& f) {
   return out;
 }
 
-std::vector<TracedRun> Store::traces(const std::vector<int64_t>& ids) {
+std::optional<std::vector<TracedRun>> Store::traces(const std::vector<int64_t>& ids, std::string& error) {
   Statement run(db_, "SELECT role, repetition FROM runs WHERE id = ?1");
   Statement samples(db_, "SELECT t_ms, rss_kb, anon_kb FROM run_samples WHERE run_id = ?1 ORDER BY seq");
   Statement marks(db_, "SELECT t_ms, name FROM run_marks WHERE run_id = ?1 ORDER BY seq");
   std::vector<TracedRun> out;
   for (const int64_t id : ids) {
     run.integer(1, id);
-    if (run.step() == SQLITE_ROW) {
+    if (run.row()) {
       TracedRun r{id, run.column_text(0), run.column_integer(1).value_or(0), {}};
       samples.integer(1, id);
-      while (samples.step() == SQLITE_ROW)
+      while (samples.row())
         r.trace.points.push_back({samples.column_real(0).value_or(0), samples.column_integer(1),
                                   samples.column_integer(2)});
       marks.integer(1, id);
-      while (marks.step() == SQLITE_ROW)
+      while (marks.row())
         r.trace.marks.push_back({marks.column_real(0).value_or(0), marks.column_text(1)});
       out.push_back(std::move(r));
     }
     for (auto* s : {&run, &samples, &marks}) s->reset();
   }
+  if (error = first_error({&run, &samples, &marks}); !error.empty()) return std::nullopt;
   return out;
 }
 
@@ -331,15 +374,19 @@ bool Store::acknowledge(const Acknowledgement& a, std::string& error) {
   int i = 0;
   for (const auto* v : {&a.workload, &a.allocator, &a.metric, &a.revision, &a.reason}) s.text(++i, *v);
   if (s.step() == SQLITE_DONE) return true;
-  error = sqlite3_errmsg(db_);
+  error = s.error();
   return false;
 }
 
-std::vector<Acknowledgement> Store::acknowledgements() {
+std::optional<std::vector<Acknowledgement>> Store::acknowledgements(std::string& error) {
   Statement s(db_, "SELECT workload, allocator, metric, revision, reason FROM acknowledgements");
   std::vector<Acknowledgement> out;
-  while (s.step() == SQLITE_ROW)
+  while (s.row())
     out.push_back({s.column_text(0), s.column_text(1), s.column_text(2), s.column_text(3), s.column_text(4)});
+  if (!s.ok()) {
+    error = s.error();
+    return std::nullopt;
+  }
   return out;
 }
 

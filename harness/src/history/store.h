@@ -98,8 +98,14 @@ struct Acknowledgement {
 class Store {
  public:
   // Opens or creates `path`, migrating an older schema; nullopt with a
-  // message naming the file otherwise (not SQLite, a newer schema).
+  // message naming the file otherwise (not SQLite, a newer schema, a schema
+  // that is not its version's or holds a trigger or view: schema_check.h).
+  // The file and SQLite's -journal, -wal and -shm beside it must be regular
+  // files or none (never a link, a device or a FIFO).
   static std::unique_ptr<Store> open(const std::string& path, std::string& error);
+  // The same checks and migration over a database already open (an in-memory
+  // one made from bytes, for the fuzzer); the store owns `db` either way.
+  static std::unique_ptr<Store> open_checked(sqlite3* db, const std::string& name, std::string& error);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -108,16 +114,19 @@ class Store {
   std::optional<size_t> add(const std::vector<StoredRun>& runs, std::string& error);
   // Adds the runs of another store (migrated first) not stored here yet.
   std::optional<size_t> merge_from(const std::string& other, std::string& error);
-  std::vector<Series> series(const SeriesFilter& f);
+  // The readers: nullopt with the error (naming the table and SQLite's
+  // message) when a statement does not prepare or a step fails.
+  std::optional<std::vector<Series>> series(const SeriesFilter& f, std::string& error);
   bool acknowledge(const Acknowledgement& a, std::string& error);
-  std::vector<Acknowledgement> acknowledgements();
-  size_t run_count();
+  std::optional<std::vector<Acknowledgement>> acknowledgements(std::string& error);
+  std::optional<size_t> run_count(std::string& error);
   // The runs of these ids with their traces, in the order given (unknown ids left out).
-  std::vector<TracedRun> traces(const std::vector<int64_t>& ids);
+  std::optional<std::vector<TracedRun>> traces(const std::vector<int64_t>& ids, std::string& error);
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
   bool exec(const std::string& sql, std::string& error);
+  std::optional<int64_t> stored_version(const std::string& path, std::string& error);
   bool migrate(const std::string& path, std::string& error);
   sqlite3* db_;
 };

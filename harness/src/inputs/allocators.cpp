@@ -58,7 +58,13 @@ struct Family {
   std::string (*check)(const Options&, const std::string& library);
   // How the library starts a complaint about its options on stderr.
   std::vector<std::string> complaints;
+  // Why any option is refused, for a family that reads none; else nullptr.
+  const char* no_options;
 };
+
+// A family no system package provides: its library comes from a pin
+// (NAME@REV) or a path (NAME=/path/lib.so) only.
+bool pin_only(const Family& f) { return f.sonames.empty() && *f.debian_package == '\0'; }
 
 std::map<std::string, std::string> prefixed_env(const Options& opts, const std::string& prefix) {
   std::map<std::string, std::string> env;
@@ -87,21 +93,23 @@ std::string check_names(const Options& opts, const std::vector<std::string>& val
 }
 
 // The option names a library prints about itself when its verbose variable is
-// set: lines `<prefix>NAME<end>`. Asked of the library itself, so that a build
-// of another version answers for that version.
+// set: lines `<prefix>NAME<end>`, with any one of `prefixes`. Asked of the
+// library itself, so that a build of another version answers for that version.
 std::vector<std::string> probe_option_names(const std::string& library, const std::string& verbose_variable,
-                                            const std::string& prefix, const std::string& end) {
+                                            const std::vector<std::string>& prefixes, const std::string& end) {
   // A library that starts on its first malloc needs a program that allocates: this one, asked for its help.
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   auto c = run_capture({"/usr/bin/env", "LD_PRELOAD=" + library, verbose_variable + "=1", self, "--help"});
   std::vector<std::string> names;
   std::istringstream lines(c.err);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(prefix, 0) != 0) continue;
-    auto stop = line.find(end, prefix.size());
-    if (stop != std::string::npos) names.push_back(line.substr(prefix.size(), stop - prefix.size()));
-  }
+  for (std::string line; std::getline(lines, line);)
+    for (const auto& prefix : prefixes) {
+      if (line.rfind(prefix, 0) != 0) continue;
+      auto stop = line.find(end, prefix.size());
+      if (stop != std::string::npos) names.push_back(line.substr(prefix.size(), stop - prefix.size()));
+      break;
+    }
   return names;
 }
 
@@ -157,17 +165,19 @@ const std::vector<Family>& families() {
       // glibc reads malloc tunables from one variable: glibc.malloc.NAME=VALUE:...
       {"glibc", {}, "libc6",
        [](const Options& o) { return joined_env(o, "GLIBC_TUNABLES", "glibc.malloc.", "=", ":"); }, check_glibc,
-       {}},
+       {}, nullptr},
       {"jemalloc", {"libjemalloc.so.2"}, "libjemalloc2",
        [](const Options& o) { return joined_env(o, "MALLOC_CONF", "", ":", ","); }, nullptr,
-       {"<jemalloc>: Invalid conf", "<jemalloc>: Malformed conf"}},
-      // mimalloc prints every option it has when MIMALLOC_VERBOSE is set.
+       {"<jemalloc>: Invalid conf", "<jemalloc>: Malformed conf"}, nullptr},
+      // mimalloc prints every option it has when MIMALLOC_VERBOSE is set
+      // ("mimalloc: option 'NAME': ..." in 2.x, "option 'NAME': ..." in 3.x).
       {"mimalloc", {"libmimalloc.so.2"}, "libmimalloc2.0",
        [](const Options& o) { return prefixed_env(o, "MIMALLOC_"); },
        [](const Options& o, const std::string& lib) {
-         return check_names(o, probe_option_names(lib, "MIMALLOC_VERBOSE", "mimalloc: option '", "'"), "mimalloc");
+         return check_names(
+             o, probe_option_names(lib, "MIMALLOC_VERBOSE", {"mimalloc: option '", "option '"}, "'"), "mimalloc");
        },
-       {}},
+       {}, nullptr},
       // gperftools cannot list its options: these are the TCMALLOC_ variables its
       // documentation names (docs/tcmalloc.html), all read by libtcmalloc_minimal.
       {"tcmalloc", {"libtcmalloc_minimal.so.4", "libtcmalloc.so.4"}, "libtcmalloc-minimal4",
@@ -181,13 +191,18 @@ const std::vector<Family>& families() {
                              "memfs_ignore_mmap_fail", "memfs_map_private", "memfs_disable_fallback"},
                             "tcmalloc");
        },
-       {}},
+       {}, nullptr},
       // scav prints its option table (allocators/scav/src/options.cpp) when SCAV_VERBOSE is set.
       {"scav", {"libscav.so"}, "", [](const Options& o) { return prefixed_env(o, "SCAV_"); },
        [](const Options& o, const std::string& lib) {
-         return check_names(o, probe_option_names(lib, "SCAV_VERBOSE", "scav:   ", " = "), "scav");
+         return check_names(o, probe_option_names(lib, "SCAV_VERBOSE", {"scav:   "}, " = "), "scav");
        },
-       {"scav: warning: bad value"}},
+       {"scav: warning: bad value"}, nullptr},
+      // snmalloc (libsnmallocshim.so) has no package: it is built from a pin.
+      // Its settings are compile-time constants; it reads no environment.
+      {"snmalloc", {}, "", [](const Options&) { return std::map<std::string, std::string>(); }, nullptr, {},
+       "snmalloc reads no options from the environment: its settings are fixed when it is built, so each "
+       "setting is a pin of its own (snmalloc-checks in allocators/pins.json is one)"},
   };
   return f;
 }
@@ -237,6 +252,9 @@ std::string find_library(const Family& fam, const AllocatorContext& ctx) {
 
 std::string missing_reason(const Family& fam) {
   if (std::string(fam.name) == "scav") return "scav: libscav.so was not built with this harness";
+  if (pin_only(fam))
+    return std::string(fam.name) + ": no system package provides it; build it from a pin (" + fam.name +
+           "@REV, allocators/pins.json) or name a build by its path (" + fam.name + "=/path/lib.so)";
   return std::string(fam.name) + ": " + fam.sonames.front() + " not found in the loader's paths (install the Debian package " +
          fam.debian_package + ": apt-get install " + fam.debian_package + ")";
 }
@@ -318,6 +336,11 @@ AllocatorContext default_allocator_context(const std::string& build_libdir) {
   return ctx;
 }
 
+std::string refused_options(const std::string& family) {
+  const Family* f = find_family(family);
+  return f && f->no_options ? f->no_options : "";
+}
+
 std::vector<std::string> builtin_allocator_names() {
   std::vector<std::string> out;
   for (const auto& f : families()) out.push_back(f.name);
@@ -378,6 +401,10 @@ std::optional<AllocatorSpec> parse_allocator(const std::string& text, const Allo
     return std::nullopt;
   }
   if (const Family* fam = find_family(spec.family)) {
+    if (fam->no_options && !spec.options.empty()) {
+      error = "in allocator '" + text + "': " + fam->no_options;
+      return std::nullopt;
+    }
     if (fam->check && !spec.options.empty())
       if (error = fam->check(spec.options, spec.library); !error.empty()) {
         error = "in allocator '" + text + "': " + error;
@@ -403,6 +430,7 @@ std::vector<AllocatorSpec> available_builtins(const AllocatorContext& ctx, std::
   std::vector<AllocatorSpec> out;
   for (const auto& f : families()) {
     std::string error;
+    if (pin_only(f)) continue;  // never there without a pin: not worth a word on every run
     if (auto s = parse_allocator(f.name, ctx, error)) out.push_back(*s);
     else if (missing) missing->push_back(missing_reason(f));
   }

@@ -1,5 +1,5 @@
 // The allocator registry: built-in families (glibc, jemalloc, mimalloc,
-// tcmalloc, scav), how each takes its options from the environment, where its
+// tcmalloc, scav, and snmalloc, which only a pin or a path provides), how each takes its options from the environment, where its
 // library is, plus NAME=/path/lib.so for any build. The harness never loads
 // these libraries itself: it only names them in the child's LD_PRELOAD.
 #pragma once
@@ -13,7 +13,7 @@ namespace mh {
 
 struct AllocatorSpec {
   std::string label;    // the text the user gave, unique within a run
-  std::string family;   // glibc, jemalloc, mimalloc, tcmalloc, scav or custom
+  std::string family;   // glibc, jemalloc, mimalloc, tcmalloc, scav, snmalloc or custom
   std::string library;  // absolute path to preload, "" for glibc
   std::vector<std::pair<std::string, std::string>> options;
   std::map<std::string, std::string> env;  // the options as this family reads them
@@ -29,6 +29,10 @@ struct AllocatorContext {
 AllocatorContext default_allocator_context(const std::string& build_libdir);
 
 std::vector<std::string> builtin_allocator_names();
+
+// Why `family` takes no options (snmalloc reads no environment), or "" when
+// it takes them.
+std::string refused_options(const std::string& family);
 
 // Parses NAME[:k=v,...] or NAME=/path/lib.so[:k=v,...]. On error returns nullopt
 // with a message that names the bad value and the valid choices; that includes

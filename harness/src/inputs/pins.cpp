@@ -2,17 +2,23 @@
 #include "inputs/pins.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "core/record.h"
+#include "inputs/allocators.h"
 #include "sys/json_read.h"
 #include "sys/output_file.h"
 #include "sys/spawn.h"
@@ -23,9 +29,35 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kFamilies[] = {"jemalloc", "mimalloc", "tcmalloc", "scav", "none"};
+// The registry's families a pin can be of (glibc is not preloaded), and none.
+std::vector<std::string> pin_families() {
+  std::vector<std::string> out;
+  for (const auto& f : builtin_allocator_names())
+    if (f != "glibc") out.push_back(f);
+  out.push_back("none");
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
 
 std::string tail(const std::string& s, size_t n = 2000) { return s.size() > n ? s.substr(s.size() - n) : s; }
+
+// The last `n` non-empty lines of a build step's output, indented, for a message.
+std::string last_lines(const std::string& text, size_t n = 20) {
+  std::vector<std::string> lines;
+  std::istringstream in(tail(text, 8000));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  if (lines.empty()) return "  (the step printed nothing)";
+  std::string out;
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i)
+    out += (out.empty() ? "  " : "\n  ") + lines[i];
+  return out;
+}
 
 // The first line of a git answer.
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
@@ -54,13 +86,15 @@ std::string substitute(std::string s, const std::map<std::string, std::string>& 
   return s;
 }
 
-// FNV-1a: a stable short name for a build recipe.
-std::string recipe_key(const RepoPin& pin) {
-  const std::string text = json_text(Json{pin.build, pin.library, pin.family});
+// FNV-1a: a stable short name for a text.
+std::string short_hash(const std::string& text) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
   return fmt::format("{:08x}", uint32_t(h ^ (h >> 32)));
 }
+
+// The build recipe's: a changed recipe is another cache entry.
+std::string recipe_key(const RepoPin& pin) { return short_hash(json_text(Json{pin.build, pin.library, pin.family})); }
 
 std::optional<RepoPin> read_repo_pin(const std::string& name, const Json& j, const std::string& where,
                                      std::string& error) {
@@ -76,8 +110,8 @@ std::optional<RepoPin> read_repo_pin(const std::string& name, const Json& j, con
   };
   if (!text("repository", p.repository) || !text("library", p.library) || !text("family", p.family))
     return std::nullopt;
-  if (std::find(std::begin(kFamilies), std::end(kFamilies), p.family) == std::end(kFamilies)) {
-    error = where + ": unknown family '" + p.family + "'; valid: jemalloc, mimalloc, tcmalloc, scav, none";
+  if (const auto valid = pin_families(); std::find(valid.begin(), valid.end(), p.family) == valid.end()) {
+    error = where + ": unknown family '" + p.family + "'; valid: " + joined(valid);
     return std::nullopt;
   }
   const Json build = j.value("build", Json());
@@ -129,6 +163,65 @@ std::optional<PinsFile> load_pins(const std::string& path, std::string& error) {
   return out;
 }
 
+namespace {
+
+// A URL git understands (scheme://..., or scp-like host:path), not a path.
+bool is_url(const std::string& source) {
+  const auto colon = source.find(':');
+  return source.find("://") != std::string::npos || (colon != std::string::npos && colon < source.find('/'));
+}
+
+}  // namespace
+
+std::optional<PinSources> parse_pin_sources(const std::string& text, std::string& error) {
+  PinSources out;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      error = "bad entry '" + item + "': expected PIN=SOURCE or REPOSITORY=SOURCE, separated by commas";
+      return std::nullopt;
+    }
+    std::string source = item.substr(eq + 1);
+    if (!is_url(source)) {
+      std::error_code ec;
+      if (!fs::exists(source, ec)) {
+        error = "bad entry '" + item + "': " + source + " does not exist (a source is a local clone, a git bundle " +
+                "or a URL)";
+        return std::nullopt;
+      }
+      source = fs::absolute(source).lexically_normal().string();
+    }
+    out[item.substr(0, eq)] = source;
+  }
+  return out;
+}
+
+bool apply_pin_sources(PinsFile& file, const PinSources& sources, std::string& error) {
+  std::map<std::string, std::string> by_name;  // pin -> source, a name's own entry first
+  for (const auto& [key, source] : sources) {
+    bool known = false;
+    for (const auto& [name, pin] : file.repos)
+      if (pin.repository == key) {
+        known = true;
+        by_name.emplace(name, source);
+      }
+    if (file.repos.count(key)) known = true;
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& [name, pin] : file.repos) names.push_back(name);
+      error = "'" + key + "' is neither a pin with a repository nor the repository of one; pins with one: " +
+              (names.empty() ? "none" : joined(names));
+      return false;
+    }
+  }
+  for (const auto& [key, source] : sources)
+    if (file.repos.count(key)) by_name[key] = source;
+  for (const auto& [name, source] : by_name) file.repos[name].repository = source;
+  return true;
+}
+
 std::optional<PinRevision> parse_pin_revision(const std::string& text) {
   const auto at = text.find('@');
   if (at == std::string::npos || at == 0) return std::nullopt;
@@ -157,13 +250,31 @@ std::optional<std::string> resolve_commit(const std::string& repo, const std::st
   return first_line(r.out);
 }
 
+namespace {
+
+// "mimalloc-1a2b3c4d.git" for https://github.com/microsoft/mimalloc or
+// /srv/mimalloc.bundle: a readable stem and the hash of the whole source.
+std::string mirror_name(const std::string& repository) {
+  std::string stem = fs::path(repository).filename().string();
+  for (const char* ext : {".git", ".bundle"})
+    if (stem.size() > std::strlen(ext) && stem.ends_with(ext)) stem.resize(stem.size() - std::strlen(ext));
+  for (auto& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  if (stem.empty() || stem[0] == '.') stem = "repo" + stem;
+  return stem + "-" + short_hash(repository) + ".git";
+}
+
+}  // namespace
+
 std::optional<std::string> pin_repository(const RepoPin& pin, const PinPaths& paths, const std::string& rev,
                                           std::string& error) {
   if (pin.repository == "{memharness}") return paths.memharness_source;
   std::error_code ec;
   if (fs::is_directory(pin.repository, ec)) return fs::absolute(pin.repository).lexically_normal().string();
-  // A URL: a mirror of it in the cache, fetched again when it lacks the revision.
-  const std::string mirror = (fs::path(paths.cache) / "repos" / (pin.name + ".git")).string();
+  // A URL or a bundle: a mirror of it in the cache, fetched again when it
+  // lacks the revision. Named by what it mirrors, so that pins of one
+  // repository share it and a pin pointed elsewhere gets a mirror of its own.
+  const std::string mirror = (fs::path(paths.cache) / "repos" / mirror_name(pin.repository)).string();
   if (!fs::exists(mirror)) {
     fs::create_directories(fs::path(mirror).parent_path(), ec);
     std::cerr << "harness: cloning " << pin.repository << " for pin " << pin.name << "\n";
@@ -172,7 +283,9 @@ std::optional<std::string> pin_repository(const RepoPin& pin, const PinPaths& pa
       fs::remove_all(mirror, ec);
       error = "pin '" + pin.name + "': cannot clone " + pin.repository +
               (c.timed_out ? ": it did not finish within " + std::to_string(int(kGitTimeoutS)) + " s"
-                           : ": " + tail(c.err, 500));
+                           : ": " + tail(c.err.substr(0, c.err.find_last_not_of(" \n") + 1), 500)) +
+              "\nTo build it from a local clone or git bundle instead: MEMHARNESS_PIN_SOURCES=" + pin.name +
+              "=/path/to/clone-or.bundle (docs/allocators.md#pins-built-from-a-local-source)";
       return std::nullopt;
     }
   } else if (std::string ignored; !resolve_commit(mirror, rev, ignored)) {
@@ -254,10 +367,11 @@ bool run_build_steps(const RepoPin& pin, const std::string& sha, const fs::path&
     log << r.out << r.err;
     log.flush();
     if (r.exit_code != 0) {
-      error = fmt::format("building pin '{}' at {} failed: `{}` {}; the log is {}", pin.name, sha.substr(0, 12), shown,
+      error = fmt::format("building pin '{}' at {} failed: `{}` {}; the log is {}, ending:\n{}", pin.name,
+                          sha.substr(0, 12), shown,
                           r.timed_out ? fmt::format("did not finish within {} s", int(kBuildTimeoutS))
                                       : fmt::format("exited with status {}", r.exit_code),
-                          log_path.string());
+                          log_path.string(), last_lines(r.out + r.err));
       return false;
     }
   }
@@ -278,6 +392,26 @@ bool extract_tree(const RepoPin& pin, const std::string& repo, const std::string
   error = "pin '" + pin.name + "': cannot extract " + sha.substr(0, 12) + " of " + repo + ": " + tail(untar.err, 500);
   return false;
 }
+
+// Wall and CPU time since it was made. The CPU time is that of the processes
+// the harness waited for since (the build's steps and everything they waited
+// for: the compilers), user and system.
+class BuildClock {
+ public:
+  std::string since() const {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    return fmt::format("{:.1f} s, CPU {:.1f} s", wall, children_cpu_s() - cpu_);
+  }
+
+ private:
+  static double children_cpu_s() {
+    rusage ru{};
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  }
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  double cpu_ = children_cpu_s();
+};
 
 // No one else may write what the build made: what makes a cache entry usable.
 void make_private(const fs::path& dir) {
@@ -312,6 +446,8 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
     const std::string why = untrusted_entry(dir, pin, *sha, lib);
     if (why.empty()) {
       out.cache = "reused";
+      std::cerr << "harness: " << pin.name << " at " << sha->substr(0, 12) << ": the cached build " << dir.string()
+                << "\n";
       return out;
     }
     out.cache = "rebuilt: the cached build was not used: " + why;
@@ -325,6 +461,7 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
   fs::create_directories(source, ec);
   fs::create_directories(build_dir, ec);
   std::ofstream log(log_path);
+  const BuildClock clock;
   std::cerr << "harness: building " << pin.name << " at " << sha->substr(0, 12) << " into " << dir.string()
             << " (log: " << log_path.string() << ")\n";
   if (!extract_tree(pin, *repo, *sha, dir, source, log, error)) return std::nullopt;
@@ -340,6 +477,8 @@ std::optional<BuiltPin> build_pin(const RepoPin& pin, const std::string& rev, co
     error = "pin '" + pin.name + "': " + e;
     return std::nullopt;
   }
+  log << "built in " << clock.since() << "\n";
+  std::cerr << "harness: built " << pin.name << " at " << sha->substr(0, 12) << " in " << clock.since() << "\n";
   return out;
 }
 

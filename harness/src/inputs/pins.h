@@ -37,6 +37,18 @@ struct PinsFile {
 // Reads a pins file; nullopt with a message naming the file and the bad entry.
 std::optional<PinsFile> load_pins(const std::string& path, std::string& error);
 
+// Local sources that pins are built from instead of their repositories
+// (MEMHARNESS_PIN_SOURCES): "KEY=SOURCE[,KEY=SOURCE...]", where KEY is a pin's
+// name or a repository as the pins file gives it (then every pin of that
+// repository), and SOURCE a local clone, a git bundle or any URL git
+// understands. A local SOURCE must exist and is made absolute.
+using PinSources = std::map<std::string, std::string>;
+std::optional<PinSources> parse_pin_sources(const std::string& text, std::string& error);
+// Points the pins of `file` at their sources, a pin's own name winning over
+// its repository; false naming a key that is neither a pin with a repository
+// nor the repository of one.
+bool apply_pin_sources(PinsFile& file, const PinSources& sources, std::string& error);
+
 // "NAME@REV[:options]": the pin's name, the revision and any options.
 struct PinRevision {
   std::string name, rev, options;

@@ -34,7 +34,8 @@ struct RunSettings {
   double timeout_s = 600;     // --timeout: seconds before a run is killed (SIGTERM, then SIGKILL)
   double sample_ms = 10;      // --sample-ms: the sampling interval (the record's sampler.interval_ms)
   double smaps_ms = 0;        // --smaps-ms: smaps_rollup at most this often; 0: at marks only
-  uint64_t memory_limit = 0;  // --memory-limit in bytes; 0: none (memory_limit.h)
+  uint64_t memory_limit = 0;  // --memory-limit in bytes; 0: none (memory_group.h)
+  uint64_t memory_high = 0;   // --memory-high in bytes; 0: none (cgroup v2 only)
   // --leftovers: killed and the run ok, killed and the run failed, or left running.
   Leftovers leftovers = Leftovers::Kill;
   // --after: the mark the after.* metrics are measured from ("": the

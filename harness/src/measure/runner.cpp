@@ -21,7 +21,7 @@
 #include "measure/program_trace.h"
 #include "sys/containment.h"
 #include "sys/interrupt.h"
-#include "measure/memory_limit.h"
+#include "measure/memory_group.h"
 #include "measure/perf.h"
 #include "measure/program_run.h"
 #include "measure/sampler.h"
@@ -270,7 +270,7 @@ class OneRun {
  private:
   bool run_program_setup();
   ChildSpec child_spec() const;
-  void limit_memory();
+  void make_memory_group();
   void start_driver(pid_t pid, Clock::time_point t0, bool traced);
   void sample(const Child& child, Clock::time_point t0);
   void stop(const Child& child);
@@ -283,10 +283,10 @@ class OneRun {
   std::string program_cwd_;
   Channels channels_;
   ChildSpec spec_;
-  std::optional<MemoryCgroup> cgroup_;
-  // The program's containment (its group's name is the memory cgroup's too,
+  std::optional<MemoryGroup> group_;
+  // The program's containment (its group's name is the memory group's too,
   // so that under cgroup v2 both are one group) and the load generator's.
-  // Declared after cgroup_ so that they go first.
+  // Declared after group_ so that they go first.
   std::string group_name_;
   std::optional<Containment> box_, load_box_;
   std::optional<ProgramDriver> driver_;
@@ -320,7 +320,7 @@ bool OneRun::prepare() {
   if (req_.program && !req_.program->load_argv.empty()) load_box_.emplace(containment::unique_name("load"));
   spec_ = child_spec();
   spec_.containment = &*box_;
-  limit_memory();
+  make_memory_group();
   return true;
 }
 
@@ -367,16 +367,21 @@ ChildSpec OneRun::child_spec() const {
   return spec;
 }
 
-// The memory limit: a cgroup of the run's own, else RLIMIT_AS.
-void OneRun::limit_memory() {
+// The run's memory group, with the limit when one is asked for; a limit
+// without a group falls back to RLIMIT_AS.
+void OneRun::make_memory_group() {
   const uint64_t bytes = req_.run.memory_limit;
+  group_.emplace(MemoryGroupSettings{bytes, req_.run.memory_high}, group_name_);
+  if (req_.run.memory_high) {
+    rec_.memory_group_info["high_bytes"] = req_.run.memory_high;
+    end_.limit_note = "--memory-high " + std::to_string(req_.run.memory_high) + " bytes";
+  }
   if (bytes == 0) return;
-  cgroup_.emplace(bytes, group_name_);
-  const std::string mechanism = cgroup_->ok() ? cgroup_->mechanism() : std::string("RLIMIT_AS");
+  const std::string mechanism = group_->limited() ? group_->limit_mechanism() : std::string("RLIMIT_AS");
   std::string note;
-  if (!cgroup_->ok()) {
+  if (!group_->limited()) {
     spec_.rlimit_as = bytes;
-    note = "no memory cgroup could be made (" + cgroup_->why() +
+    note = "no memory cgroup could be made (" + group_->why() +
            "): RLIMIT_AS limits address space, not resident memory, and an allocation past it fails "
            "instead of being killed";
   }
@@ -398,7 +403,11 @@ void OneRun::start_and_sample() {
   channels_.child_started(req_.program != nullptr);
   if (!child) return;
   interrupt::set_child_group(child->pid());
-  if (cgroup_ && cgroup_->ok() && !cgroup_->add(child->pid(), end_.error)) child->signal_group(SIGKILL);
+  // A run that must be held to a limit or a high mark and cannot be is not run.
+  if (std::string error; !group_->add(child->pid(), error) && (req_.run.memory_limit || req_.run.memory_high)) {
+    end_.error = error;
+    child->signal_group(SIGKILL);
+  }
   PerfCounters perf(child->pid());
   // A program is held at its entry point, where its maps say which
   // allocator it got, even when it lives a millisecond, and at its exit stop,
@@ -416,7 +425,8 @@ void OneRun::start_and_sample() {
   rec_.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   interrupt::set_child_group(0);
   rec_.perf = perf.read();
-  end_.oom = cgroup_ && cgroup_->oom_kills() > 0;
+  end_.oom = group_->oom_kills() > 0;
+  group_->record(rec_);
 }
 
 // A program's driver; the program held at its entry when the trace took it there.
@@ -450,6 +460,7 @@ void OneRun::sample(const Child& child, Clock::time_point t0) {
   cfg.tree = req_.program && req_.program->tree;
   cfg.ledger_library = req_.ledger_library;
   cfg.heap_sites = !req_.ledger_library.empty() && req_.run.heap_sample > 0;
+  cfg.memory_group = &*group_;
   if (driver_) cfg.driver = &*driver_;
   if (trace_.following()) cfg.trace = &trace_;
   std::string sampler_error;

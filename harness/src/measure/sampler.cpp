@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "measure/memory_group.h"
 #include "measure/proc_tree.h"
 #include "measure/run_bounds.h"
 #include "sys/child_signal.h"
@@ -138,6 +139,8 @@ class Sampler {
   // Reads the process (and its descendants): a mark's reading with status
   // and smaps_rollup, a periodic one with them only when due. Keeps its cost.
   bool take(Sample& s, bool at_mark);
+  // The memory group's columns of a sample (its charge, its stall so far).
+  void read_group(Sample& s);
   void add_mark(const std::string& name, Clock::time_point received, bool process_alive);
   void merge_all_threads();
   // The driver's marks after a wake-up (and once after the child exited).
@@ -186,6 +189,7 @@ class Sampler {
   bool mark_open_;
   bool exited_ = false;
   RunBudget budget_;  // what the program sends, kept within settings.bounds
+  std::map<std::string, std::string> group_null_cells_;  // without a memory group: why its columns are null
 };
 
 std::chrono::microseconds micros(double ms) { return std::chrono::microseconds(static_cast<int64_t>(ms * 1000)); }
@@ -348,6 +352,7 @@ bool Sampler::take(Sample& s, bool at_mark) {
     processes_max_ =
         std::max<int64_t>(processes_max_, 1 + tree_->add_descendants(s, with_smaps, at_mark, with_stat));
   }
+  if (ok) read_group(s);
   const auto b = Clock::now();
   s.t_ms = ms_since(cfg_.t0, a);
   const double cost_us = std::chrono::duration<double, std::micro>(b - a).count();
@@ -362,6 +367,14 @@ bool Sampler::take(Sample& s, bool at_mark) {
     rec_.samples.push_back(s);
   }
   return ok;
+}
+
+void Sampler::read_group(Sample& s) {
+  if (cfg_.memory_group) return cfg_.memory_group->sample(s);
+  for (const char* column : {"cgroup_kb", "psi_some_ms", "psi_full_ms"}) {
+    s.missing |= column_bit(column);
+    group_null_cells_.emplace(column, "the run was sampled without a memory group of its own");
+  }
 }
 
 void Sampler::add_mark(const std::string& name, Clock::time_point received, bool process_alive) {
@@ -490,6 +503,8 @@ void Sampler::record_null_cells() {
   st.null_cells = proc_.null_cells();
   if (tree_)
     for (const auto& [column, why] : tree_->null_cells()) st.null_cells.emplace(column, why);
+  for (const auto& [column, why] : cfg_.memory_group ? cfg_.memory_group->null_cells() : group_null_cells_)
+    st.null_cells.emplace(column, why);
   for (auto it = st.null_cells.begin(); it != st.null_cells.end();) {
     const std::string &column = it->first, &why = it->second;  // a lambda captures these, not a binding
     const auto lacks = [&](const Sample& s) { return cell_missing(s, column); };

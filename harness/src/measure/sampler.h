@@ -18,6 +18,8 @@
 
 namespace mh {
 
+class MemoryGroup;
+
 // Told the time since the start (ms) and the last mark's name ("" before the
 // first): the progress line.
 using ProgressFn = std::function<void(double, const std::string&)>;
@@ -67,6 +69,9 @@ struct SamplerConfig {
   std::string ledger_library;
   // --heap-sample: the ledger's sampled call sites are read at every mark.
   bool heap_sites = false;
+  // The run's memory group (memory_group.h): its charge and stall are read
+  // with every sample. None: those columns are null.
+  MemoryGroup* memory_group = nullptr;
 };
 
 // Samples every settings.sample_ms, smaps_rollup every settings.smaps_ms (0:

@@ -15,6 +15,7 @@
 
 #include "core/metrics.h"
 #include "core/derived_metrics.h"
+#include "core/ledger_notes.h"
 #include "core/summary.h"
 #include "sys/json_read.h"
 
@@ -265,6 +266,7 @@ Json run_to_json(const RunRecord& r) {
       {"sampler", sampler_json(r.sampler)},
       {"output_tail", r.output_tail},
       {"memory_limit", r.memory_limit},
+      {"memory_group", r.memory_group_info.is_null() ? Json::object() : r.memory_group_info},
       {"protocol_errors", r.protocol_errors},
       {"leftover_processes", leftovers_json(r.leftover_processes)},
       {"curve_info", r.curve_info.is_null() ? Json::object() : r.curve_info},
@@ -567,6 +569,7 @@ RunRecord run_from_json(const JsonIn& j) {
   r.data = object_or(j, "data", Json::object());
   r.output_tail = j.string_or("output_tail", "");
   if (auto m = j.find("memory_limit")) r.memory_limit = m->json();
+  r.memory_group_info = object_or(j, "memory_group", Json::object());
   if (auto p = j.find("protocol_errors")) p->each_element([&](const JsonIn& e) { r.protocol_errors.push_back(e.string()); });
   if (auto l = j.find("leftover_processes")) r.leftover_processes = leftovers_from(*l);
   if (auto h = j.find("heap_objects"))
@@ -657,6 +660,14 @@ Json summary_json(const std::vector<RunRecord>& runs) {
                            {"runs_ok", row.runs_ok},
                            {"runs_total", row.runs_total},
                            {"metrics", metrics}});
+    // Only where there are some: the ledger's figures need a word (ledger_notes.h).
+    const auto run = std::find_if(runs.begin(), runs.end(), [&](const RunRecord& r) {
+      return r.workload == row.workload && r.allocator.name == row.allocator && r.role == row.role;
+    });
+    Json notes = Json::array();
+    for (const auto& n : ledger_notes(row, *run))
+      notes.push_back(Json{{"code", n.code}, {"text", n.figures + ": " + n.why}, {"live_kb", n.live_kb}, {"anon_kb", n.anon_kb}});
+    if (!notes.empty()) summary.back()["notes"] = notes;
   }
   return summary;
 }

@@ -7,15 +7,17 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "report/journal.h"
+#include "sys/input_file.h"
 #include "sys/json_read.h"
 
 namespace mh {
@@ -302,14 +304,43 @@ bool run_line_error(const std::string& line, const std::string& name, std::strin
   return false;
 }
 
+// A file's lines in turn, each without its newline.
+class Lines {
+ public:
+  explicit Lines(std::FILE* f) : f_(f) {}
+  ~Lines() { std::free(buf_); }
+  Lines(const Lines&) = delete;
+  Lines& operator=(const Lines&) = delete;
+  // The next line; false at the end. `ended`: a newline ended it.
+  bool next(std::string& line, bool& ended) {
+    const ssize_t n = ::getline(&buf_, &cap_, f_);
+    if (n < 0) return false;
+    ended = n > 0 && buf_[n - 1] == '\n';
+    line.assign(buf_, static_cast<size_t>(n) - (ended ? 1 : 0));
+    return true;
+  }
+  bool at_end() {
+    const int c = std::getc(f_);
+    if (c == EOF) return true;
+    std::ungetc(c, f_);
+    return false;
+  }
+
+ private:
+  std::FILE* f_;
+  char* buf_ = nullptr;
+  size_t cap_ = 0;
+};
+
 // The journal's lines in turn: the header, then a run per line. A last line
 // without its newline, or one that is not a whole run, was cut off by a crash:
 // ignored, with a warning.
-bool read_journal(const std::string& path, const ReadSettings& settings, ReportData& head,
+bool read_journal(std::FILE* f, const std::string& path, const ReadSettings& settings, ReportData& head,
                   const std::function<void(RunRecord&&)>& each, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
+  Lines lines(f);
   std::string line;
-  std::getline(in, line);
+  bool ended = false;
+  lines.next(line, ended);
   auto header = parse_json(line, path + " line 1", kFileLimits, error);
   if (!header) return false;
   auto h = read_checked<ReportData>([&] { return report_head_from(JsonIn(*header, path + " line 1"), kJournalSchema); },
@@ -317,10 +348,10 @@ bool read_journal(const std::string& path, const ReadSettings& settings, ReportD
   if (!h) return false;
   head = std::move(*h);
   head.complete = false;
-  for (size_t n = 2; std::getline(in, line); ++n) {
+  for (size_t n = 2; lines.next(line, ended); ++n) {
     const std::string name = fmt::format("{} line {}", path, n);
-    auto r = in.eof() ? std::nullopt : run_from_text(line, name, settings);
-    if (!r && in.peek() == std::char_traits<char>::eof()) {
+    auto r = ended ? run_from_text(line, name, settings) : std::nullopt;
+    if (!r && lines.at_end()) {
       fmt::print(stderr, "harness: warning: {}: the last line is cut short (the harness stopped while writing it): "
                          "that run is left out\n", name);
       break;
@@ -335,15 +366,22 @@ bool read_journal(const std::string& path, const ReadSettings& settings, ReportD
 
 bool read_report_runs(const std::string& path, const ReadSettings& settings, ReportData& head,
                       const std::function<void(RunRecord&&)>& each, std::string& error) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  // A FIFO, a device or a link to one is refused before anything is read.
+  auto f = input_file::open_file(path, error);
+  if (!f) return false;
   struct stat st {};
-  // Past the size limit, or not a file to read: the whole-document reader says so.
-  if (!f || ::fstat(fileno(f.get()), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<size_t>(st.st_size) > kFileLimits.max_bytes)
-    return read_whole(path, Scan{}, head, each, error);
-  if (is_journal(f.get())) return read_journal(path, settings, head, each, error);
+  if (::fstat(fileno(f.get()), &st) != 0 || static_cast<size_t>(st.st_size) > kFileLimits.max_bytes) {
+    error = fmt::format("{}: larger than the {} bytes this reader takes", path, kFileLimits.max_bytes);
+    return false;
+  }
+  if (is_journal(f.get())) return read_journal(f.get(), path, settings, head, each, error);
   const Scan scan = scan_report(f.get(), path, settings, head, each);
   return scan.scanned || read_whole(path, scan, head, each, error);
+}
+
+bool read_journal_runs(std::FILE* f, const std::string& name, const ReadSettings& settings, ReportData& head,
+                       const std::function<void(RunRecord&&)>& each, std::string& error) {
+  return read_journal(f, name, settings, head, each, error);
 }
 
 std::optional<ReportData> read_report(const std::string& path, std::string& error, const ReadSettings& settings) {
@@ -389,8 +427,9 @@ bool names_report(const std::string& named, const std::string& report) {
 }  // namespace
 
 std::string resumed_report(const std::string& path, std::string& error) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f || !is_journal(f.get())) return path;
+  auto f = input_file::open_file(path, error);
+  if (!f) return "";
+  if (!is_journal(f.get())) return path;
   // What --resume writes is what the journal's name says, never a path read
   // from its content: a header naming another file is refused.
   const std::string report = report_of_journal_name(path);
@@ -399,9 +438,10 @@ std::string resumed_report(const std::string& path, std::string& error) {
                         "and this name says no report (give the report to write with --out)", path);
     return "";
   }
-  std::ifstream in(path, std::ios::binary);
+  Lines lines(f.get());
   std::string line;
-  std::getline(in, line);
+  bool ended = false;
+  lines.next(line, ended);
   std::string parse_error;
   auto header = parse_json(line, path + " line 1", kFileLimits, parse_error);
   const Json* named = header && header->is_object() && header->contains("report") ? &(*header)["report"] : nullptr;

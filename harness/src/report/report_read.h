@@ -4,6 +4,7 @@
 // last line is a warning on standard error).
 #pragma once
 
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -27,6 +28,10 @@ struct ReadSettings {
 // ("r.json: runs[3].status: expected a string, found 3").
 bool read_report_runs(const std::string& path, const ReadSettings& settings, ReportData& head,
                       const std::function<void(RunRecord&&)>& each, std::string& error);
+// The journal reader alone, over a stream open at the journal's first line
+// (what read_report_runs does with a journal), named `name` in errors.
+bool read_journal_runs(std::FILE* f, const std::string& name, const ReadSettings& settings, ReportData& head,
+                       const std::function<void(RunRecord&&)>& each, std::string& error);
 // The same, the runs gathered into the ReportData.
 std::optional<ReportData> read_report(const std::string& path, std::string& error, const ReadSettings& settings = {});
 

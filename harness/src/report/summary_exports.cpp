@@ -27,11 +27,12 @@ std::string markdown_table(const SummaryBlock& b) {
 
 }  // namespace
 
-std::string summary_markdown(const std::vector<RunRecord>& runs, const HeadlinesByWorkload& headlines) {
-  const SummaryBlocks s = summary_blocks(runs, headlines);
+std::string summary_markdown(const std::vector<RunRecord>& runs, const HeadlinesByWorkload& headlines,
+                             const std::string& reference) {
+  const SummaryBlocks s = summary_blocks(runs, headlines, reference);
   std::string out;
   for (const auto& b : s.blocks) out += markdown_table(b) + "\n";
-  return out + summary_notes(runs, s.ranked, "- ", escape::markdown);
+  return out + summary_notes(runs, s, "- ", escape::markdown);
 }
 
 std::string summary_csv(const std::vector<RunRecord>& runs, const DeclaredMetrics& declared) {

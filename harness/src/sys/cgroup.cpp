@@ -123,6 +123,45 @@ bool kill_frozen_v1(const std::string& dir, std::string& error) {
   return write_text(dir + "/freezer.state", "THAWED", error);
 }
 
+PressureTotals parse_pressure(std::string_view text) {
+  PressureTotals out;
+  procfs::for_each_line(text, [&](std::string_view line) {
+    const size_t at = line.find(" total=");
+    uint64_t total = 0;
+    if (at == std::string_view::npos ||
+        std::from_chars(line.data() + at + 7, line.data() + line.size(), total).ec != std::errc())
+      return;
+    if (line.rfind("some ", 0) == 0) out.some_us = total;
+    if (line.rfind("full ", 0) == 0) out.full_us = total;
+  });
+  return out;
+}
+
+std::optional<int64_t> keyed_value(std::string_view text, std::string_view key) {
+  std::optional<int64_t> out;
+  procfs::for_each_line(text, [&](std::string_view line) {
+    if (line.size() <= key.size() || line.compare(0, key.size(), key) != 0 || line[key.size()] != ' ') return;
+    int64_t v = 0;
+    const char* first = line.data() + key.size() + 1;
+    if (std::from_chars(first, line.data() + line.size(), v).ec == std::errc()) out = v;
+  });
+  return out;
+}
+
+std::string v2_memory_why_not() {
+  const std::string parent = own_dir("");
+  if (parent.empty()) return "no cgroup v2 hierarchy is mounted";
+  const std::string root = v2_root();
+  const std::string controllers = procfs::read_text(root + "/cgroup.controllers").value_or("");
+  if (controllers.find("memory") == std::string::npos)
+    return "the memory controller is not on cgroup v2 here (" + root + "/cgroup.controllers: \"" +
+           controllers.substr(0, controllers.find('\n')) + "\"); it is on cgroup v1";
+  if (procfs::read_text(parent + "/cgroup.subtree_control").value_or("").find("memory") == std::string::npos)
+    return "the memory controller is not delegated to " + parent +
+           " (its cgroup.subtree_control lacks memory): see docs/memory-needed.md";
+  return "";
+}
+
 bool remove(const std::string& dir, double wait_s) {
   std::vector<std::string> dirs = groups_below(dir);
   dirs.push_back(dir);

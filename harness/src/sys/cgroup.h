@@ -7,7 +7,10 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mh::cgroup {
@@ -37,5 +40,20 @@ bool kill_frozen_v1(const std::string& dir, std::string& error);
 // Removes the group and the groups below it, deepest first, waiting up to
 // `wait_s` for their processes to be gone (rmdir refuses a populated group).
 bool remove(const std::string& dir, double wait_s);
+
+// The "total=" figures of a pressure file (memory.pressure: PSI), in
+// microseconds: "some" is the time at least one task of the group was
+// stalled on memory, "full" the time all of its runnable tasks were at once.
+// Each nullopt when its line is missing.
+struct PressureTotals {
+  std::optional<uint64_t> some_us, full_us;
+};
+PressureTotals parse_pressure(std::string_view text);
+// The number after `key` in a file of "key value" lines (memory.events,
+// memory.oom_control, memory.stat); nullopt when no line has that key.
+std::optional<int64_t> keyed_value(std::string_view text, std::string_view key);
+// Whether this process's v2 group gives the memory controller to the groups
+// below it (cgroup.subtree_control lists it): "" when it does, else why not.
+std::string v2_memory_why_not();
 
 }  // namespace mh::cgroup

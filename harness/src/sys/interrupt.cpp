@@ -1,10 +1,11 @@
 // Signal handling for interruption (see interrupt.h). The handler only stores
 // numbers, writes one byte to a pipe, and on the second signal calls kill and
-// _exit: all async-signal-safe.
+// _exit (and rmdir, nanosleep): all async-signal-safe.
 #include "sys/interrupt.h"
 
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +30,7 @@ struct KillSlot {
   std::atomic<bool> used{false};
   bool v2 = false;
   char path[512] = {};
+  char dir[512] = {};  // removed once its processes are gone
 };
 KillSlot g_kill[8];
 
@@ -52,6 +54,19 @@ void kill_cgroup(const KillSlot& slot) {
   close(fd);
 }
 
+// Removes the slots' groups, waiting up to 1 s for their killed processes
+// to be gone (rmdir refuses a populated group). rmdir and nanosleep only.
+void remove_cgroups() {
+  for (int round = 0; round < 200; ++round) {
+    bool left = false;
+    for (const auto& slot : g_kill)
+      if (slot.used.load() && rmdir(slot.dir) != 0 && errno == EBUSY) left = true;
+    if (!left) return;
+    timespec ts{0, 5000000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
 // The first SIGINT, SIGTERM or SIGHUP asks; the second, of any of them, ends
 // the harness here, whatever call the main thread is blocked in (the handler
 // runs SA_RESTART, so that a first request never fails a read halfway: the
@@ -65,6 +80,7 @@ void on_signal(int sig) {
     if (pid_t g = g_child_group.load(); g > 0) kill(-g, SIGKILL);
     for (const auto& slot : g_kill)
       if (slot.used.load()) kill_cgroup(slot);
+    remove_cgroups();
     ssize_t n = write(STDERR_FILENO, g_note, g_note_size.load());
     (void)n;
     _exit(128 + sig);
@@ -114,6 +130,7 @@ int kill_cgroup_on_exit(const std::string& dir, bool v2) {
     if (slot.used.load()) continue;  // main thread only: no race between slots
     slot.v2 = v2;
     std::copy_n(path.c_str(), path.size() + 1, slot.path);
+    std::copy_n(dir.c_str(), dir.size() + 1, slot.dir);
     slot.used.store(true);
     return i;
   }

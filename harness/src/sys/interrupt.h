@@ -34,7 +34,8 @@ void set_child_group(pid_t pgid);
 void kill_child_group();
 // A cgroup a second signal kills too, so that what left the process group
 // (setsid) ends with the harness: v2 by writing its cgroup.kill, v1 by a
-// SIGKILL to each process its cgroup.procs lists. Returns the slot to give
+// SIGKILL to each process its cgroup.procs lists; then the group is removed
+// (waiting up to 1 s for its processes to be gone). Returns the slot to give
 // back with forget_cgroup (-1 when all 8 are taken or the path is too long).
 int kill_cgroup_on_exit(const std::string& dir, bool v2);
 void forget_cgroup(int slot);

@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <vector>
+
+#include "sys/input_file.h"
 
 namespace mh {
 
@@ -114,25 +115,10 @@ std::optional<Json> parse_json(std::string_view text, const std::string& what, c
 }
 
 std::optional<Json> read_json_file(const std::string& path, const JsonLimits& limits, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read " + path;
-    return std::nullopt;
-  }
-  // Read at most one byte past the limit: a larger file is refused, whatever it is.
-  std::string text;
-  char buf[1 << 16];
-  while (text.size() <= limits.max_bytes && in.read(buf, sizeof buf).gcount() > 0)
-    text.append(buf, static_cast<size_t>(in.gcount()));
-  if (text.size() > limits.max_bytes) {
-    error = fmt::format("{}: larger than the {} bytes this reader takes", path, limits.max_bytes);
-    return std::nullopt;
-  }
-  if (in.bad()) {
-    error = "cannot read " + path;
-    return std::nullopt;
-  }
-  return parse_json(text, path, limits, error);
+  // A FIFO or a device is refused before any read; a larger file after one byte past the limit.
+  auto text = input_file::read_all(path, limits.max_bytes, error);
+  if (!text) return std::nullopt;
+  return parse_json(*text, path, limits, error);
 }
 
 std::string json_found(const Json& j) {

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "sys/input_file.h"
+
 namespace mh::output_file {
 
 namespace {
@@ -18,17 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string errno_text(int err) { return std::strerror(err); }
-
-// What a file that is not a regular one is, for a person.
-std::string kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a named pipe";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 fs::path folder_of(const std::string& path) {
   const fs::path p(path);
@@ -55,7 +46,7 @@ int create_new(const fs::path& dir, const std::string& prefix, const std::string
                std::string& error) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     made = (dir / (prefix + random_part() + suffix)).string();
-    const int fd = ::open(made.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const int fd = ::open(made.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd >= 0) return fd;
     if (const int err = errno; err != EEXIST) {
       error = "cannot create a file in " + dir.string() + ": " + errno_text(err);
@@ -131,7 +122,7 @@ std::string check_target(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode))
-      return path + " is " + kind_of(st.st_mode) +
+      return path + " is " + input_file::kind_of(st.st_mode) +
              ", not a regular file: the harness writes a file by replacing it, so it names only regular files "
              "(- for standard output)";
   } else if (errno != ENOENT && errno != ENOTDIR) {

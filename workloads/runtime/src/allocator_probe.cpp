@@ -65,15 +65,21 @@ AllocatorIdentity probe_allocator() {
     if (reinterpret_cast<Mallctl>(f)("version", &v, &len, nullptr, 0) == 0 && v) id.version = v;
   } else if (void* f = own_symbol(id.library, "mi_version")) {
     id.name = "mimalloc";
-    int v = reinterpret_cast<MiVersion>(f)();
-    id.version = std::to_string(v / 100) + "." + std::to_string((v % 100) / 10) + "." +
-                 std::to_string(v % 10);
+    // 217 is 2.1.7; from 3.4 on two digits each for minor and patch (30403 is 3.4.3).
+    const int v = reinterpret_cast<MiVersion>(f)();
+    const int digit = v >= 10000 ? 100 : 10;
+    id.version = std::to_string(v / (digit * digit)) + "." + std::to_string(v / digit % digit) + "." +
+                 std::to_string(v % digit);
   } else if (void* f = own_symbol(id.library, "tc_version")) {
     id.name = "tcmalloc";
     int major = 0, minor = 0;
     const char* patch = nullptr;
     const char* v = reinterpret_cast<TcVersion>(f)(&major, &minor, &patch);
     id.version = v ? v : std::to_string(major) + "." + std::to_string(minor);
+  } else if (own_symbol(id.library, "__malloc_end_pointer")) {
+    // snmalloc's shim (override/malloc.cc) exports this bound query; no other
+    // allocator does. snmalloc has no version call: the version stays empty.
+    id.name = "snmalloc";
   } else if (own_symbol(id.library, "gnu_get_libc_version")) {
     id.name = "glibc";
     id.version = gnu_get_libc_version();

@@ -1,0 +1,60 @@
+// The show command: a report's table printed again, as the run printed it
+// (or as its markdown or CSV export), from the runs the report holds. The
+// workloads' headline figures come from the report's context, else from the
+// installed workloads of that name.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "commands/commands.h"
+#include "commands/resolve.h"
+#include "inputs/workloads.h"
+#include "report/heap_sites_table.h"
+#include "report/report_read.h"
+#include "report/summary_exports.h"
+#include "report/summary_table.h"
+
+namespace mh {
+
+namespace {
+
+constexpr const char* kWho = "harness show";
+
+// As the report keeps them; a report from before that (or of a compare, sweep
+// or bisect) has them from the installed workload of the same name.
+HeadlinesByWorkload report_headlines(const ReportData& report) {
+  HeadlinesByWorkload out = headlines_from_json(report.context.value("headlines", Json()));
+  if (report.context.contains("headlines")) return out;
+  const std::string libexec = find_layout().libexec;
+  for (const auto& r : report.runs)
+    if (!out.count(r.workload) && !r.params.contains("command"))
+      if (auto w = find_workload(libexec, r.workload)) out[r.workload] = headline_metrics(*w);
+  return out;
+}
+
+}  // namespace
+
+int show_command(const Options& o) {
+  const std::string& path = o.inputs.at(0);
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) std::fclose(f);
+  else return bad_input(kWho, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  std::string error;
+  auto report = read_report(path, error);
+  if (!report) return bad_input(kWho, error);
+  if (auto err = check_reference(report->runs, o.table.reference); !err.empty())
+    return bad_input(kWho, fmt::format("{}: {}", path, err));
+  const HeadlinesByWorkload headlines = report_headlines(*report);
+  if (o.show_format == "markdown") {
+    fmt::print("{}", summary_markdown(report->runs, headlines, o.table.reference));
+  } else if (o.show_format == "csv") {
+    fmt::print("{}", summary_csv(report->runs, declared_from_manifest(report->manifest, report->runs)));
+  } else {
+    fmt::print("{}{}", summary_table(report->runs, headlines, o.table), heap_sites_table(report->runs));
+    if (!report->complete) fmt::print("the report is incomplete: runs of its plan are missing\n");
+  }
+  return 0;
+}
+
+}  // namespace mh
