@@ -1,7 +1,7 @@
-// The growth estimator (core/growth.h) on hand-made series: exact Theil-Sen and
-// Mann-Kendall figures on tiny inputs, and with fixed seeds the interval's
-// coverage of a known slope under AR(1) noise and the false-alarm rate of
-// "growing" on flat AR(1) series.
+// The growth estimator (core/growth.h) on hand-made series: exact Theil-Sen,
+// Mann-Kendall and block figures on tiny inputs, and with fixed seeds the
+// interval's coverage of a known slope under AR(1) noise and the false-alarm
+// rate of "growing" on flat AR(1) series.
 #include "core/growth.h"
 
 #include <gtest/gtest.h>
@@ -32,12 +32,12 @@ TEST(MannKendall, CountsPairsAndTiesOnATinySeries) {
   const Trend up = trend(series({1, 2, 3, 4}));
   EXPECT_EQ(up.n, 4u);
   EXPECT_EQ(up.s, 6);                       // every pair rises
-  EXPECT_NEAR(up.var_s / up.var_factor, 4.0 * 3 * 13 / 18, 1e-12);
+  EXPECT_NEAR(up.var_s, 4.0 * 3 * 13 / 18, 1e-12);
   EXPECT_DOUBLE_EQ(up.slope, 1);
   const Trend ties = trend(series({1, 1, 2, 2, 3}));
   EXPECT_EQ(ties.s, 8);                     // 10 pairs, 2 tied
   // n(n-1)(2n+5)/18 less 2 * 2*1*9/18 for the two pairs of ties.
-  EXPECT_NEAR(ties.var_s / ties.var_factor, (5.0 * 4 * 15 - 2 * 18) / 18, 1e-12);
+  EXPECT_NEAR(ties.var_s, (5.0 * 4 * 15 - 2 * 18) / 18, 1e-12);
 }
 
 TEST(MannKendall, AConstantSeriesIsFlatWithPOne) {
@@ -75,20 +75,60 @@ std::vector<Point> ar1(std::mt19937_64& rng, size_t n, double dt, double slope, 
   return out;
 }
 
-TEST(HamedRao, LeavesWhiteNoiseAloneAndWidensCorrelatedNoise) {
+TEST(Blocks, FirstLagInsideTheBandAndTheBlockLength) {
+  // Alternating values: lag 1 is -1, already below the band.
+  EXPECT_EQ(first_uncorrelated_lag({1, -1, 1, -1, 1, -1, 1, -1}), 1u);
+  // Runs of four: lag 1 is (15 - 2*3)/16 = 0.5625, above 2/sqrt(16) = 0.5;
+  // lag 2 is (14 - 2*6)/16 = 0.125, below it.
+  EXPECT_EQ(first_uncorrelated_lag({1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1}), 2u);
+  EXPECT_DOUBLE_EQ(autocorrelation({1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1}, 1), 0.5625);
+  EXPECT_DOUBLE_EQ(autocorrelation({3, 3, 3}, 1), 0);
+  EXPECT_EQ(block_length(1, 1000), 1u);
+  EXPECT_EQ(block_length(4, 1000), 12u);  // kBlockFactor 3
+  EXPECT_EQ(block_length(40, 300), 30u);  // at least kMinBlocks blocks
   std::mt19937_64 rng(7);
   std::vector<double> white, red;
   for (const auto& p : ar1(rng, 500, 1, 0, 0, 1)) white.push_back(p.v);
   for (const auto& p : ar1(rng, 500, 1, 0, 0.8, 1)) red.push_back(p.v);
-  EXPECT_LT(hamed_rao_factor(white), 1.5);
-  EXPECT_GT(hamed_rao_factor(red), 3);  // about (1 + phi) / (1 - phi) = 9 for the mean; less for S
+  EXPECT_LE(first_uncorrelated_lag(white), 2u);
+  EXPECT_GE(first_uncorrelated_lag(red), 8u);  // 0.8^k below 0.089 from k = 11, less the estimate's bias
 }
 
-// The Wilson 95% interval of k successes in n.
-std::pair<double, double> wilson(int k, int n) {
-  const double z = 1.959963984540054, p = double(k) / n, d = 1 + z * z / n;
-  const double mid = (p + z * z / (2 * n)) / d, half = z * std::sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / d;
-  return {std::max(0.0, mid - half), std::min(1.0, mid + half)};
+TEST(Blocks, ACorrelatedSeriesIsTestedOnItsBlockMeans) {
+  std::mt19937_64 rng(11);
+  const Trend t = trend(ar1(rng, 600, 1, 0, 0.9, 1));
+  EXPECT_GT(t.block, 1u);
+  EXPECT_EQ(t.blocks, 600 / t.block);
+  EXPECT_GE(t.blocks, kMinBlocks);
+  EXPECT_NEAR(t.var_s, double(t.blocks) * double(t.blocks - 1) * double(2 * t.blocks + 5) / 18, 1e-9);
+}
+
+// P(X <= k) for X binomial(n, p).
+double binomial_cdf(int k, int n, double p) {
+  double sum = 0;
+  for (int i = 0; i <= k; ++i)
+    sum += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) + i * std::log(p) +
+                    (n - i) * std::log1p(-p));
+  return sum;
+}
+
+// The Clopper-Pearson (exact) 95% interval of k successes in n, by bisection.
+std::pair<double, double> clopper_pearson(int k, int n) {
+  auto solve = [n](int at, double target) {  // the p where P(X <= at) falls to target
+    double lo = 0, hi = 1;
+    for (int i = 0; i < 60; ++i) ((binomial_cdf(at, n, (lo + hi) / 2) > target) ? lo : hi) = (lo + hi) / 2;
+    return (lo + hi) / 2;
+  };
+  const double lower = k == 0 ? 0 : solve(k - 1, 0.975);
+  const double upper = k == n ? 1 : solve(k, 0.025);
+  return {lower, upper};
+}
+
+TEST(ClopperPearson, KnownIntervals) {
+  // R: binom.test(5, 200)$conf.int = 0.00817 0.05737; binom.test(0, 20) = 0 0.16843
+  EXPECT_NEAR(clopper_pearson(5, 200).first, 0.00817, 5e-5);
+  EXPECT_NEAR(clopper_pearson(5, 200).second, 0.05737, 5e-5);
+  EXPECT_NEAR(clopper_pearson(0, 20).second, 0.16843, 5e-5);
 }
 
 struct Case {
@@ -112,7 +152,7 @@ TEST(GrowthEstimator, IntervalCoversAKnownSlopeUnderAr1Noise) {
       covered += t.lo <= slope && slope <= t.hi;
       growing += direction(t) == Direction::Growing;
     }
-    const auto [lo, hi] = wilson(covered, kSeries);
+    const auto [lo, hi] = clopper_pearson(covered, kSeries);
     std::cout << "n " << c.n << " phi " << c.phi << ": covered " << covered << "/" << kSeries << " [" << lo << "-"
               << hi << "], called growing " << growing << "\n";
     EXPECT_GE(covered, int(0.88 * kSeries)) << "n " << c.n << " phi " << c.phi;
@@ -131,26 +171,29 @@ TEST(GrowthEstimator, FalseAlarmsOnFlatAr1SeriesAtMostFivePercent) {
       growing += direction(t) == Direction::Growing;
       any += t.p < kAlpha;
     }
-    const auto [lo, hi] = wilson(growing, kSeries);
+    const auto [lo, hi] = clopper_pearson(growing, kSeries);
     std::cout << "n " << c.n << " phi " << c.phi << ": growing " << growing << "/" << kSeries << " [" << lo << "-"
               << hi << "], p < 0.05 either way " << any << "\n";
     EXPECT_LE(growing, kSeries / 20) << "n " << c.n << " phi " << c.phi;
     all += growing;
     total += kSeries;
   }
-  const auto [lo, hi] = wilson(all, total);
+  const auto [lo, hi] = clopper_pearson(all, total);
   std::cout << "all: growing " << all << "/" << total << " [" << lo << "-" << hi << "]\n";
 }
 
-// Without the correction the same correlated series would be called growing
-// far more often: the test above is one that the plain Mann-Kendall fails.
+// Without the blocks the same correlated series would be called growing far
+// more often: the test above is one that the plain Mann-Kendall fails.
 TEST(GrowthEstimator, PlainMannKendallWouldFalseAlarmOnCorrelatedSeries) {
   std::mt19937_64 rng(1206);
   int plain = 0;
   for (int i = 0; i < kSeries; ++i) {
-    const Trend t = trend(ar1(rng, 300, 10.0 / 300, 0, 0.9, 1));
-    const double z = t.s / std::sqrt(t.var_s / t.var_factor);
-    plain += z > 1.96;
+    std::vector<Point> p = ar1(rng, 300, 10.0 / 300, 0, 0.9, 1);
+    double s = 0;
+    for (size_t a = 0; a < p.size(); ++a)
+      for (size_t b = a + 1; b < p.size(); ++b) s += (p[b].v > p[a].v) - (p[b].v < p[a].v);
+    const double n = double(p.size());
+    plain += (s - 1) / std::sqrt(n * (n - 1) * (2 * n + 5) / 18) > 1.96;
   }
   EXPECT_GT(plain, kSeries / 10);
 }

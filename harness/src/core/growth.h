@@ -1,7 +1,8 @@
 // Growth of a sampled series: the Theil-Sen slope with its 95% interval and
 // the Mann-Kendall trend test, the serial correlation of a series sampled
-// every few milliseconds accounted for by Hamed and Rao's variance correction.
-// Pure functions; any thread.
+// every few milliseconds accounted for by block sub-sampling (the test runs on
+// the means of blocks as long as the series' correlation). Pure functions;
+// any thread.
 #pragma once
 
 #include <cstddef>
@@ -28,26 +29,43 @@ std::vector<Point> downsample(std::vector<Point> points, size_t max_points = kMa
 // (Theil-Sen); 0 with fewer than two different times.
 double theil_sen_slope(const std::vector<Point>& points);
 
-// The variance factor n/n* of Hamed and Rao (1998) for Mann-Kendall's S: from
-// the autocorrelation of the ranks of the detrended values at every lag,
-// counting only lags whose autocorrelation lies outside +-1.96/sqrt(n) (white
-// noise's 95% band). Never below 1: a series that reads as negatively
-// correlated is not given more confidence than independent points would have.
-double hamed_rao_factor(const std::vector<double>& detrended);
+// Block sub-sampling: a block is kBlockFactor times the first lag at which
+// the autocorrelation of the detrended series falls below 2/sqrt(n) (white
+// noise's band), or one point when lag 1 already does; never so long that
+// fewer than kMinBlocks blocks remain. The factor: block means of an AR(1)
+// series stay correlated at about (lag's correlation time)/(block length),
+// and a block only as long as the first lag inside the band leaves them
+// correlated enough to call a flat series growing in 6-8% of series (see
+// docs/leak-or-allocator.md).
+inline constexpr double kBlockFactor = 3;
+inline constexpr size_t kMinBlocks = 10;
+
+// The autocorrelation of a series at lag k (0 when it is constant).
+double autocorrelation(const std::vector<double>& x, size_t k);
+
+// The first lag (from 1) at which the autocorrelation of `detrended` falls
+// below 2/sqrt(n); n when it never does.
+size_t first_uncorrelated_lag(const std::vector<double>& detrended);
+
+// The block length, in points, for a series of that first lag and n points.
+size_t block_length(size_t first_lag, size_t n);
 
 struct Trend {
-  size_t n = 0;           // points tested, after downsampling
-  double slope = 0;       // Theil-Sen, value per time
+  size_t n = 0;           // points, after downsampling
+  double lag1 = 0;        // the detrended series' autocorrelation at lag 1
+  size_t first_lag = 1;   // the first lag inside white noise's band
+  size_t block = 1;       // points per block
+  size_t blocks = 0;      // the block means tested
+  double slope = 0;       // Theil-Sen of the block means, value per time
   double lo = 0, hi = 0;  // its 95% interval: Sen's order statistics of the pairwise slopes, from var_s
-  double s = 0;           // Mann-Kendall's S
-  double var_s = 0;       // its variance, ties counted, times var_factor
-  double var_factor = 1;  // Hamed-Rao's n/n*
+  double s = 0;           // Mann-Kendall's S of the block means
+  double var_s = 0;       // its variance, ties counted
   double z = 0;           // S over its standard deviation, continuity-corrected
   double p = 1;           // two-sided
 };
 
 // The trend of a series (at least 3 points; any order: sorted by time here),
-// downsampled to kMaxPoints first.
+// downsampled to kMaxPoints first, then tested on its block means.
 Trend trend(std::vector<Point> points);
 
 // A trend is growth when Mann-Kendall's p is below kAlpha and the slope's

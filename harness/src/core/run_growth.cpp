@@ -104,7 +104,9 @@ Json test_series(RunRecord& rec, const Series& s, const Window& w) {
   entry["hi"] = rounded(t.hi);
   entry["p"] = t.p;
   entry["mann_kendall_s"] = t.s;
-  entry["variance_factor"] = std::round(t.var_factor * 1000) / 1000;
+  entry["lag1_autocorrelation"] = std::round(t.lag1 * 1000) / 1000;
+  entry["block_points"] = t.block;
+  entry["blocks"] = t.blocks;
   entry["direction"] = direction_name(growth::direction(t));
   return entry;
 }
