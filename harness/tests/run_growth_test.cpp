@@ -145,5 +145,44 @@ TEST(GrowthNotes, UnderTheRunTableOnePerAllocatorAndKind) {
   EXPECT_EQ(t.find("under jemalloc"), std::string::npos) << t;
 }
 
+// Sites at two marks: `leak` grows by 6 MB, `cache` by 1 MB, `steady` not at
+// all, `gone` is freed; the verdict names the one that grew most.
+HeapSite site(const char* function, double mb) {
+  HeapSite s;
+  s.bytes = mb * 1e6;
+  s.stderr_bytes = 0.1e6;
+  s.frames.push_back(HeapFrame("/bin/w", 0x10));
+  s.frames.back().function = function;
+  return s;
+}
+
+TEST(RunGrowth, TheVerdictNamesTheSiteThatGrewMost) {
+  RunRecord r = run(60, 6, 0);
+  Mark start, end;
+  start.name = kGrowthStartMark, start.t_ms = 12000;
+  end.name = kGrowthEndMark, end.t_ms = 60000;
+  start.heap_sites = HeapSites{};
+  start.heap_sites->top = {site("steady", 40), site("cache", 2), site("leak", 1), site("gone", 5)};
+  end.heap_sites = HeapSites{};
+  end.heap_sites->top = {site("steady", 40), site("leak", 7), site("cache", 3)};
+  r.marks = {start, end};
+  compute_growth(r);
+  const Json& sites = r.growth["grown_sites"]["sites"];
+  ASSERT_EQ(sites.size(), 2u) << r.growth.dump();
+  EXPECT_EQ(sites[0]["site"], "leak");
+  EXPECT_DOUBLE_EQ(sites[0]["mb"].get<double>(), 6);
+  EXPECT_NEAR(sites[0]["stderr_mb"].get<double>(), 0.14142, 1e-5);
+  EXPECT_EQ(sites[1]["site"], "cache");
+  const std::string v = r.growth["verdict"];
+  EXPECT_NE(v.find("; most grown: leak (+6 MB between 'growth-start' and 'growth-end')"), std::string::npos) << v;
+
+  // Flat live heap: the sites are kept in the block, the verdict names none.
+  RunRecord flat = run(60, 0, 0);
+  flat.marks = {start, end};
+  compute_growth(flat);
+  EXPECT_TRUE(flat.growth.contains("grown_sites"));
+  EXPECT_EQ(std::string(flat.growth["verdict"]).find("most grown"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mh

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/growth.h"
+#include "core/heap_sites.h"
 #include "core/units.h"
 
 namespace mh {
@@ -147,6 +148,49 @@ std::string growing_text(const std::string& name, const Json& e) {
   return fmt::format("anonymous RSS growing at {} (a leak or the allocator's: --ledger tells them apart)", at);
 }
 
+// The marks with call sites (--heap-sample) first and last in the window.
+std::pair<const Mark*, const Mark*> site_marks(const RunRecord& rec, const Window& w) {
+  const Mark *first = nullptr, *last = nullptr;
+  for (const auto& m : rec.marks) {
+    if (!m.heap_sites || m.t_ms < w.from_ms - 1 || m.t_ms > w.to_ms + 1) continue;
+    if (!first) first = &m;
+    last = &m;
+  }
+  return {first, last};
+}
+
+// The call sites whose live bytes grew most between the window's first and
+// last marks with sites, matched by their program frames' names: at most
+// kGrowthSites, largest growth first, in MB with the change's standard error
+// (the two snapshots' errors combined: an upper bound). A site in neither
+// top list counts 0 there.
+Json grown_sites(const RunRecord& rec, const Window& w) {
+  const auto [from, to] = site_marks(rec, w);
+  if (!from || from == to) return nullptr;
+  struct Change {
+    double bytes = 0, var = 0;
+    const HeapSite* site = nullptr;
+  };
+  std::map<std::string, Change> by_key;
+  for (const auto& s : to->heap_sites->top) {
+    auto& c = by_key[site_key(s, rec.allocator.library)];
+    c.bytes += s.bytes, c.var += s.stderr_bytes * s.stderr_bytes, c.site = &s;
+  }
+  for (const auto& s : from->heap_sites->top)
+    if (auto it = by_key.find(site_key(s, rec.allocator.library)); it != by_key.end())
+      it->second.bytes -= s.bytes, it->second.var += s.stderr_bytes * s.stderr_bytes;
+  std::vector<const Change*> grown;
+  for (const auto& [key, c] : by_key)
+    if (c.bytes > 0) grown.push_back(&c);
+  std::sort(grown.begin(), grown.end(), [](const Change* a, const Change* b) { return a->bytes > b->bytes; });
+  Json out{{"from", from->name}, {"to", to->name}, {"sites", Json::array()}};
+  for (size_t i = 0; i < grown.size() && i < kGrowthSites; ++i)
+    out["sites"].push_back({{"site", site_label(*grown[i]->site, rec.allocator.library)},
+                            {"mb", rounded(grown[i]->bytes / 1e6)},
+                            {"stderr_mb", rounded(std::sqrt(grown[i]->var) / 1e6)}});
+  return out;
+}
+
 }  // namespace
 
 void compute_growth(RunRecord& rec) {
@@ -163,8 +207,27 @@ void compute_growth(RunRecord& rec) {
                       {"to", w.to},
                       {"marked", w.marked}}},
                     {"series", series}};
+  if (Json sites = grown_sites(rec, w); !sites.is_null()) rec.growth["grown_sites"] = std::move(sites);
   rec.growth["verdict"] = growth_verdict(rec.growth);
 }
+
+namespace {
+
+// ", most grown: SITE (+X MB between MARK and MARK)" when the live heap grew
+// and the run has its call sites at both ends of the window.
+std::string most_grown(const Json& growth) {
+  bool live = false;
+  for (const Json* e : series_of(growth)) live |= text(*e, "name") == "live" && text(*e, "direction") == "growing";
+  const auto it = growth.find("grown_sites");
+  if (!live || it == growth.end() || !it->is_object()) return "";
+  const auto sites = it->find("sites");
+  if (sites == it->end() || !sites->is_array() || sites->empty() || !(*sites)[0].is_object()) return "";
+  const Json& top = (*sites)[0];
+  return fmt::format("; most grown: {} (+{} MB between '{}' and '{}')", text(top, "site"),
+                     display_number(num(top, "mb"), DisplayUnit{"MB", 1}), text(*it, "from"), text(*it, "to"));
+}
+
+}  // namespace
 
 std::string growth_verdict(const Json& growth) {
   std::string growing;
@@ -174,7 +237,7 @@ std::string growth_verdict(const Json& growth) {
     bound = std::max(bound.value_or(0.0), num(*e, "hi"));
     if (text(*e, "direction") == "growing") growing += (growing.empty() ? "" : "; ") + growing_text(text(*e, "name"), *e);
   }
-  if (!growing.empty()) return growing;
+  if (!growing.empty()) return growing + most_grown(growth);
   if (!bound) return "";
   return fmt::format("no growth beyond {} MB/min (the smallest this run could see)", rate(*bound));
 }

@@ -25,13 +25,18 @@ inline constexpr double kWarmupShare = 0.2;
 inline constexpr size_t kGrowthMinSamples = 30;
 inline constexpr double kGrowthMinSpanMs = 2000;
 
+// The call sites named in the growth block (grown_sites), most grown first.
+inline constexpr size_t kGrowthSites = 5;
+
 // growth.live_mb_per_min and growth.outside_mb_per_min with the ledger,
 // growth.anon_mb_per_min without, into rec.curve; the window, each series'
 // slope, interval, p and direction, and the verdict into rec.growth.
 void compute_growth(RunRecord& rec);
 
 // A run's verdict, from its growth block: each growing series ("live heap
-// growing at 1.05 MB/min [1.01-1.09] (a leak?)"), or "no growth beyond Z
+// growing at 1.05 MB/min [1.01-1.09] (a leak?)"; where the live heap grew and
+// the block has grown_sites, "; most grown: SITE (+X MB between 'A' and 'B')"),
+// or "no growth beyond Z
 // MB/min (the smallest this run could see)"; "" when nothing was tested.
 std::string growth_verdict(const Json& growth);
 
