@@ -31,7 +31,7 @@ const mhwl::WorkloadSpec kSpec{
     },
     "",
     {},
-    {}};
+    {"growth.live_mb_per_min", "growth.outside_mb_per_min", "peak_rss_kb"}};
 
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;

@@ -41,7 +41,7 @@ const mhwl::WorkloadSpec kSpec{
     },
     "",
     {},
-    {}};
+    {"growth.live_mb_per_min", "peak_rss_kb"}};
 
 // The leak's call site: a block allocated, written, and forgotten.
 __attribute__((noinline)) void leak_block(size_t size) {
