@@ -551,3 +551,25 @@ TEST(CurveEndToEnd, IdleReturnUnderScavGivesBackAfterItsFreedMark) {
 
 }  // namespace
 }  // namespace mh
+
+namespace mh {
+namespace {
+
+// leak-rate --smoke under glibc with the ledger: the live heap is called
+// growing, at the set rate within 20%.
+TEST(LeakRateSmoke, TheLiveHeapGrowsAtTheSetRate) {
+  const std::string path = test::scratch("leak-rate-smoke.json");
+  const Captured c = test::run_harness(
+      {"-w", "leak-rate", "--smoke", "--ledger", "-a", "glibc", "--runs", "1", "--quiet", "--out", path});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const Json run = test::load_json(path)["runs"][0];
+  const double set = run["metrics"]["workload"]["set_mb_per_min"]["value"];
+  const Json live = run["growth"]["series"][0];
+  ASSERT_EQ(live["name"], "live") << run["growth"].dump();
+  EXPECT_EQ(live["direction"], "growing") << live.dump();
+  EXPECT_NEAR(live["mb_per_min"].get<double>(), set, 0.2 * set) << live.dump();
+  EXPECT_NE(run["growth"]["verdict"].get<std::string>().find("live heap growing at"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mh

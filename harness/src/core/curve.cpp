@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/metrics.h"
+#include "core/run_growth.h"
 
 namespace mh {
 
@@ -369,6 +370,7 @@ void compute_curve(RunRecord& rec, const std::string& asked, const std::string& 
 
   if (unusable.empty()) put_phases(rec, rss);
   put_heap_metrics(rec, ref, unusable);
+  compute_growth(rec);
 }
 
 }  // namespace mh

@@ -123,6 +123,21 @@ const std::vector<MetricSpec>& metric_registry() {
       {"phase.*.outside_net_end_kb", "KiB", "none", 0.05, 1024,
        "the same less LazyFree (pages given back with MADV_FREE, resident until the kernel needs them)", kPhase, "",
        nullptr, nullptr},
+      // Growth over the run (run_growth.cpp): Theil-Sen slopes over the growth
+      // window (after the warm-up, or between the growth-start and growth-end
+      // marks); reported, not gated, unless a workload names them.
+      {"growth.live_mb_per_min", "MB/min", "lower", 0.10, 0.1,
+       "slope of the live heap over the growth window (--ledger): the program's growth, a leak or a cache that never "
+       "stops",
+       kRun, "", nullptr, nullptr},
+      {"growth.outside_mb_per_min", "MB/min", "lower", 0.10, 0.1,
+       "slope of anonymous RSS outside the live heap over the growth window (--ledger): mostly the allocator's "
+       "(fragmentation, retention), also stacks and heaps that are not malloc's",
+       kRun, "", nullptr, nullptr},
+      {"growth.anon_mb_per_min", "MB/min", "lower", 0.10, 0.1,
+       "slope of anonymous RSS over the growth window (runs without --ledger): the program's and the allocator's "
+       "growth together",
+       kRun, "", nullptr, nullptr},
   };
   return registry;
 }

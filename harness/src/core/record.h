@@ -313,6 +313,9 @@ struct RunRecord {
   Json curve_info;
   // Set for a --soak run.
   std::optional<SoakRecord> soak;
+  // Growth over the run (run_growth.h): the window, each series' slope with
+  // its interval, p and direction, and the verdict; null when not computed.
+  Json growth;
 };
 
 }  // namespace mh

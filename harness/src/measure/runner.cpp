@@ -581,9 +581,10 @@ void OneRun::derive_metrics() {
     rec_.hwm_kb.reason = req_.program ? "no exit stop was taken (the program was killed, or is not traced); "
                                         "maxrss_kb (wait4) is the kernel's maximum"
                                       : "the workload did not report its VmHWM";
-  compute_curve(rec_, run_.after_mark, req_.declared_after);
-  // The child has ended: its call sites are named from its files now, off its allocation path.
+  // The child has ended: its call sites are named from its files now, off its
+  // allocation path (before the curve: the growth verdict names a site).
   symbolize_heap_sites(rec_, run_.symbolize);
+  compute_curve(rec_, run_.after_mark, req_.declared_after);
 }
 
 std::string OneRun::read_output() {

@@ -285,6 +285,8 @@ Json run_to_json(const RunRecord& r) {
   };
   // Where the peak came from; absent in reports written before it was kept.
   if (!r.peak_from.empty()) j["peak_from"] = r.peak_from;
+  // Only where computed, so that a report read back and written again is unchanged.
+  if (r.growth.is_object()) j["growth"] = r.growth;
   if (r.heap_sites_peak) j["heap_sites_peak"] = heap_sites_peak_json(*r.heap_sites_peak);
   if (r.harness_rss_at_fork_kb) j["harness_rss_at_fork_kb"] = *r.harness_rss_at_fork_kb;
   if (!r.heap_objects.empty()) j["heap_objects"] = heap_objects_json(r.heap_objects);
@@ -590,6 +592,7 @@ RunRecord run_from_json(const JsonIn& j) {
   if (auto h = j.find("heap_sites_peak")) r.heap_sites_peak = heap_sites_peak_from(*h);
   if (auto m = j.find("metrics")) read_metrics(*m, r);
   r.curve_info = object_or(j, "curve_info", Json::object());
+  if (j.find("growth")) r.growth = object_or(j, "growth", Json::object());
   r.peak_from = j.string_or("peak_from", "");
   r.harness_rss_at_fork_kb = j.integer_or_null("harness_rss_at_fork_kb", 0, kMaxKb);
   if (auto t = j.find("threads")) r.threads = threads_from(*t);

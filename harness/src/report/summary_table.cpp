@@ -9,6 +9,7 @@
 
 #include "core/cells.h"
 #include "core/escape.h"
+#include "core/run_growth.h"
 #include "core/stats.h"
 #include "core/summary.h"
 #include "core/units.h"
@@ -285,6 +286,7 @@ std::string summary_notes(const std::vector<RunRecord>& runs, const SummaryBlock
     if (r.status != Status::Ok)
       out += fmt::format("{}run {} under {} repetition {}: {}: {}\n", item, escaped(r.workload),
                          escaped(r.allocator.name), r.repetition, status_name(r.status), escaped(r.exit.error));
+  for (const auto& note : growth_notes(runs, escaped)) out += item + note + "\n";
   return out;
 }
 

@@ -1,0 +1,130 @@
+// frag-shift: a live heap held flat while its allocation pattern fragments a
+// size-class allocator: each phase allocates a burst of one size, frees all
+// but one block per --keep-every bytes of it, and moves on to the next,
+// larger size. The survivors keep a page (a slab, a span) of every class
+// resident; an allocator that can reuse the holes for other sizes (one that
+// splits and merges free chunks) keeps RSS flat. A ballast of large blocks,
+// freed as the survivors grow, holds the live heap level. Single-threaded.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "mhwl/touch.h"
+#include "mhwl/workload.h"
+
+namespace {
+
+using mhwl::ParamType;
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr size_t kBallastBlock = 256 * 1024;
+
+const mhwl::WorkloadSpec kSpec{
+    "frag-shift",
+    "a burst per size class, all but one block per page freed, then the next class: the live heap flat, "
+    "a size-class allocator's RSS growing",
+    "not a seed: fragmentation for the growth verdict (leak or allocator?) to find",
+    {
+        {"classes", ParamType::Int, "24", "16", 2, 4096, {}, "phases, one size each, spread over --duration"},
+        {"min-size", ParamType::Size, "16", "", 1, 1024 * 1024, {}, "the first phase's block size"},
+        {"max-size", ParamType::Size, "2K", "", 1, 1024 * 1024, {}, "the last phase's block size (sizes between grow geometrically, multiples of 16)"},
+        {"burst", ParamType::Size, "2M", "1M", 4096, 64 * kGiB, {}, "bytes allocated per phase"},
+        {"keep-every", ParamType::Size, "4K", "", 16, 64 * 1024 * 1024, {}, "one block kept per this many bytes of a burst"},
+        {"duration", ParamType::Double, "60", "3", 0.5, 86400, {}, "seconds between the growth-start and growth-end marks"},
+        {"warmup", ParamType::Double, "1", "0.3", 0, 3600, {}, "seconds of idle after the ballast, before the growth-start mark"},
+        mhwl::seed_param(),
+    },
+    {
+        {"survivors_kb", "KiB", "", "bytes of the blocks kept (requested sizes) at the growth-end mark"},
+        {"ballast_left_kb", "KiB", "", "ballast still held at the growth-end mark"},
+        {"burst_mb_total", "MB", "", "bytes allocated in all phases"},
+    },
+    "",
+    {},
+    {"growth.outside_mb_per_min", "growth.live_mb_per_min", "peak_rss_kb"}};
+
+// The phases' sizes: geometric from min to max, rounded up to 16.
+std::vector<size_t> sizes_of(size_t classes, size_t min_size, size_t max_size) {
+  std::vector<size_t> out;
+  max_size = std::max(min_size, max_size);
+  for (size_t k = 0; k < classes; ++k) {
+    const double f = classes == 1 ? 0 : double(k) / double(classes - 1);
+    const double s = double(min_size) * std::pow(double(max_size) / double(min_size), f);
+    out.push_back((static_cast<size_t>(std::ceil(s)) + 15) / 16 * 16);
+  }
+  return out;
+}
+
+void* allocate(size_t n) {
+  void* p = std::malloc(n);
+  if (!p) throw std::bad_alloc();
+  mhwl::touch_pages(p, n);
+  return p;
+}
+
+// One phase: a burst of `size` blocks, all but one per `keep_every` bytes freed.
+// Returns the bytes kept.
+size_t phase(size_t size, size_t burst, size_t keep_every, std::vector<void*>& kept) {
+  std::vector<void*> blocks(std::max<size_t>(1, burst / size));
+  for (auto& b : blocks) b = allocate(size);
+  const size_t stride = std::max<size_t>(1, keep_every / size);
+  size_t bytes = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (i % stride == stride / 2) {
+      kept.push_back(blocks[i]);
+      bytes += size;
+    } else {
+      std::free(blocks[i]);
+    }
+  }
+  return bytes;
+}
+
+int body(mhwl::Context& ctx) {
+  const auto& p = ctx.params;
+  const auto sizes = sizes_of(static_cast<size_t>(p.integer("classes")), static_cast<size_t>(p.integer("min-size")),
+                              static_cast<size_t>(p.integer("max-size")));
+  const auto burst = static_cast<size_t>(p.integer("burst")), keep = static_cast<size_t>(p.integer("keep-every"));
+  // The ballast: as much as all phases will keep, in large blocks.
+  size_t to_keep = 0;
+  for (size_t s : sizes) to_keep += std::max<size_t>(1, burst / s) / std::max<size_t>(1, keep / s) * s;
+  std::vector<void*> ballast((to_keep + kBallastBlock - 1) / kBallastBlock);
+  for (auto& b : ballast) b = allocate(kBallastBlock);
+  ctx.report.mark("start");
+  std::this_thread::sleep_for(std::chrono::duration<double>(p.number("warmup")));
+
+  using Clock = std::chrono::steady_clock;
+  const auto from = Clock::now();
+  const double step = p.number("duration") / double(sizes.size());
+  ctx.report.mark("growth-start");
+  std::vector<void*> kept;
+  size_t survivors = 0, freed = 0;
+  double total = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    std::this_thread::sleep_until(from + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(step * (double(k) + 0.5))));
+    survivors += phase(sizes[k], burst, keep, kept);
+    total += double(burst);
+    for (; !ballast.empty() && freed + kBallastBlock <= survivors; freed += kBallastBlock) {
+      std::free(ballast.back());
+      ballast.pop_back();
+    }
+  }
+  std::this_thread::sleep_until(from + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(p.number("duration"))));
+  ctx.report.mark("growth-end");
+  ctx.report.metric("survivors_kb", double(survivors) / 1024);
+  ctx.report.metric("ballast_left_kb", double(ballast.size() * kBallastBlock) / 1024);
+  ctx.report.metric("burst_mb_total", total / 1e6);
+  for (void* b : kept) std::free(b);
+  for (void* b : ballast) std::free(b);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return mhwl::run_workload(argc, argv, kSpec, body); }
