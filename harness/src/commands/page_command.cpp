@@ -7,6 +7,7 @@
 
 #include "commands/commands.h"
 #include "commands/pages.h"
+#include "commands/resolve.h"
 #include "inputs/workloads.h"
 
 namespace mh {
@@ -23,16 +24,6 @@ std::string page_libs_dir(const Layout& l) {
   for (const fs::path& dir : {prefix / "page-libs", fs::path(l.share) / "page-libs"})
     if (fs::is_directory(dir, ec)) return dir.string();
   return (prefix / "page-libs").string();
-}
-
-HeadlinesByWorkload report_headlines(const ReportData& report) {
-  HeadlinesByWorkload out = headlines_from_json(report.context.value("headlines", Json()));
-  if (report.context.contains("headlines")) return out;
-  const std::string libexec = find_layout().libexec;
-  for (const auto& r : report.runs)
-    if (!out.count(r.workload) && !r.params.contains("command"))
-      if (auto w = find_workload(libexec, r.workload)) out[r.workload] = headline_metrics(*w);
-  return out;
 }
 
 std::string write_runs_page(const std::string& dir, const std::string& name, const std::vector<RunRecord>& runs,

@@ -17,9 +17,7 @@ namespace mh {
 // SHARE/page-libs (an installation) that exists, else the first.
 std::string page_libs_dir(const Layout& l);
 
-// As the report keeps them; a report from before that (or of a compare, sweep
-// or bisect) has them from the installed workload of the same name.
-HeadlinesByWorkload report_headlines(const ReportData& report);
+// report_headlines (a report's headline metrics by workload) is in resolve.h.
 
 // The page of `runs` (named `name`) and, when not null, their comparison, into
 // `dir`; "" or the error.
