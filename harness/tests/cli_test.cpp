@@ -214,7 +214,7 @@ TEST(CliSuggest, EditDistanceCountsSwapsAsOneEdit) {
 
 TEST(CliSuggest, AnUnknownCommandSaysTheNearestAndTheCommands) {
   expect_bad_input({"comapre", "--baseline", "jemalloc", "--candidate", "scav", "-w", "idle-return"},
-                   {"'comapre' is not a command (did you mean compare?)", "merge, plot, export, show, history"});
+                   {"'comapre' is not a command (did you mean compare?)", "squeeze, merge, plot, export, show, table, page, history"});
   expect_bad_input({"zzz"}, {"'zzz' is not a command;", "compare, bisect"});
 }
 

@@ -102,15 +102,15 @@ TEST(RunGrowth, TheWindowSkipsTheWarmUpOrFollowsTheMarks) {
   compute_curve(r, "", "");
   EXPECT_EQ(r.growth["window"]["from_ms"], 12000);
   EXPECT_EQ(r.growth["series"][0]["direction"], "flat") << r.growth.dump();
-  // Marks at 5 s and 30 s: the start-up's last 5 s are inside, so it grows.
-  r.marks.push_back(Mark{5000, kGrowthStartMark, r.samples[50], {}, false, {}});
-  r.marks.push_back(Mark{30000, kGrowthEndMark, r.samples[300], {}, false, {}});
+  // Marks at 1 s and 12 s: the start-up's last 9 s are inside, so it grows.
+  r.marks.push_back(Mark{1000, kGrowthStartMark, r.samples[10], {}, false, {}});
+  r.marks.push_back(Mark{12000, kGrowthEndMark, r.samples[120], {}, false, {}});
   compute_curve(r, "", "");
-  EXPECT_EQ(r.growth["window"]["from_ms"], 5000);
-  EXPECT_EQ(r.growth["window"]["to_ms"], 30000);
+  EXPECT_EQ(r.growth["window"]["from_ms"], 1000);
+  EXPECT_EQ(r.growth["window"]["to_ms"], 12000);
   EXPECT_EQ(r.growth["window"]["marked"], true);
   EXPECT_EQ(r.growth["series"][0]["direction"], "growing") << r.growth.dump();
-  EXPECT_EQ(r.growth["series"][0]["samples"], 251);
+  EXPECT_EQ(r.growth["series"][0]["samples"], 111);
 }
 
 TEST(GrowthVerdict, TextsOfEachCase) {
@@ -119,13 +119,13 @@ TEST(GrowthVerdict, TextsOfEachCase) {
   };
   Json g{{"series", Json::array({series("live", 1.048, 1.01, 1.09, "growing"), series("outside", 0.5, 0.2, 0.8, "growing")})}};
   EXPECT_EQ(growth_verdict(g),
-            "live heap growing at 1.05 MB/min [1.01-1.09] (a leak?); the allocator's share growing at 0.5 MB/min "
-            "[0.2-0.8] (fragmentation or retention)");
+            "live heap growing at 1.05 MB/min [1.01-1.09] (a leak?); the allocator's share growing at 0.500 MB/min "
+            "[0.200-0.800] (fragmentation or retention)");
   g = Json{{"series", Json::array({series("live", 0.01, -0.02, 0.04, "flat"), series("outside", -1, -2, -0.5, "falling")})}};
-  EXPECT_EQ(growth_verdict(g), "no growth beyond 0.04 MB/min (the smallest this run could see)");
+  EXPECT_EQ(growth_verdict(g), "no growth beyond 0.0400 MB/min (the smallest this run could see)");
   g = Json{{"series", Json::array({series("anon", 12, 11, 13, "growing")})}};
   EXPECT_EQ(growth_verdict(g),
-            "anonymous RSS growing at 12 MB/min [11-13] (a leak or the allocator's: --ledger tells them apart)");
+            "anonymous RSS growing at 12.0 MB/min [11.0-13.0] (a leak or the allocator's: --ledger tells them apart)");
   EXPECT_EQ(growth_verdict(Json{{"series", Json::array({Json{{"name", "live"}, {"reason", "too short"}}})}}), "");
   // A block read back from a report with the wrong types says nothing rather than throwing.
   EXPECT_EQ(growth_verdict(Json{{"series", Json::array({Json{{"name", 3}, {"mb_per_min", "x"}}, 5})}}),
@@ -174,7 +174,7 @@ TEST(RunGrowth, TheVerdictNamesTheSiteThatGrewMost) {
   EXPECT_NEAR(sites[0]["stderr_mb"].get<double>(), 0.14142, 1e-5);
   EXPECT_EQ(sites[1]["site"], "cache");
   const std::string v = r.growth["verdict"];
-  EXPECT_NE(v.find("; most grown: leak (+6 MB between 'growth-start' and 'growth-end')"), std::string::npos) << v;
+  EXPECT_NE(v.find("; most grown: leak (+6.00 MB between 'growth-start' and 'growth-end')"), std::string::npos) << v;
 
   // Flat live heap: the sites are kept in the block, the verdict names none.
   RunRecord flat = run(60, 0, 0);

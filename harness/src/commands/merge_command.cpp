@@ -185,14 +185,25 @@ int merge_command(const Options& o) {
   if (auto clash = find_clash(inputs, o.allow_mixed_machines); !clash.empty()) return bad_input(kWho, clash);
   std::vector<RunRecord> runs;
   Json contexts = Json::array();
+  // Each shard's manifest declares its workloads' own metrics (units,
+  // directions): kept, so that the merged report reads as the shards did.
+  DeclaredMetrics declared;
   for (auto& in : inputs) {
+    for (auto& [w, d] : declared_from_manifest(in.report.manifest, in.report.runs)) declared[w].insert(d.begin(), d.end());
     contexts.push_back(in.report.context);
     for (auto& r : in.report.runs) runs.push_back(std::move(r));
   }
   plan_order(inputs, runs);
   Json context = contexts[0];
+  // What each shard's workloads declare (the gated metrics, the headlines) is
+  // the union of the shards': a comparison of the merged runs gates as each did.
+  for (const char* key : {"gated", "headlines"})
+    for (const auto& c : contexts)
+      if (c.contains(key) && c[key].is_object() && context.contains(key) && context[key].is_object())
+        for (const auto& [workload, declared] : c[key].items())
+          if (!context[key].contains(workload)) context[key][workload] = declared;
   context["merged_from"] = contexts;
-  if (auto e = output_file::write_atomic(o.out, report_text(context, runs, true)); !e.empty()) {
+  if (auto e = output_file::write_atomic(o.out, report_text(context, runs, true, declared)); !e.empty()) {
     fmt::print(stderr, "{}: {}\n", kWho, e);
     return 2;
   }
