@@ -10,7 +10,7 @@
 #include <map>
 
 #include "core/heap_sites.h"
-#include "src/report/profile.pb.h"  // generated from profile.proto
+#include "report/profile.pb.h"  // generated from profile.proto (build/harness/generated/src)
 
 namespace mh {
 

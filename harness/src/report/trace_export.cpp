@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/record.h"
 #include "core/units.h"
 
 namespace mh {
@@ -89,7 +90,7 @@ std::string chrome_trace(const ReportData& report) {
   Json doc = {{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ms"},
               {"otherData", {{"source", "memharness"}, {"units", "MB = 10^6 bytes; ts in microseconds since exec"}}}};
-  return doc.dump() + "\n";
+  return json_text(doc) + "\n";
 }
 
 }  // namespace mh
