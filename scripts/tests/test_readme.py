@@ -136,7 +136,8 @@ def rewrite(command):
         if any(w in words for w in WORKLOAD_FLAGS):
             words.append("--smoke")
     words = [LEAST_ROUNDS if k and words[k - 1] == "--rounds" else w for k, w in enumerate(words)]
-    compare = harness and len(words) > 1 and words[1] == "compare"
+    # A comparison's regression and a squeeze's limit not found are results (exit 1).
+    compare = harness and len(words) > 1 and words[1] in ("compare", "squeeze")
     line = " ".join(w if re.search(r"[*?]", w) else shlex.quote(w) for w in words)
     return line, (0, 1) if compare else (0,)
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "compare/sequential.h"
+#include "inputs/plan.h"
 
 namespace mh {
 
@@ -23,6 +24,7 @@ void run_looks(const LookSettings& o, const Thresholds& t, const DeclaredMetrics
   CompareSettings settings;
   settings.alpha = o.alpha;
   settings.resamples = 0;  // the decisions need no interval
+  settings.gated = gated_by_jobs(e.jobs);  // the workloads' own gated sets, as the final analysis has them
   for (size_t k = 0; k + 1 < looks.size(); ++k) {
     if (!outcome.complete || outcome.stop_signal || !outcome.error.empty()) return;
     Comparison c = analyze(runs, t, settings, declared);
