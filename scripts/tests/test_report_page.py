@@ -44,6 +44,11 @@ __attribute__((noinline)) void steady_site(void) { FILL(8) }
 __attribute__((noinline)) void grown_site(void) { FILL(SITE_MB) }
 int main(void) {
   steady_site();
+#ifdef MARK_BETWEEN
+  puts("steady-done");  /* a mark for --mark-on-output: the live heap's sites recorded between the two */
+  fflush(stdout);
+  usleep(200000);
+#endif
   grown_site();
   usleep(300000);
   for (int i = 0; i < kept; ++i) free(keep[i]);
@@ -149,19 +154,24 @@ def frames(browser, target):
           fill: g.querySelector('rect').getAttribute('fill')}));""", target)
 
 
+def settled_frames(browser, target):
+    """The frames once d3 has drawn them at their widths (it draws on its timer ticks, after the page says it has
+    rendered: on a loaded machine a first read can come before the root frame has its width)."""
+    full = float(browser.execute_script(f"return document.querySelector('#{target} svg').getAttribute('width')"))
+    try:
+        WebDriverWait(browser, 15).until(lambda b: max((f["width"] for f in frames(b, target)), default=0) >= 0.999 * full)
+    except TimeoutException:
+        pytest.fail(f"no frame of {target} reached the graph's width {full}: {frames(browser, target)}")
+    return full, frames(browser, target)
+
+
 def test_the_flame_graph_zooms_on_a_click(tmp_path, browser, two_builds):
     site = tmp_path / "site"
     assert harness("page", two_builds[0], "--out", site).returncode == 0
     open_page(browser, site)
     widths = lambda: {f["name"]: f["width"] for f in frames(browser, "flame")}
-    full = float(browser.execute_script("return document.querySelector('#flame svg').getAttribute('width')"))
-    # d3 draws the frames on its timer ticks, after the page says it has rendered: on a loaded machine the first
-    # read can come before the root frame ("all") has its width. What is compared is the settled graph.
-    try:
-        WebDriverWait(browser, 15).until(lambda b: max(widths().values(), default=0) >= 0.999 * full)
-    except TimeoutException:
-        pytest.fail(f"no frame of the flame graph reached its width {full}: {widths()}")
-    before = widths()
+    full, shown = settled_frames(browser, "flame")
+    before = {f["name"]: f["width"] for f in shown}
     steady = next(n for n in before if n.startswith("steady_site"))
     grown = next(n for n in before if n.startswith("grown_site"))
     assert before[steady] > before[grown] > 0  # 8 MB against 4
@@ -184,13 +194,41 @@ def test_the_diff_flame_graph_shows_the_grown_site_alone(tmp_path, browser, two_
     site = tmp_path / "site"
     assert harness("page", *two_builds, "--out", site).returncode == 0
     open_page(browser, site)
-    shown = frames(browser, "diff-flame")
+    shown = settled_frames(browser, "diff-flame")[1]
     grown = {f["name"] for f in shown if f["fill"] == "rgb(214, 39, 40)"}
     shrunk = {f["name"] for f in shown if f["fill"] == "rgb(31, 119, 180)"}
     assert len(grown) == 1 and next(iter(grown)).startswith("grown_site"), shown
     assert shrunk == set()
     assert any(f["name"].startswith("steady_site") for f in shown)
     assert "k = 3 standard errors" in browser.find_element("id", "flames").text
+
+
+def test_the_diff_flame_graph_between_two_marks_of_one_run(tmp_path, browser, two_builds):
+    binary = tmp_path / "prog"
+    subprocess.run(["cc", "-O1", "-g", "-fno-omit-frame-pointer", "-DSITE_MB=4", "-DMARK_BETWEEN", "-o", binary,
+                    two_builds[0].parent / "prog.c"], check=True)
+    report = tmp_path / "marked.json"
+    r = harness("-n", "1", "-q", "-a", "glibc", "--ledger", "--heap-sample", "16K", "--mark-on-output",
+                "^steady-done$=steady-done", "--out", report, "--", binary)
+    assert r.returncode == 0, r.stderr
+    site = tmp_path / "site"
+    assert harness("page", report, "--out", site).returncode == 0
+    open_page(browser, site)
+    # From the mark (steady_site's 8 MB alone) to the peak (grown_site's 4 MB added), chosen in the selectors as a
+    # person would.
+    options = browser.execute_script("return [...document.querySelectorAll('#diff-a option')].map(o => o.textContent)")
+    mark = next(i for i, o in enumerate(options) if o.endswith("at mark steady-done"))
+    peak = next(i for i, o in enumerate(options) if o.endswith("at the peak"))
+    browser.execute_script("""
+        const [a, b] = [document.getElementById('diff-a'), document.getElementById('diff-b')];
+        a.value = arguments[0]; b.value = arguments[1]; a.dispatchEvent(new Event('change'));""", mark, peak)
+    shown = settled_frames(browser, "diff-flame")[1]
+    grown = {f["name"] for f in shown if f["fill"] == "rgb(214, 39, 40)"}
+    shrunk = {f["name"] for f in shown if f["fill"] == "rgb(31, 119, 180)"}
+    assert len(grown) == 1 and next(iter(grown)).startswith("grown_site"), shown
+    assert shrunk == set(), shown
+    steady = [f for f in shown if f["name"].startswith("steady_site")]
+    assert steady and steady[0]["fill"] == "rgb(204, 204, 204)", shown
 
 
 def test_a_comparisons_page_opens_with_its_verdict_and_draws_never_as_censored(tmp_path, browser):
