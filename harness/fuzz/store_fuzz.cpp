@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const mh::MetricRule rule{mh::compare::Direction::Lower, 0.05, 0};
   for (auto& s : *series) {
     auto steps = find_steps(s, rule, StepRule{2, 0.05, 20});
-    page.push_back({std::move(s), std::move(steps), {}});
+    page.push_back({std::move(s), "", std::move(steps), {}});
   }
   auto runs = store->traces(shown_runs(page), error);
   if (!runs) return fail_unless_said(error), 0;

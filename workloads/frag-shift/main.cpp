@@ -3,12 +3,14 @@
 // but one block per --keep-every bytes of it, and moves on to the next,
 // larger size. The survivors keep a page (a slab, a span) of every class
 // resident; an allocator that can reuse the holes for other sizes (one that
-// splits and merges free chunks) keeps RSS flat. A ballast of large blocks,
-// freed as the survivors grow, holds the live heap level. Single-threaded.
+// splits and merges free chunks) keeps RSS flat. A ballast of large blocks and
+// a tail of small ones, given up as the survivors' usable bytes grow, holds the
+// live heap level. Single-threaded.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <malloc.h>
 #include <new>
 #include <thread>
 #include <vector>
@@ -39,7 +41,7 @@ const mhwl::WorkloadSpec kSpec{
         mhwl::seed_param(),
     },
     {
-        {"survivors_kb", "KiB", "", "bytes of the blocks kept (requested sizes) at the growth-end mark"},
+        {"survivors_kb", "KiB", "", "usable bytes (malloc_usable_size) of the blocks kept at the growth-end mark"},
         {"ballast_left_kb", "KiB", "", "ballast still held at the growth-end mark"},
         {"burst_mb_total", "MB", "", "bytes allocated in all phases"},
     },
@@ -66,17 +68,26 @@ void* allocate(size_t n) {
   return p;
 }
 
+// A phase's blocks and the stride of those kept: one block per `keep_every` bytes.
+struct Burst {
+  size_t blocks, stride;
+  // How many are kept: those at stride / 2, stride + stride / 2, ...
+  size_t kept() const { return blocks > stride / 2 ? (blocks - stride / 2 - 1) / stride + 1 : 0; }
+};
+Burst burst_of(size_t size, size_t burst, size_t keep_every) {
+  return {std::max<size_t>(1, burst / size), std::max<size_t>(1, keep_every / size)};
+}
+
 // One phase: a burst of `size` blocks, all but one per `keep_every` bytes freed.
-// Returns the bytes kept.
-size_t phase(size_t size, size_t burst, size_t keep_every, std::vector<void*>& kept) {
-  std::vector<void*> blocks(std::max<size_t>(1, burst / size));
-  for (auto& b : blocks) b = allocate(size);
-  const size_t stride = std::max<size_t>(1, keep_every / size);
+// Returns the usable bytes kept (what the heap ledger counts).
+size_t phase(size_t size, Burst b, std::vector<void*>& kept) {
+  std::vector<void*> blocks(b.blocks);
+  for (auto& p : blocks) p = allocate(size);
   size_t bytes = 0;
   for (size_t i = 0; i < blocks.size(); ++i) {
-    if (i % stride == stride / 2) {
+    if (i % b.stride == b.stride / 2) {
       kept.push_back(blocks[i]);
-      bytes += size;
+      bytes += malloc_usable_size(blocks[i]);
     } else {
       std::free(blocks[i]);
     }
@@ -84,16 +95,71 @@ size_t phase(size_t size, size_t burst, size_t keep_every, std::vector<void*>& k
   return bytes;
 }
 
+// The ballast, in usable bytes (what the heap ledger counts, the allocator's
+// rounding included): blocks of kBallastBlock and a tail of kPiece blocks, so
+// that it can be given up to within a piece.
+class Ballast {
+ public:
+  explicit Ballast(size_t bytes) {
+    while (held() + kBallastBlock <= bytes) add(blocks_, kBallastBlock);
+    shrink_to(bytes);
+  }
+  ~Ballast() {
+    for (auto* list : {&blocks_, &tail_})
+      for (void* b : *list) std::free(b);
+  }
+  Ballast(const Ballast&) = delete;
+  Ballast& operator=(const Ballast&) = delete;
+  // Holds at most `bytes`, and less only by part of a piece.
+  void shrink_to(size_t bytes) {
+    while (!blocks_.empty() && held() > bytes + tail_usable_) drop(blocks_);
+    while (!tail_.empty() && held() > bytes) drop(tail_);
+    while (held() < bytes) {
+      add(tail_, kPiece);
+      if (held() > bytes) {
+        drop(tail_);
+        break;
+      }
+    }
+  }
+  size_t held() const { return usable_; }
+
+ private:
+  static constexpr size_t kPiece = 4096;
+  void add(std::vector<void*>& list, size_t n) {
+    list.push_back(allocate(n));
+    usable_ += malloc_usable_size(list.back());
+    if (&list == &tail_) tail_usable_ += malloc_usable_size(list.back());
+  }
+  void drop(std::vector<void*>& list) {
+    const size_t n = malloc_usable_size(list.back());
+    usable_ -= n;
+    if (&list == &tail_) tail_usable_ -= n;
+    std::free(list.back());
+    list.pop_back();
+  }
+  std::vector<void*> blocks_, tail_;
+  size_t usable_ = 0, tail_usable_ = 0;
+};
+
 int body(mhwl::Context& ctx) {
   const auto& p = ctx.params;
   const auto sizes = sizes_of(static_cast<size_t>(p.integer("classes")), static_cast<size_t>(p.integer("min-size")),
                               static_cast<size_t>(p.integer("max-size")));
   const auto burst = static_cast<size_t>(p.integer("burst")), keep = static_cast<size_t>(p.integer("keep-every"));
-  // The ballast: as much as all phases will keep, in large blocks.
-  size_t to_keep = 0;
-  for (size_t s : sizes) to_keep += std::max<size_t>(1, burst / s) / std::max<size_t>(1, keep / s) * s;
-  std::vector<void*> ballast((to_keep + kBallastBlock - 1) / kBallastBlock);
-  for (auto& b : ballast) b = allocate(kBallastBlock);
+  // The ballast: twice what all phases will keep (the allocator rounds each
+  // survivor up: glibc's 16-byte blocks are 24 usable bytes), given up as the
+  // survivors' usable bytes grow; the list of the kept blocks reserved ahead,
+  // so that it does not grow in the live heap either.
+  size_t to_keep = 0, kept_blocks = 0;
+  for (size_t s : sizes) {
+    to_keep += burst_of(s, burst, keep).kept() * s;
+    kept_blocks += burst_of(s, burst, keep).kept();
+  }
+  Ballast ballast(2 * to_keep);
+  const size_t level = ballast.held();
+  std::vector<void*> kept;
+  kept.reserve(kept_blocks);
   ctx.report.mark("start");
   std::this_thread::sleep_for(std::chrono::duration<double>(p.number("warmup")));
 
@@ -101,27 +167,22 @@ int body(mhwl::Context& ctx) {
   const auto from = Clock::now();
   const double step = p.number("duration") / double(sizes.size());
   ctx.report.mark("growth-start");
-  std::vector<void*> kept;
-  size_t survivors = 0, freed = 0;
+  size_t survivors = 0;
   double total = 0;
   for (size_t k = 0; k < sizes.size(); ++k) {
     std::this_thread::sleep_until(from + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(step * (double(k) + 0.5))));
-    survivors += phase(sizes[k], burst, keep, kept);
+    survivors += phase(sizes[k], burst_of(sizes[k], burst, keep), kept);
     total += double(burst);
-    for (; !ballast.empty() && freed + kBallastBlock <= survivors; freed += kBallastBlock) {
-      std::free(ballast.back());
-      ballast.pop_back();
-    }
+    ballast.shrink_to(level - std::min(level, survivors));
   }
   std::this_thread::sleep_until(from + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(p.number("duration"))));
   ctx.report.mark("growth-end");
   ctx.report.metric("survivors_kb", double(survivors) / 1024);
-  ctx.report.metric("ballast_left_kb", double(ballast.size() * kBallastBlock) / 1024);
+  ctx.report.metric("ballast_left_kb", double(ballast.held()) / 1024);
   ctx.report.metric("burst_mb_total", total / 1e6);
   for (void* b : kept) std::free(b);
-  for (void* b : ballast) std::free(b);
   return 0;
 }
 
