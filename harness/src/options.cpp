@@ -390,8 +390,11 @@ void CommandLine::add_run_command() {
   app_.add_option("-o,--out", o_.out,
                   "report file, replaced if it exists (default results/<workload>-<UTC time>.json, never an existing "
                   "file)");
-  app_.add_option("--seed", o_.seed,
+  app_.add_option("--heap-seed", o_.heap_seed,
                   "with --heap-sample: the seed of the ledger's sampling generator (default: the ledger's own, fixed)");
+  app_.add_option("--seed", o_.seed,
+                  "after --workload NAME: the workload's own --seed (every workload that draws random numbers has "
+                  "one); with a program or a suite: --heap-seed");
   app_.add_flag("-l,--list", list_, "list the workloads and their parameters");
   add_table_options(app_, o_.table);
 }
@@ -940,6 +943,14 @@ ParseOutcome CommandLine::compare_chosen() {
 
 ParseOutcome CommandLine::run_chosen() {
   take_workload_args(app_.remaining());
+  // --seed is the harness's and most workloads' own: with a workload it is the
+  // workload's (one that has none says so), so that `-w flat-churn --seed 3`
+  // runs seed 3 instead of the ledger's seed silently taking it.
+  if (o_.seed && !o_.workload.empty()) {
+    o_.workload_args.push_back("--seed");
+    o_.workload_args.push_back(std::to_string(*o_.seed));
+    o_.seed.reset();
+  }
   o_.command = list_ ? Command::List : Command::Run;
   if (!list_ && o_.workload.empty() && o_.suite.empty() && o_.program.empty()) {
     std::cerr << "harness: no workload given: use --workload NAME, --suite NAME (see harness --list) or -- PROGRAM "

@@ -105,6 +105,7 @@ struct Options {
   // like shell words) under one allocator, allocators[0] (default glibc)
   std::string baseline_command, candidate_command;
   std::optional<uint64_t> seed;  // order shuffle; drawn and recorded when not given
+  std::optional<uint64_t> heap_seed;  // run: the ledger's sampling seed (--heap-seed)
   double alpha = 0.05;
   std::string thresholds;  // "" = the installed ci/thresholds.json
   std::string gate = "declared";  // compare --gate: declared, all or METRIC,...

@@ -35,6 +35,19 @@ TEST(Cli, OutOfRangeParameterNamesTheValueAndTheRange) {
   expect_bad_input({"--workload", "burst-writefile", "--idle-hook", "sometimes"}, {"'sometimes'", "none, inline, handoff"});
 }
 
+// --seed after a workload is the workload's own (the ledger's sampling seed is
+// --heap-seed): it once set the ledger's seed, unused without --heap-sample,
+// and the workload ran its default seed, 42, whatever was asked.
+TEST(Cli, SeedAfterAWorkloadIsTheWorkloads) {
+  const std::string out = test::scratch("seeded.json");
+  auto c = test::run_harness({"-w", "flat-churn", "--smoke", "--duration", "0.5", "--warmup", "0", "--seed", "3", "-a",
+                              "glibc", "-n", "1", "-q", "-o", out});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(test::load_json(out)["runs"][0]["params"]["seed"], 3);
+  // A workload without a seed of its own says so, naming its parameters.
+  expect_bad_input({"-w", "thp-partial", "--smoke", "--seed", "3"}, {"--seed", "--settle-ms"});
+}
+
 TEST(Cli, HarnessOptionOutOfRange) {
   expect_bad_input({"--workload", "burst-writefile", "--runs", "0"}, {"--runs", "0"});
   expect_bad_input({"--workload", "burst-writefile", "--sample-ms", "0.5"}, {"--sample-ms"});

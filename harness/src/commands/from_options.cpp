@@ -183,7 +183,7 @@ bool apply_run_options(const Options& o, Execution& e, std::string& error) {
     }
     e.run.soak_s = *seconds;
   }
-  e.run.ledger_seed = o.seed;
+  e.run.ledger_seed = o.heap_seed ? o.heap_seed : o.seed;
   return !o.run.ledger || ledger_built(find_layout(), error);
 }
 
