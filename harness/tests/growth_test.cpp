@@ -185,8 +185,8 @@ TEST(GrowthEstimator, FalseAlarmsOnFlatAr1SeriesAtMostFivePercent) {
 // Flat series as long and as correlated as flat-churn's under the harness:
 // 1000 points (its 6000 samples of a minute averaged in bins of 6), the lag-1
 // autocorrelation its live heap and the memory outside it had under glibc
-// (0.70, over 20 runs with 20 seeds), and 0.86, what the memory outside it had
-// under scav (docs/leak-or-allocator.md).
+// (medians 0.67 and 0.71 over 20 runs with seeds 1-20: 0.70), and 0.86, what
+// the memory outside it had under scav (docs/leak-or-allocator.md).
 TEST(GrowthEstimator, FalseAlarmsAtTheAutocorrelationOfRealRuns) {
   std::mt19937_64 rng(61206);
   for (const double phi : {0.70, 0.86}) {
