@@ -26,6 +26,29 @@ def run(prog, draw):
     return 0
 
 
+def one_input_main(argv, prog, description, metavar, input_help, load, figure):
+    """main() of a plot script that draws one figure from one JSON file:
+    positional INPUT (shown as `metavar`), -o FILE; `load(path)` reads and checks
+    the input (PlotError on bad input), `figure(data, path)` draws it. The drawing
+    modules are imported by `figure` only once the input has been read, so bad
+    input is reported without their import time."""
+    import argparse
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description,
+        epilog="exit status: 0 written, 2 bad arguments or input (the message names the file)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("input", metavar=metavar, help=input_help)
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="output image, .png or .svg")
+    args = checked_output(parser, parser.parse_args(argv))
+
+    def draw():
+        data = load(args.input)
+        from .style import save_figure
+        save_figure(figure(data, args.input), args.output)
+
+    return run(prog, draw)
+
+
 def time_range(text):
     """argparse type of --xlim START:END (seconds, either side may be left
     out: "2:", ":5"): (start or None, end or None)."""
