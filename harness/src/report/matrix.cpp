@@ -216,32 +216,30 @@ SummaryBlock matrix_block(const Matrix& m, const MatrixTable& t) {
 }
 
 std::string matrix_notes(const Matrix& m, const char* item) {
-  std::string out = fmt::format(
-      "{}each cell: the allocator's median over the row's best allocator's (1.00 the best, 1.37 37% worse), with "
-      "the 95% bootstrap interval of the ratio of medians; best: the best allocator's median (min-max) over its ok "
-      "runs; three significant digits; {}\n",
-      item, kUnitConvention);
-  if (m.higher)
-    out += fmt::format("{}higher is better: the cell is the inverse, the best's median over the allocator's, so that "
-                       "1.37 is 37% worse there too\n",
-                       item);
-  if (m.undirected)
-    out += fmt::format("{}a figure without a direction (neither lower nor higher declared better): each cell over the "
-                       "lowest median, which the best column names; no cell is the best\n",
-                       item);
-  if (m.zero)
-    out += fmt::format("{}a cell with its figure in its unit instead of a ratio: the best is 0 or less (lower is "
-                       "better) or the cell is 0 or less (higher is better), where a ratio says nothing\n",
-                       item);
-  if (m.never)
-    out += fmt::format("{}never: the time did not come before the run ended; \"> 2.10\": the allocator's median run "
-                       "never came, its bound (the time the run had left) over the best's median, a lower bound; "
-                       "\"never\": the best never came either; \"none came: > T ms (never)\": no allocator's did, T the "
-                       "shortest of the runs' bounds, and no cell is the best\n",
-                       item);
-  out += fmt::format("{}not run: no run of the workload under that allocator in the reports; no figure: no ok run "
-                     "has the figure\n",
-                     item);
+  std::string out;
+  const auto say = [&](bool when, std::string_view text) {
+    if (when) out += fmt::format("{}{}\n", item, text);
+  };
+  say(true, fmt::format(
+                "each cell: the allocator's median over the row's best allocator's (1.00 the best, 1.37 37% worse), "
+                "with the 95% bootstrap interval of the ratio of medians; best: the best allocator's median (min-max) "
+                "over its ok runs; three significant digits; {}",
+                kUnitConvention));
+  say(m.higher,
+      "higher is better: the cell is the inverse, the best's median over the allocator's, so that 1.37 is 37% worse "
+      "there too");
+  say(m.undirected,
+      "a figure without a direction (neither lower nor higher declared better): each cell over the lowest median, "
+      "which the best column names; no cell is the best");
+  say(m.zero,
+      "a cell with its figure in its unit instead of a ratio: the best is 0 or less (lower is better) or the cell is "
+      "0 or less (higher is better), where a ratio says nothing");
+  say(m.never,
+      "never: the time did not come before the run ended; \"> 2.10\": the allocator's median run never came, its "
+      "bound (the time the run had left) over the best's median, a lower bound; \"never\": the best never came "
+      "either; \"none came: > T ms (never)\": no allocator's did, T the shortest of the runs' bounds, and no cell is "
+      "the best");
+  say(true, "not run: no run of the workload under that allocator in the reports; no figure: no ok run has the figure");
   return out;
 }
 
