@@ -101,45 +101,46 @@ size_t phase(size_t size, Burst b, std::vector<void*>& kept) {
 class Ballast {
  public:
   explicit Ballast(size_t bytes) {
-    while (held() + kBallastBlock <= bytes) add(blocks_, kBallastBlock);
+    while (held() + kBallastBlock <= bytes) blocks_.add(kBallastBlock);
     shrink_to(bytes);
-  }
-  ~Ballast() {
-    for (auto* list : {&blocks_, &tail_})
-      for (void* b : *list) std::free(b);
   }
   Ballast(const Ballast&) = delete;
   Ballast& operator=(const Ballast&) = delete;
   // Holds at most `bytes`, and less only by part of a piece.
   void shrink_to(size_t bytes) {
-    while (!blocks_.empty() && held() > bytes + tail_usable_) drop(blocks_);
-    while (!tail_.empty() && held() > bytes) drop(tail_);
+    while (!blocks_.empty() && blocks_.usable > bytes) blocks_.drop();
+    while (!tail_.empty() && held() > bytes) tail_.drop();
     while (held() < bytes) {
-      add(tail_, kPiece);
+      tail_.add(kPiece);
       if (held() > bytes) {
-        drop(tail_);
+        tail_.drop();
         break;
       }
     }
   }
-  size_t held() const { return usable_; }
+  size_t held() const { return blocks_.usable + tail_.usable; }
 
  private:
   static constexpr size_t kPiece = 4096;
-  void add(std::vector<void*>& list, size_t n) {
-    list.push_back(allocate(n));
-    usable_ += malloc_usable_size(list.back());
-    if (&list == &tail_) tail_usable_ += malloc_usable_size(list.back());
-  }
-  void drop(std::vector<void*>& list) {
-    const size_t n = malloc_usable_size(list.back());
-    usable_ -= n;
-    if (&list == &tail_) tail_usable_ -= n;
-    std::free(list.back());
-    list.pop_back();
-  }
-  std::vector<void*> blocks_, tail_;
-  size_t usable_ = 0, tail_usable_ = 0;
+  // Blocks of one kind and the sum of their usable sizes.
+  struct Blocks {
+    std::vector<void*> list;
+    size_t usable = 0;
+    ~Blocks() {
+      for (void* p : list) std::free(p);
+    }
+    bool empty() const { return list.empty(); }
+    void add(size_t n) {
+      list.push_back(allocate(n));
+      usable += malloc_usable_size(list.back());
+    }
+    void drop() {
+      usable -= malloc_usable_size(list.back());
+      std::free(list.back());
+      list.pop_back();
+    }
+  };
+  Blocks blocks_, tail_;
 };
 
 int body(mhwl::Context& ctx) {
