@@ -31,12 +31,12 @@ MEMHARNESS_PACKAGES=(
 # cluster for the job array's test (its daemons are started by the test, never
 # at install: see memharness_no_services).
 MEMHARNESS_TEST_PACKAGES=(
-  libgtest-dev clang clang-tidy python3-pytest python3-jsonschema golang-go
+  libgtest-dev clang clang-tidy universal-ctags python3-pytest python3-jsonschema golang-go
   chromium chromium-driver python3-selenium npm
   python3-yaml slurm-wlm munge
 )
-# The target memharness_build builds: ./scripts/harness asks for memharness-run
-# (the harness, workloads, scav and the ledger), ./scripts/test for all. Settings
+# The targets memharness_build builds (words): ./scripts/harness asks for what its
+# arguments run (memharness_run_targets), ./scripts/test for all. Settings
 # in MEMHARNESS_FIRST_CONFIGURE apply when build/ is configured for the first time.
 MEMHARNESS_BUILD_TARGET=${MEMHARNESS_BUILD_TARGET:-all}
 MEMHARNESS_FIRST_CONFIGURE=()
@@ -135,7 +135,8 @@ memharness_build() {
     exit 2
   fi
   # cmake decides what is stale; an up-to-date build costs a second.
-  if ! cmake --build "$build" -j "$(nproc)" --target "$MEMHARNESS_BUILD_TARGET" >"$log" 2>&1; then
+  # shellcheck disable=SC2086 # the targets are words
+  if ! cmake --build "$build" -j "$(nproc)" --target $MEMHARNESS_BUILD_TARGET >"$log" 2>&1; then
     cat "$log" >&2
     rm -f "$log"
     echo "build failed (the output above is the whole build's)" >&2
@@ -155,9 +156,43 @@ memharness_setup() {
 # For the scripts that only run the harness (./scripts/harness, the Action, the
 # comparison of pins): what a run needs, no tests and no test packages.
 memharness_build_run() {
-  MEMHARNESS_BUILD_TARGET=memharness-run
+  MEMHARNESS_BUILD_TARGET=${MEMHARNESS_RUN_TARGETS:-memharness-run}
   MEMHARNESS_FIRST_CONFIGURE=(-DBUILD_TESTING=OFF)
   memharness_build "$@"
+}
+
+# The targets a run of the harness with these arguments needs: memharness-run-core
+# (the harness, the ledger, scav) and the workloads it names (-w NAME, --workload
+# NAME or --workload=NAME, before any `--`), so that a first run builds one
+# workload, not all of them. Every workload (memharness-run) for a suite, a report
+# to resume, or arguments that name neither a workload nor a program. A name
+# that is no workload's folder is left to the harness to refuse.
+memharness_run_targets() {
+  local arg value=0 all=0 program=0 name targets="memharness-run-core" named=()
+  for arg in "$@"; do
+    if [ "$value" -eq 1 ]; then named+=("$arg"); value=0; continue; fi
+    case "$arg" in
+      --) program=1; break ;;
+      -w | --workload) value=1 ;;
+      --workload=*) named+=("${arg#--workload=}") ;;
+      -w?*) named+=("${arg#-w}") ;;
+      --suite | --suite=* | --resume | --resume=*) all=1 ;;
+    esac
+  done
+  if [ "$all" -eq 1 ] || { [ "${#named[@]}" -eq 0 ] && [ "$program" -eq 0 ]; }; then
+    echo memharness-run
+    return
+  fi
+  for name in "${named[@]}"; do
+    case "$name" in runtime | apps | */* | .* | "") continue ;; esac
+    [ -d "$MEMHARNESS_ROOT/workloads/$name" ] && targets+=" wl-$name"
+  done
+  echo "$targets"
+}
+
+# For ./scripts/harness ARGS: what a run needs and what ARGS run, then no more.
+memharness_setup_run_for() {
+  MEMHARNESS_RUN_TARGETS=$(memharness_run_targets "$@") memharness_setup_run
 }
 
 memharness_setup_run() {

@@ -90,6 +90,29 @@ def test_a_build_for_runs_builds_only_what_a_run_needs(project):
     assert (project / "build" / "bench").exists() and (project / "build" / "tiny_tests").exists()
 
 
+@pytest.mark.parametrize("args, targets", [
+    # A first run names one workload: that workload is built, not the other seventeen.
+    ("--workload burst-writefile --calls 3", "memharness-run-core wl-burst-writefile"),
+    ("compare --baseline jemalloc --candidate scav -w idle-return --runs 5", "memharness-run-core wl-idle-return"),
+    ("--workload=micro -a glibc", "memharness-run-core wl-micro"),
+    ("-wfrag-shift", "memharness-run-core wl-frag-shift"),
+    ("-- sort -n big.txt", "memharness-run-core"),                       # a program: no workload
+    ("-w nope", "memharness-run-core"),                                  # the harness refuses the name
+    ("-w ../etc", "memharness-run-core"),
+    ("--suite quick", "memharness-run"),                                 # a suite: every workload
+    ("--resume results/x.json", "memharness-run"),
+    ("table a.json b.json", "memharness-run"),
+    ("-- prog -w idle-return", "memharness-run-core"),                   # a program's own arguments
+])
+def test_a_run_builds_the_workloads_it_names(args, targets):
+    script = f'source "{SETUP}" && memharness_run_targets {args}'
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == targets
+    names = set(result.stdout.split()) - {"memharness-run-core", "memharness-run"}
+    assert all((ROOT / "workloads" / n.removeprefix("wl-")).is_dir() for n in names)
+
+
 def test_harness_help_prints_only_the_help():
     result = subprocess.run([str(ROOT / "scripts" / "harness"), "--help"], capture_output=True, text=True,
                             timeout=600)

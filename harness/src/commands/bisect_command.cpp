@@ -29,7 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kWho = "harness bisect";
+constexpr const char* kWhoBisect = "harness bisect";
 constexpr const char* kStateSchema = "memharness.bisect/1";
 
 // One tested commit: bad (a deciding metric regressed against good), good, or
@@ -40,7 +40,7 @@ struct Step {
   std::string comparison, table, note;
 };
 
-Json step_json(const Step& s) {
+Json bisect_step_json(const Step& s) {
   return Json{{"commit", s.commit},        {"outcome", s.outcome}, {"regressed", s.regressed},
               {"comparison", s.comparison}, {"table", s.table},     {"note", s.note}};
 }
@@ -75,13 +75,13 @@ struct Bisect {
 
 std::string short_sha(const std::string& c) { return c.substr(0, 12); }
 
-void save(const Bisect& b) {
+void save_bisect(const Bisect& b) {
   Json s = b.state;
   Json steps = Json::array();
-  for (const auto& st : b.steps) steps.push_back(step_json(st));
+  for (const auto& st : b.steps) steps.push_back(bisect_step_json(st));
   s["steps"] = steps;
   s["deciding"] = std::vector<std::string>(b.deciding.begin(), b.deciding.end());
-  if (auto e = output_file::write_atomic(b.state_path, dump_canonical(s)); !e.empty()) fmt::print(stderr, "{}: {}\n", kWho, e);
+  if (auto e = output_file::write_atomic(b.state_path, dump_canonical(s)); !e.empty()) fmt::print(stderr, "{}: {}\n", kWhoBisect, e);
 }
 
 // The candidate `commit` built, and good (once); nullopt with the step marked
@@ -107,7 +107,7 @@ std::optional<AllocatorSpec> build_revisions(Bisect& b, const std::string& commi
 
 // A step's verdict from its comparison: bad when a deciding metric (any, when
 // none decides yet) regressed.
-void judge(const Bisect& b, const Comparison& c, Step& step) {
+void judge_step(const Bisect& b, const Comparison& c, Step& step) {
   step.table = comparison_table(c);
   for (const auto& w : c.workloads)
     for (const auto& m : w.metrics)
@@ -163,8 +163,8 @@ std::optional<Step> run_step(const Options& o, Bisect& b, const std::string& com
   if (o.runs_auto) compare::apply_sequential(c, runs, compare::looks_up_to(o.max_runs), o.alpha);
   step.comparison = (fs::path(b.dir) / (name + ".json")).string();
   Json cj = comparison_to_json(c, e.context);
-  if (auto err = output_file::write_atomic(step.comparison, dump_canonical(cj)); !err.empty()) fmt::print(stderr, "{}: {}\n", kWho, err);
-  judge(b, c, step);
+  if (auto err = output_file::write_atomic(step.comparison, dump_canonical(cj)); !err.empty()) fmt::print(stderr, "{}: {}\n", kWhoBisect, err);
+  judge_step(b, c, step);
   return step;
 }
 
@@ -182,14 +182,14 @@ std::optional<Step> step_at(const Options& o, Bisect& b, const std::string& comm
   auto s = run_step(o, b, commit, name, signal);
   if (s) {
     b.steps.push_back(*s);
-    save(b);
+    save_bisect(b);
   }
   return s;
 }
 
 int stopped(const Bisect& b, int signal) {
-  save(b);
-  fmt::print(stderr, "{}: stopped by a signal; to go on, run the same command again (state: {})\n", kWho,
+  save_bisect(b);
+  fmt::print(stderr, "{}: stopped by a signal; to go on, run the same command again (state: {})\n", kWhoBisect,
              b.state_path);
   return 128 + signal;
 }
@@ -298,7 +298,7 @@ bool resume_state(const Options& o, Bisect& b, const Json& question, std::string
                b.seed = stored;
                if (auto steps = state.find("steps")) steps->each_element([&](const JsonIn& st) { b.steps.push_back(step_from(st)); });
                if (auto d = state.find("deciding")) d->each_element([&](const JsonIn& c) { b.deciding.insert(c.string()); });
-               fmt::print(stderr, "{}: resuming {}: {} step{} kept\n", kWho, b.state_path, b.steps.size(),
+               fmt::print(stderr, "{}: resuming {}: {} step{} kept\n", kWhoBisect, b.state_path, b.steps.size(),
                           b.steps.size() == 1 ? "" : "s");
                return true;
              },
@@ -307,7 +307,7 @@ bool resume_state(const Options& o, Bisect& b, const Json& question, std::string
 }
 
 // The state: a bisect of the same question resumes; another one is refused.
-bool open_state(const Options& o, Bisect& b, std::string& error) {
+bool open_bisect_state(const Options& o, Bisect& b, std::string& error) {
   b.state_path = !o.state.empty() ? o.state
                                   : fmt::format("results/bisect-{}-{}-{}/state.json", b.pin.name, short_sha(b.good),
                                                 short_sha(b.bad));
@@ -325,7 +325,7 @@ bool open_state(const Options& o, Bisect& b, std::string& error) {
   if (std::ifstream in(b.state_path); in)
     if (!resume_state(o, b, question, error)) return false;
   b.state = Json{{"schema", kStateSchema}, {"question", question}, {"seed", b.seed}, {"commits", b.commits}};
-  fmt::print(stderr, "{}: {} commits from {} (good) to {} (bad) in {}; state: {}\n", kWho, b.commits.size(),
+  fmt::print(stderr, "{}: {} commits from {} (good) to {} (bad) in {}; state: {}\n", kWhoBisect, b.commits.size(),
              short_sha(b.good), short_sha(b.bad), b.repo, b.state_path);
   return true;
 }
@@ -335,17 +335,17 @@ bool open_state(const Options& o, Bisect& b, std::string& error) {
 std::optional<int> check_good_and_bad(const Options& o, Bisect& b) {
   int signal = 0;
   auto check = step_at(o, b, b.bad, "check-" + short_sha(b.bad), signal);
-  if (!check) return signal ? stopped(b, signal) : bad_input(kWho, "the comparison of good and bad could not be made");
-  if (check->outcome == "skip") return bad_input(kWho, "the bad revision does not build: " + check->note);
+  if (!check) return signal ? stopped(b, signal) : bad_input(kWhoBisect, "the comparison of good and bad could not be made");
+  if (check->outcome == "skip") return bad_input(kWhoBisect, "the bad revision does not build: " + check->note);
   fmt::print("{}", check->table);
   if (check->outcome != "bad")
-    return bad_input(kWho, fmt::format("good ({}) and bad ({}) do not differ{}: nothing to bisect", short_sha(b.good),
+    return bad_input(kWhoBisect, fmt::format("good ({}) and bad ({}) do not differ{}: nothing to bisect", short_sha(b.good),
                                        short_sha(b.bad), o.metrics.empty() ? "" : " in " + json_text(Json(o.metrics))));
   if (b.deciding.empty()) b.deciding.insert(check->regressed.begin(), check->regressed.end());
-  save(b);
+  save_bisect(b);
   std::string deciding;
   for (const auto& d : b.deciding) deciding += (deciding.empty() ? "" : ", ") + d;
-  fmt::print(stderr, "{}: deciding: {}\n", kWho, deciding);
+  fmt::print(stderr, "{}: deciding: {}\n", kWhoBisect, deciding);
   return std::nullopt;
 }
 
@@ -382,7 +382,7 @@ std::optional<Range> walk(const Options& o, Bisect& b, int& exit_code) {
       return std::nullopt;
     }
     const std::string subject = escape::terminal(commit_subject(b.repo, s->commit));
-    fmt::print(stderr, "{}: step {}: {} {}: {}{}\n", kWho, n, short_sha(s->commit), subject, s->outcome,
+    fmt::print(stderr, "{}: step {}: {} {}: {}{}\n", kWhoBisect, n, short_sha(s->commit), subject, s->outcome,
                s->outcome == "skip" ? " (" + escape::terminal(s->note.substr(0, 300)) + ")" : "");
     if (s->outcome == "skip") r.skipped.insert(pick);
     else if (s->outcome == "bad") r.hi = pick;
@@ -399,7 +399,7 @@ int report_first_bad(Bisect& b, const Range& r) {
   const Step* at = find_step(b, first);
   b.state["first_bad"] = first;
   b.state["could_also_be"] = maybe;
-  save(b);
+  save_bisect(b);
   if (at) fmt::print("\n{}", at->table);
   if (maybe.empty()) {
     fmt::print("first bad commit: {} {}\n", first, escape::terminal(commit_subject(b.repo, first)));
@@ -419,9 +419,9 @@ int bisect_command(const Options& o) {
   Bisect b;
   b.layout = find_layout();
   std::string error;
-  if (auto e = refuse_run_only(o, true); !e.empty()) return bad_input(kWho, e);
-  if (!find_commits(o, b, error) || !prepare_comparisons(o, b, error) || !open_state(o, b, error))
-    return bad_input(kWho, error);
+  if (auto e = refuse_run_only(o, true); !e.empty()) return bad_input(kWhoBisect, e);
+  if (!find_commits(o, b, error) || !prepare_comparisons(o, b, error) || !open_bisect_state(o, b, error))
+    return bad_input(kWhoBisect, error);
   if (auto end = check_good_and_bad(o, b)) return *end;
   int exit_code = 0;
   auto range = walk(o, b, exit_code);

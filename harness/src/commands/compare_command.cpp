@@ -31,7 +31,7 @@ namespace mh {
 
 namespace {
 
-constexpr const char* kWho = "harness compare";
+constexpr const char* kWhoCompare = "harness compare";
 
 // Where the comparison goes and, when runs are made here, the runs report. A
 // default name is reserved with its runs report (when runs are made), so that
@@ -367,9 +367,9 @@ std::optional<Gathered> run_pins(const Options& o, const Layout& l, const Thresh
 
 // The runs report could not be written: what was lost, and where the runs went.
 int runs_report_lost(const Gathered& g) {
-  fmt::print(stderr, "{}: {}\n", kWho, g.outcome.error);
+  fmt::print(stderr, "{}: {}\n", kWhoCompare, g.outcome.error);
   if (!g.outcome.rescue.empty())
-    fmt::print(stderr, "{}: the {} runs done are in {}\n", kWho, g.runs.size(), g.outcome.rescue);
+    fmt::print(stderr, "{}: the {} runs done are in {}\n", kWhoCompare, g.runs.size(), g.outcome.rescue);
   return 1;
 }
 
@@ -430,19 +430,19 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
   const auto site_changes = heap_site_changes(g.runs);
   if (!site_changes.empty()) comparison["heap_sites"] = heap_site_changes_json(site_changes);
   if (auto e = output_file::write_atomic(out, dump_canonical(comparison)); !e.empty()) {
-    fmt::print(stderr, "{}: {}\n", kWho, e);
+    fmt::print(stderr, "{}: {}\n", kWhoCompare, e);
     return 1;
   }
   fmt::print(table_stream({out, o.export_markdown, o.export_csv}), "{}{}comparison: {}\n", comparison_table(c),
              heap_site_changes_table(site_changes), out == output_file::kStdout ? "standard output" : out);
   for (const auto& [path, text] : {std::pair{o.export_markdown, comparison_markdown(c) + heap_site_changes_markdown(site_changes)}, std::pair{o.export_csv, comparison_csv(c)}})
     if (auto err = write_export(path, text); !err.empty()) {
-      fmt::print(stderr, "{}: {}\n", kWho, err);
+      fmt::print(stderr, "{}: {}\n", kWhoCompare, err);
       return 1;
     }
   if (!o.page.empty()) {
     if (auto err = write_runs_page(o.page, out, g.runs, o.diff_k, comparison); !err.empty()) {
-      fmt::print(stderr, "{}: the page: {}\n", kWho, err);
+      fmt::print(stderr, "{}: the page: {}\n", kWhoCompare, err);
       return 1;
     }
   }
@@ -450,7 +450,7 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
     fmt::print(stderr,
                "{}: stopped by a signal after {} of {} runs: the comparison covers those only; to finish, run the "
                "same command with --resume {}\n",
-               kWho, g.runs.size(), g.planned, g.runs_path);
+               kWhoCompare, g.runs.size(), g.planned, g.runs_path);
     return 128 + g.outcome.stop_signal;
   }
   return exit_code(c);
@@ -461,21 +461,21 @@ int analyse_and_write(const Options& o, const Layout& l, const Thresholds& thres
 int compare_command(const Options& o) {
   auto l = find_layout();
   std::string error;
-  if (auto e = refuse_run_only(o, false); !e.empty()) return bad_input(kWho, e);
+  if (auto e = refuse_run_only(o, false); !e.empty()) return bad_input(kWhoCompare, e);
   const std::string thresholds_path = thresholds_file(l, o);
   auto thresholds = load_thresholds(thresholds_path, error);
-  if (!thresholds) return bad_input(kWho, error);
+  if (!thresholds) return bad_input(kWhoCompare, error);
   auto outputs = outputs_asked(o, error);
-  if (!outputs) return bad_input(kWho, error);
+  if (!outputs) return bad_input(kWhoCompare, error);
   const auto gate = parse_gate(o.gate, error);
-  if (!gate) return bad_input(kWho, error);
+  if (!gate) return bad_input(kWhoCompare, error);
   const bool runs_here = !o.workload.empty() || !o.suite.empty() || !o.program.empty() || compares_commands(o);
   auto gathered = runs_here               ? run_pins(o, l, *thresholds, *outputs, error)
                   : o.inputs.size() == 1 ? read_runs_report(o, error)
                                          : read_two_reports(o, error);
-  if (!gathered) return bad_input(kWho, error);
+  if (!gathered) return bad_input(kWhoCompare, error);
   if (!gathered->outcome.error.empty()) return runs_report_lost(*gathered);
-  if (!runs_here && !reserve_outputs(*outputs, false, error)) return bad_input(kWho, error);
+  if (!runs_here && !reserve_outputs(*outputs, false, error)) return bad_input(kWhoCompare, error);
   return analyse_and_write(o, l, *thresholds, thresholds_path, *gate, *gathered, outputs->out);
 }
 

@@ -21,9 +21,9 @@ namespace mh {
 
 namespace {
 
-constexpr const char* kWho = "harness export";
+constexpr const char* kWhoExport = "harness export";
 
-std::string joined(const std::vector<std::string>& names) {
+std::string joined_names(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) {
     if (!out.empty()) out += ", ";
@@ -43,7 +43,7 @@ const RunRecord* run_with_sites(const ReportData& report, const std::string& all
     }
   error = allocator.empty() ? "the report has no call sites (run with --ledger --heap-sample SIZE)"
                             : "--allocator " + allocator + " has no run with call sites in the report; those with: " +
-                                  joined(with_sites);
+                                  joined_names(with_sites);
   return nullptr;
 }
 
@@ -52,7 +52,7 @@ std::string unknown_mark(const RunRecord& r, const std::string& mark) {
   for (const auto& m : r.marks)
     if (m.heap_sites) marks.push_back(m.name);
   return fmt::format("--mark {}: no such mark with call sites in run {} of {}; its marks with call sites: {}", mark,
-                     r.repetition, r.allocator.name, joined(marks));
+                     r.repetition, r.allocator.name, joined_names(marks));
 }
 
 // The bytes of the export asked for, or nullopt with `error` (bad input).
@@ -94,19 +94,19 @@ int export_command(const Options& o) {
   const ExportOptions& e = o.export_options;
   const std::string out = o.out.empty() ? output_file::kStdout : o.out;
   if (!e.pprof.empty() && out == output_file::kStdout)
-    return bad_input(kWho, "--pprof writes a gzipped binary file: give it with -o FILE (e.g. -o heap.pb.gz)");
+    return bad_input(kWhoExport, "--pprof writes a gzipped binary file: give it with -o FILE (e.g. -o heap.pb.gz)");
   if (out != output_file::kStdout)
-    if (auto err = output_file::check_target(out); !err.empty()) return bad_input(kWho, "--out: " + err);
+    if (auto err = output_file::check_target(out); !err.empty()) return bad_input(kWhoExport, "--out: " + err);
   const std::string& report_path = !e.folded.empty() ? e.folded : !e.trace.empty() ? e.trace : e.pprof;
   std::string error;
   auto text = export_bytes(e, report_path, error);
-  if (!text) return bad_input(kWho, error);
+  if (!text) return bad_input(kWhoExport, error);
   if (out == output_file::kStdout) {
     std::fwrite(text->data(), 1, text->size(), stdout);
     return 0;
   }
   if (auto err = output_file::write_atomic(out, *text); !err.empty()) {
-    fmt::print(stderr, "{}: {}\n", kWho, err);
+    fmt::print(stderr, "{}: {}\n", kWhoExport, err);
     return 1;
   }
   return 0;

@@ -71,7 +71,7 @@ std::optional<std::vector<Job>> program_jobs(const Options& o, std::string& erro
 }
 
 // One side's command, split like shell words; its option's name in the error.
-std::optional<std::vector<std::string>> command_words(const std::string& text, const char* option,
+std::optional<std::vector<std::string>> option_words(const std::string& text, const char* option,
                                                       std::string& error) {
   auto words = split_words(text);
   if (!words || words->empty() || words->front().empty()) {
@@ -95,9 +95,9 @@ std::string sides_name(const ProgramFlags& f, const std::vector<std::string>& ba
 }  // namespace
 
 std::optional<CommandSides> command_sides_from_options(const Options& o, std::string& error) {
-  auto base = command_words(o.baseline_command, "--baseline-command", error);
+  auto base = option_words(o.baseline_command, "--baseline-command", error);
   if (!base) return std::nullopt;
-  auto cand = command_words(o.candidate_command, "--candidate-command", error);
+  auto cand = option_words(o.candidate_command, "--candidate-command", error);
   if (!cand) return std::nullopt;
   ProgramFlags flags = o.program_flags;
   flags.name = sides_name(flags, *base, *cand);

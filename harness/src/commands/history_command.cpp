@@ -24,7 +24,7 @@ namespace mh {
 
 namespace {
 
-constexpr const char* kWho = "harness history";
+constexpr const char* kWhoHistory = "harness history";
 
 int add_reports(const Options& o) {
   // Every report is read before any is added: a bad one adds nothing.
@@ -32,14 +32,14 @@ int add_reports(const Options& o) {
   for (const auto& path : o.inputs) {
     std::string error;
     auto report = read_report(path, error);
-    if (!report) return bad_input(kWho, error);
+    if (!report) return bad_input(kWhoHistory, error);
     reports.push_back(std::move(*report));
   }
   size_t added = 0, total = 0;
   for (const auto& report : reports) {
     std::string error;
     auto n = add_to_history(o.history.target, report, error);
-    if (!n) return bad_input(kWho, error);
+    if (!n) return bad_input(kWhoHistory, error);
     added += *n;
     total += report.runs.size();
   }
@@ -51,10 +51,10 @@ int add_reports(const Options& o) {
 int merge_stores(const Options& o) {
   std::string error;
   auto store = history::Store::open(o.inputs[0], error);
-  if (!store) return bad_input(kWho, error);
+  if (!store) return bad_input(kWhoHistory, error);
   for (size_t i = 1; i < o.inputs.size(); ++i) {
     auto added = store->merge_from(o.inputs[i], error);
-    if (!added) return bad_input(kWho, error);
+    if (!added) return bad_input(kWhoHistory, error);
     fmt::print("{} runs added to {} from {}\n", *added, escape::terminal(o.inputs[0]), escape::terminal(o.inputs[i]));
   }
   return 0;
@@ -160,17 +160,17 @@ std::string missing_series_choice(const Options& o, history::Store& store) {
 
 int show_series(const Options& o, history::Store& store) {
   if (o.history.workload.empty() || o.history.metric.empty())
-    return bad_input(kWho, escape::terminal(missing_series_choice(o, store)));
+    return bad_input(kWhoHistory, escape::terminal(missing_series_choice(o, store)));
   std::string error;
   auto judged = judge_store(o, store, error);
-  if (!judged) return bad_input(kWho, error);
+  if (!judged) return bad_input(kWhoHistory, error);
   if (judged->empty())
-    return bad_input(kWho, fmt::format("no runs of metric '{}' of workload '{}'{} in {}", o.history.metric,
+    return bad_input(kWhoHistory, fmt::format("no runs of metric '{}' of workload '{}'{} in {}", o.history.metric,
                                        o.history.workload,
                                        o.history.allocator.empty() ? "" : " under '" + o.history.allocator + "'",
                                        o.history.target.file));
   const auto acks = store.acknowledgements(error);
-  if (!acks) return bad_input(kWho, o.history.target.file + ": " + error);
+  if (!acks) return bad_input(kWhoHistory, o.history.target.file + ": " + error);
   SeriesNames names(find_layout().libexec);
   for (const auto& j : *judged) print_series(j, *acks, names);
   return 0;
@@ -179,9 +179,9 @@ int show_series(const Options& o, history::Store& store) {
 int list_steps(const Options& o, history::Store& store) {
   std::string error;
   auto judged = judge_store(o, store, error);
-  if (!judged) return bad_input(kWho, error);
+  if (!judged) return bad_input(kWhoHistory, error);
   const auto acks = store.acknowledgements(error);
-  if (!acks) return bad_input(kWho, o.history.target.file + ": " + error);
+  if (!acks) return bad_input(kWhoHistory, o.history.target.file + ": " + error);
   SeriesNames names(find_layout().libexec);
   int found = 0, failing = 0;
   for (const auto& j : *judged)
@@ -204,7 +204,7 @@ int acknowledge(const Options& o, history::Store& store) {
   const HistoryOptions& h = o.history;
   std::string error;
   if (!store.acknowledge({h.workload, h.allocator, h.metric, h.target.revision, h.reason}, error))
-    return bad_input(kWho, h.target.file + ": " + error);
+    return bad_input(kWhoHistory, h.target.file + ": " + error);
   fmt::print("step of {} under {} at {} acknowledged\n", escape::terminal(h.metric), escape::terminal(h.allocator),
              escape::terminal(h.target.revision));
   return 0;
@@ -212,13 +212,13 @@ int acknowledge(const Options& o, history::Store& store) {
 
 int write_page(const Options& o, history::Store& store) {
   if (!o.history.repo_url.empty())
-    if (auto e = history::check_repo_url(o.history.repo_url); !e.empty()) return bad_input(kWho, e);
+    if (auto e = history::check_repo_url(o.history.repo_url); !e.empty()) return bad_input(kWhoHistory, e);
   std::string error;
   auto judged = judge_store(o, store, error);
-  if (!judged) return bad_input(kWho, error);
+  if (!judged) return bad_input(kWhoHistory, error);
   std::vector<history::PageSeries> page;
   const auto acks = store.acknowledgements(error);
-  if (!acks) return bad_input(kWho, o.history.target.file + ": " + error);
+  if (!acks) return bad_input(kWhoHistory, o.history.target.file + ": " + error);
   SeriesNames names(find_layout().libexec);
   for (auto& j : *judged) {
     history::PageSeries ps{j.series, names.name(j.series.workload, j.series.params), j.steps, {}};
@@ -227,8 +227,8 @@ int write_page(const Options& o, history::Store& store) {
     page.push_back(std::move(ps));
   }
   const auto runs = store.traces(history::shown_runs(page), error);
-  if (!runs) return bad_input(kWho, o.history.target.file + ": " + error);
-  if (auto e = history::write_page(o.history.out, page, *runs, o.history.repo_url); !e.empty()) return bad_input(kWho, e);
+  if (!runs) return bad_input(kWhoHistory, o.history.target.file + ": " + error);
+  if (auto e = history::write_page(o.history.out, page, *runs, o.history.repo_url); !e.empty()) return bad_input(kWhoHistory, e);
   fmt::print("{} charts written to {}/index.html\n", page.size(), escape::terminal(o.history.out));
   return 0;
 }
@@ -241,11 +241,11 @@ int history_command(const Options& o) {
   if (verb == "add") return add_reports(o);
   std::error_code ec;
   if (!std::filesystem::exists(o.history.target.file, ec))
-    return bad_input(kWho, "no history store at " + o.history.target.file +
+    return bad_input(kWhoHistory, "no history store at " + o.history.target.file +
                                " (harness history add REPORT..., or --history FILE on run and compare, makes one)");
   std::string error;
   auto store = history::Store::open(o.history.target.file, error);
-  if (!store) return bad_input(kWho, error);
+  if (!store) return bad_input(kWhoHistory, error);
   if (verb == "show") return show_series(o, *store);
   if (verb == "steps") return list_steps(o, *store);
   if (verb == "ack") return acknowledge(o, *store);

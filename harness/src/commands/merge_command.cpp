@@ -19,7 +19,7 @@ namespace mh {
 
 namespace {
 
-constexpr const char* kWho = "harness merge";
+constexpr const char* kWhoMerge = "harness merge";
 
 struct Input {
   std::string path;
@@ -174,15 +174,15 @@ void plan_order(std::vector<Input>& inputs, std::vector<RunRecord>& runs) {
 }  // namespace
 
 int merge_command(const Options& o) {
-  if (auto e = output_file::check_target(o.out); !e.empty()) return bad_input(kWho, "-o: " + e);
+  if (auto e = output_file::check_target(o.out); !e.empty()) return bad_input(kWhoMerge, "-o: " + e);
   std::vector<Input> inputs;
   for (const auto& path : o.inputs) {
     std::string error;
     auto report = read_report(path, error);
-    if (!report) return bad_input(kWho, error);
+    if (!report) return bad_input(kWhoMerge, error);
     inputs.push_back({path, std::move(*report)});
   }
-  if (auto clash = find_clash(inputs, o.allow_mixed_machines); !clash.empty()) return bad_input(kWho, clash);
+  if (auto clash = find_clash(inputs, o.allow_mixed_machines); !clash.empty()) return bad_input(kWhoMerge, clash);
   std::vector<RunRecord> runs;
   Json contexts = Json::array();
   // Each shard's manifest declares its workloads' own metrics (units,
@@ -204,7 +204,7 @@ int merge_command(const Options& o) {
           if (!context[key].contains(workload)) context[key][workload] = declared;
   context["merged_from"] = contexts;
   if (auto e = output_file::write_atomic(o.out, report_text(context, runs, true, declared)); !e.empty()) {
-    fmt::print(stderr, "{}: {}\n", kWho, e);
+    fmt::print(stderr, "{}: {}\n", kWhoMerge, e);
     return 2;
   }
   fmt::print(o.out == output_file::kStdout ? stderr : stdout, "merged {} runs from {} reports into {}\n", runs.size(), o.inputs.size(), o.out);

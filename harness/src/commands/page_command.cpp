@@ -13,7 +13,7 @@
 namespace mh {
 
 namespace {
-constexpr const char* kWho = "harness page";
+constexpr const char* kWhoPage = "harness page";
 }  // namespace
 
 std::string page_libs_dir(const Layout& l) {
@@ -40,13 +40,13 @@ int page_command(const Options& o) {
   for (const auto& path : o.inputs) {
     std::string error;
     auto report = read_report(path, error);
-    if (!report) return bad_input(kWho, error);
+    if (!report) return bad_input(kWhoPage, error);
     HeadlinesByWorkload headlines = report_headlines(*report);
     reports.push_back({path, std::move(report->runs), std::move(headlines)});
   }
   const std::string libs = page_libs_dir(find_layout());
   if (auto e = page::write_page(o.page, libs, page::page_data(reports, o.diff_k)); !e.empty())
-    return bad_input(kWho, e);
+    return bad_input(kWhoPage, e);
   fmt::print("page: {}\n", (std::filesystem::path(o.page) / "index.html").string());
   return 0;
 }

@@ -26,7 +26,7 @@ namespace mh {
 
 namespace {
 
-constexpr const char* kWho = "harness";
+constexpr const char* kWhoRun = "harness";
 
 HeadlinesByWorkload headlines_of(const std::vector<Job>& jobs) {
   HeadlinesByWorkload out;
@@ -75,7 +75,7 @@ std::optional<std::vector<Arm>> run_arms(const Options& o, const Layout& l, std:
   if (o.allocators.empty()) {
     std::vector<std::string> missing;
     for (auto& a : available_builtins(default_allocator_context(l.libdir), &missing)) arms.push_back({a, ""});
-    for (const auto& m : missing) fmt::print(stderr, "{}: skipping {}\n", kWho, m);
+    for (const auto& m : missing) fmt::print(stderr, "{}: skipping {}\n", kWhoRun, m);
   }
   std::set<std::string> labels;
   for (const auto& text : o.allocators) {
@@ -105,7 +105,7 @@ std::string reference_error(const Options& o, const std::vector<Arm>& arms) {
 int list_command(const Options&) {
   auto l = find_layout();
   auto all = list_workloads(l.libexec);
-  if (all.empty()) return bad_input(kWho, "no workloads found in " + l.libexec);
+  if (all.empty()) return bad_input(kWhoRun, "no workloads found in " + l.libexec);
   fmt::print("{}", format_list(all));
   return 0;
 }
@@ -114,37 +114,37 @@ int run_command(const Options& o) {
   auto l = find_layout();
   std::string error;
   auto jobs = jobs_from_options(l, o, error);
-  if (!jobs) return bad_input(kWho, error);
+  if (!jobs) return bad_input(kWhoRun, error);
 
   Execution e;
   e.jobs = *jobs;
   auto arms = run_arms(o, l, error);
-  if (!arms) return bad_input(kWho, error);
+  if (!arms) return bad_input(kWhoRun, error);
   e.arms = std::move(*arms);
-  if (auto err = reference_error(o, e.arms); !err.empty()) return bad_input(kWho, err);
+  if (auto err = reference_error(o, e.arms); !err.empty()) return bad_input(kWhoRun, err);
 
   const std::string name = !o.suite.empty() ? "suite-" + o.suite : jobs->front().workload.name;
-  if (!apply_run_options(o, e, error)) return bad_input(kWho, error);
-  if (auto err = check_exports(o); !err.empty()) return bad_input(kWho, err);
+  if (!apply_run_options(o, e, error)) return bad_input(kWhoRun, error);
+  if (auto err = check_exports(o); !err.empty()) return bad_input(kWhoRun, err);
   e.plan = interleave(e.jobs.size(), e.arms.size(), o.runs, std::nullopt);
   const Json not_run = leave_out_unsupported(e.jobs, e.arms, e.plan);
   std::optional<BalancedPlan> balanced;
-  if (!balance_from_options(o, e, false, balanced, error)) return bad_input(kWho, error);
+  if (!balance_from_options(o, e, false, balanced, error)) return bad_input(kWhoRun, error);
   if (o.dry_run) {
     fmt::print("{}", plan_text(e, balanced, o.shard));
     return 0;
   }
   if (!o.out.empty() || !o.resume.empty()) {
     e.out = !o.out.empty() ? o.out : resumed_report(o.resume, error);
-    if (e.out.empty()) return bad_input(kWho, error);
-    if (auto err = output_file::check_target(e.out); !err.empty()) return bad_input(kWho, "--out: " + err);
+    if (e.out.empty()) return bad_input(kWhoRun, error);
+    if (auto err = output_file::check_target(e.out); !err.empty()) return bad_input(kWhoRun, "--out: " + err);
   } else {
     auto reserved = reserve_new_outputs("results/" + name, {".json"}, error);
-    if (reserved.empty()) return bad_input(kWho, error);
+    if (reserved.empty()) return bad_input(kWhoRun, error);
     e.out = reserved[0];
   }
   for (const auto& n : not_run)
-    fmt::print(stderr, "{}: {} is not run under {}: {}\n", kWho, n["workload"].get<std::string>(),
+    fmt::print(stderr, "{}: {} is not run under {}: {}\n", kWhoRun, n["workload"].get<std::string>(),
                n["allocator"].get<std::string>(), n["why"].get<std::string>());
   e.context = make_context(o.argv);
   if (!o.shard_engine.is_null()) e.context["shard_engine"] = o.shard_engine;
@@ -155,10 +155,10 @@ int run_command(const Options& o) {
   if (balanced) e.context["plan"]["shard_by"] = "duration";
   if (!o.resume.empty()) {
     auto kept = runs_to_resume(o.resume, std::nullopt, e.context["plan"], error);
-    if (!kept) return bad_input(kWho, error);
+    if (!kept) return bad_input(kWhoRun, error);
     e.kept = std::move(*kept);
   }
-  return finish_execution(e, o, kWho);
+  return finish_execution(e, o, kWhoRun);
 }
 
 }  // namespace mh

@@ -38,7 +38,7 @@ std::optional<Durations> store_durations(const std::string& path, std::string& e
   return d;
 }
 
-std::string shown(double v) { return display_number(v, DisplayUnit{"", 1.0}); }
+std::string shown_number(double v) { return display_number(v, DisplayUnit{"", 1.0}); }
 
 double mean(const std::vector<double>& v) { return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); }
 
@@ -102,12 +102,12 @@ std::string plan_text(const Execution& e, const std::optional<BalancedPlan>& bal
   out += fmt::format("expected time from {} ({} units: {}):\n", b.source, b.units.size(),
                      b.by_round ? "an entry's rounds" : "an entry's allocators");
   for (size_t i = 0; i < loads.size(); ++i)
-    out += fmt::format("  shard {}/{}  {} ms (by entry: {} ms)\n", i + 1, loads.size(), shown(loads[i]),
-                       shown(by_entry[i]));
+    out += fmt::format("  shard {}/{}  {} ms (by entry: {} ms)\n", i + 1, loads.size(), shown_number(loads[i]),
+                       shown_number(by_entry[i]));
   const double m = mean(loads);
   out += fmt::format("longest over mean: {} balanced, {} by entry; largest unit over mean {}\n",
-                     shown(*std::max_element(loads.begin(), loads.end()) / m),
-                     shown(*std::max_element(by_entry.begin(), by_entry.end()) / m), shown(largest / m));
+                     shown_number(*std::max_element(loads.begin(), loads.end()) / m),
+                     shown_number(*std::max_element(by_entry.begin(), by_entry.end()) / m), shown_number(largest / m));
   return out;
 }
 

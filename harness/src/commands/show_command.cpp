@@ -21,19 +21,19 @@ namespace mh {
 
 namespace {
 
-constexpr const char* kWho = "harness show";
+constexpr const char* kWhoShow = "harness show";
 
 }  // namespace
 
 int show_command(const Options& o) {
   const std::string& path = o.inputs.at(0);
   if (std::FILE* f = std::fopen(path.c_str(), "rb")) std::fclose(f);
-  else return bad_input(kWho, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  else return bad_input(kWhoShow, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
   std::string error;
   auto report = read_report(path, error);
-  if (!report) return bad_input(kWho, error);
+  if (!report) return bad_input(kWhoShow, error);
   if (auto err = check_reference(report->runs, o.table.reference); !err.empty())
-    return bad_input(kWho, fmt::format("{}: {}", path, err));
+    return bad_input(kWhoShow, fmt::format("{}: {}", path, err));
   const HeadlinesByWorkload headlines = report_headlines(*report);
   if (o.show_format == "markdown") {
     fmt::print("{}", summary_markdown(report->runs, headlines, o.table.reference));

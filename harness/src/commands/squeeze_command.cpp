@@ -38,7 +38,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kWho = "harness squeeze";
+constexpr const char* kWhoSqueeze = "harness squeeze";
 constexpr const char* kSchema = "memharness.squeeze/1";
 constexpr uint64_t kFloorBytes = 4ull << 20;  // no limit below 4 MiB is tried
 
@@ -63,7 +63,7 @@ struct Squeeze {
 };
 
 // The median of `metric` over the runs of `role` that are ok; nullopt when none has it.
-std::optional<double> median_of(const std::vector<RunRecord>& runs, const std::string& role, const std::string& metric) {
+std::optional<double> role_median(const std::vector<RunRecord>& runs, const std::string& role, const std::string& metric) {
   std::vector<double> v;
   for (const auto& r : runs)
     if (r.role == role && r.status == Status::Ok)
@@ -96,10 +96,10 @@ std::optional<std::string> figure_of_merit(const Options& o, const std::vector<J
 }
 
 
-void save(const Squeeze& s, bool complete) {
+void save_squeeze(const Squeeze& s, bool complete) {
   const Json state = {{"schema", kSchema}, {"question", s.q.json}, {"seed", s.seed},
                       {"complete", complete}, {"results", s.results}};
-  if (auto e = output_file::write_atomic(s.path, dump_canonical(state)); !e.empty()) fmt::print(stderr, "{}: {}\n", kWho, e);
+  if (auto e = output_file::write_atomic(s.path, dump_canonical(state)); !e.empty()) fmt::print(stderr, "{}: {}\n", kWhoSqueeze, e);
 }
 
 // Where a probe's runs go: one report per job, allocator and limit.
@@ -139,7 +139,7 @@ std::optional<std::vector<RunRecord>> probe_runs(const Options& o, const Squeeze
     signal = outcome.stop_signal;
     return std::nullopt;
   }
-  if (!outcome.error.empty()) fmt::print(stderr, "{}: {}\n", kWho, outcome.error);
+  if (!outcome.error.empty()) fmt::print(stderr, "{}: {}\n", kWhoSqueeze, outcome.error);
   return runs;
 }
 
@@ -161,7 +161,7 @@ Json probe_figures(const std::vector<RunRecord>& runs, const std::string& metric
                                  std::tuple{"cgroup_peak_kb", kRoleCandidate, "cgroup_peak_kb"},
                                  std::tuple{"unlimited_peak_rss_kb", kRoleBaseline, "peak_rss_kb"},
                                  std::tuple{"unlimited_cgroup_peak_kb", kRoleBaseline, "cgroup_peak_kb"}})
-    f[key] = number_or_null(median_of(runs, role, name));
+    f[key] = number_or_null(role_median(runs, role, name));
   if (metric != "wall_ms") f["fom_metric"] = metric;
   return f;
 }
@@ -209,14 +209,14 @@ void put_probe(Json& entry, Json probe) {
   probes.push_back(std::move(probe));
 }
 
-std::string mb(uint64_t bytes) { return display_number(double(bytes) / 1024, display_unit("KiB")); }
+std::string limit_mb(uint64_t bytes) { return display_number(double(bytes) / 1024, display_unit("KiB")); }
 
 // The unlimited cgroup peak the search starts from: one unlimited run's, in
 // whole MiB. False when stopped or the run gave none (entry["why_done"] says).
 bool find_start(const Options& o, Squeeze& s, const Job& job, const AllocatorSpec& a, Json& entry, int& signal) {
   auto runs = probe_runs(o, s, job, a, 0, 1, signal);
   if (!runs) return false;
-  const auto peak = median_of(*runs, "", "cgroup_peak_kb");
+  const auto peak = role_median(*runs, "", "cgroup_peak_kb");
   if (!peak) {
     entry["done"] = true;
     entry["why_done"] = "the unlimited run " + (runs->empty() ? std::string("did not run") :
@@ -255,10 +255,10 @@ bool search(const Options& o, Squeeze& s, const Job& job, const AllocatorSpec& a
     Json p = judge_probe(s, *runs, step.limit, rounds, confirm);
     p["runs"] = runs_path(s, job, a, step.limit);
     p["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_probe).count();
-    fmt::print(stderr, "{}: {} {}: {} MB {}{}\n", kWho, job.workload.name, a.label, mb(step.limit),
+    fmt::print(stderr, "{}: {} {}: {} MB {}{}\n", kWhoSqueeze, job.workload.name, a.label, limit_mb(step.limit),
                confirm ? "confirmed: " : "", p["keeps"].get<bool>() ? "keeps its speed" : p["why"].get<std::string>());
     put_probe(entry, std::move(p));
-    save(s, false);
+    save_squeeze(s, false);
   }
   add_time();
   return true;
@@ -296,7 +296,7 @@ void conclude(Json& entry) {
     if (p.value("limit_bytes", uint64_t(0)) == b.hi) entry["at_limit"] = p.value("figures", Json::object());
 }
 
-std::string cell(const Json& v, const char* unit) {
+std::string squeeze_cell(const Json& v, const char* unit) {
   return v.is_number() ? display_number(v.get<double>(), display_unit(unit)) : "-";
 }
 
@@ -314,11 +314,11 @@ std::string table(const Squeeze& s) {
     const std::string unit = s.q.json.value("metric_unit", "ms");
     out += fmt::format("{:<18} {:<10} {:>9} {:>17} {:>6} {:>8} {:>8} {:>9} {:>12} {:>12} {:>7} {:>7.0f}\n",
                        e.value("workload", ""), e.value("allocator", ""),
-                       e.contains("limit_bytes") ? mb(e["limit_bytes"].get<uint64_t>()) : "-",
-                       br.is_array() ? fmt::format("{}-{}", mb(br[0].get<uint64_t>()), mb(br[1].get<uint64_t>())) : "-",
+                       e.contains("limit_bytes") ? limit_mb(e["limit_bytes"].get<uint64_t>()) : "-",
+                       br.is_array() ? fmt::format("{}-{}", limit_mb(br[0].get<uint64_t>()), limit_mb(br[1].get<uint64_t>())) : "-",
                        percent(e.value("width", Json())), percent(e.value("share_of_peak_rss", Json())),
-                       percent(e.value("share_of_cgroup_peak", Json())), cell(at.value("stall_ms", Json()), "ms"),
-                       cell(at.value("fom_limited", Json()), unit.c_str()), cell(at.value("fom_unlimited", Json()), unit.c_str()),
+                       percent(e.value("share_of_cgroup_peak", Json())), squeeze_cell(at.value("stall_ms", Json()), "ms"),
+                       squeeze_cell(at.value("fom_limited", Json()), unit.c_str()), squeeze_cell(at.value("fom_unlimited", Json()), unit.c_str()),
                        e.value("probes_used", 0), e.value("seconds", 0.0));
     if (!e.value("why_done", std::string()).empty())
       out += fmt::format("  {} {}: {}\n", e.value("workload", ""), e.value("allocator", ""), e["why_done"].get<std::string>());
@@ -401,7 +401,7 @@ std::string ask(const Options& o, Squeeze& s) {
 
 // The JSON (-o, else a new results/squeeze-NAME-TIME.json): a squeeze of the
 // same question there is resumed; any other file is refused. "" or the error.
-std::string open_state(const Options& o, Squeeze& s) {
+std::string open_squeeze_state(const Options& o, Squeeze& s) {
   std::string error;
   const std::string name = !o.suite.empty() ? "suite-" + o.suite : s.jobs.front().workload.name;
   if (!o.out.empty()) {
@@ -422,7 +422,7 @@ std::string open_state(const Options& o, Squeeze& s) {
       return s.path + " is the squeeze of another question (" + json_text(old->value("question", Json())) + "); give another -o";
     s.seed = old->value("seed", s.seed);
     s.results = old->value("results", Json::array());
-    fmt::print(stderr, "{}: resuming {}\n", kWho, s.path);
+    fmt::print(stderr, "{}: resuming {}\n", kWhoSqueeze, s.path);
   }
   std::error_code ec;
   fs::create_directories(s.dir, ec);
@@ -438,12 +438,12 @@ Json& entry_for(Squeeze& s, const Job& job, const AllocatorSpec& a) {
 }
 
 // Draws the JSON with `harness plot squeeze` (scripts/plot_squeeze.py); false when it cannot.
-bool draw_plot(const Squeeze& s, const std::string& plot) {
+bool draw_squeeze_plot(const Squeeze& s, const std::string& plot) {
   std::error_code ec;
   const auto self = fs::read_symlink("/proc/self/exe", ec);
   auto c = run_capture({ec ? std::string("harness") : self.string(), "plot", "squeeze", s.path, "-o", plot}, 300);
   if (c.exit_code != 0) {
-    fmt::print(stderr, "{}: no plot: {}{}", kWho, c.out, c.err);
+    fmt::print(stderr, "{}: no plot: {}{}", kWhoSqueeze, c.out, c.err);
     return false;
   }
   fmt::print("plot: {}\n", plot);
@@ -455,25 +455,25 @@ bool draw_plot(const Squeeze& s, const std::string& plot) {
 int squeeze_command(const Options& o) {
   Squeeze s;
   s.layout = find_layout();
-  if (auto e = ask(o, s); !e.empty()) return bad_input(kWho, e);
-  if (auto e = open_state(o, s); !e.empty()) return bad_input(kWho, e);
+  if (auto e = ask(o, s); !e.empty()) return bad_input(kWhoSqueeze, e);
+  if (auto e = open_squeeze_state(o, s); !e.empty()) return bad_input(kWhoSqueeze, e);
   for (const auto& job : s.jobs)
     for (const auto& a : s.allocators) {
       Json& entry = entry_for(s, job, a);
       int signal = 0;
       const bool ended = search(o, s, job, a, entry, signal);
       conclude(entry);
-      save(s, false);
+      save_squeeze(s, false);
       if (!ended) {
         fmt::print("{}", table(s));
         fmt::print(stderr, "{}: stopped by a signal; what was measured is in {}: to go on, run the same command with -o {}\n",
-                   kWho, s.path, s.path);
+                   kWhoSqueeze, s.path, s.path);
         return 128 + signal;
       }
     }
-  save(s, true);
+  save_squeeze(s, true);
   fmt::print("{}squeeze: {}\n", table(s), s.path);
-  if (!o.plot.empty() && !draw_plot(s, o.plot)) return 1;
+  if (!o.plot.empty() && !draw_squeeze_plot(s, o.plot)) return 1;
   const bool all_found = std::all_of(s.results.begin(), s.results.end(), [](const Json& e) { return e.contains("limit_bytes"); });
   return all_found ? 0 : 1;
 }

@@ -27,7 +27,7 @@ namespace mh {
 
 namespace {
 
-constexpr const char* kWho = "harness sweep";
+constexpr const char* kWhoSweep = "harness sweep";
 
 struct Preset {
   const char* name;
@@ -277,17 +277,17 @@ std::string tabulate(const Execution& e, const std::vector<RunRecord>& runs, con
 
 // Draws the sweep's JSON to `plot` with scripts/plot_sweep.py; false (the
 // reason printed) when there is no Python with matplotlib or the plot fails.
-bool draw_plot(const Layout& l, const std::string& sweep_path, const std::string& plot) {
+bool draw_sweep_plot(const Layout& l, const std::string& sweep_path, const std::string& plot) {
   std::string scripts = l.share + "/scripts";
   if (!std::filesystem::exists(scripts + "/plot_sweep.py")) scripts = l.source + "/scripts";
   auto py = run_capture({"/bin/sh", scripts + "/lib/find-python", "matplotlib"});
   if (py.exit_code != 0) {
-    fmt::print(stderr, "{}: no plot: {}", kWho, py.err);
+    fmt::print(stderr, "{}: no plot: {}", kWhoSweep, py.err);
     return false;
   }
   auto c = run_capture({py.out.substr(0, py.out.find('\n')), scripts + "/plot_sweep.py", sweep_path, "-o", plot}, 300);
   if (c.exit_code != 0) {
-    fmt::print(stderr, "{}: the plot failed: {}{}", kWho, c.out, c.err);
+    fmt::print(stderr, "{}: the plot failed: {}{}", kWhoSweep, c.out, c.err);
     return false;
   }
   fmt::print("plot: {}\n", plot);
@@ -299,18 +299,18 @@ bool draw_plot(const Layout& l, const std::string& sweep_path, const std::string
 int sweep_command(const Options& o) {
   auto l = find_layout();
   std::string error;
-  if (auto e = refuse_run_only(o, true); !e.empty()) return bad_input(kWho, e);
+  if (auto e = refuse_run_only(o, true); !e.empty()) return bad_input(kWhoSweep, e);
   auto grids = grids_asked(o, error);
-  if (!grids) return bad_input(kWho, error);
+  if (!grids) return bad_input(kWhoSweep, error);
   auto e = points_execution(o, l, *grids, error);
-  if (!e) return bad_input(kWho, error);
+  if (!e) return bad_input(kWhoSweep, error);
   const DeclaredMetrics declared = declared_by_jobs(e->jobs);
   auto axes = axes_asked(o, e->jobs, declared, error);
-  if (!axes) return bad_input(kWho, error);
-  if (!apply_run_options(o, *e, error)) return bad_input(kWho, error);
-  if (auto err = check_plot(o.plot); !err.empty()) return bad_input(kWho, err);
+  if (!axes) return bad_input(kWhoSweep, error);
+  if (!apply_run_options(o, *e, error)) return bad_input(kWhoSweep, error);
+  if (auto err = check_plot(o.plot); !err.empty()) return bad_input(kWhoSweep, err);
   auto out = report_path(o, error);
-  if (!out) return bad_input(kWho, error);
+  if (!out) return bad_input(kWhoSweep, error);
   e->out = *out;
   const std::string sweep_path = sweep_path_of(e->out);
   e->plan = interleave(e->jobs.size(), e->arms.size(), o.runs, std::nullopt);
@@ -320,17 +320,17 @@ int sweep_command(const Options& o) {
   std::vector<RunRecord> runs;
   auto outcome = execute(*e, runs);
   if (!outcome.error.empty()) {
-    fmt::print(stderr, "{}: {}\n", kWho, outcome.error);
+    fmt::print(stderr, "{}: {}\n", kWhoSweep, outcome.error);
     return 1;
   }
   if (auto err = tabulate(*e, runs, *grids, axes->first, axes->second, sweep_path); !err.empty()) {
-    fmt::print(stderr, "{}: {}\n", kWho, err);
+    fmt::print(stderr, "{}: {}\n", kWhoSweep, err);
     return 1;
   }
   fmt::print("report: {}\nsweep: {}\n", e->out, sweep_path);
   if (outcome.stop_signal) return 128 + outcome.stop_signal;
   const int rc = std::all_of(runs.begin(), runs.end(), [](const RunRecord& r) { return r.status == Status::Ok; }) ? 0 : 1;
-  if (!o.plot.empty() && !draw_plot(l, sweep_path, o.plot)) return rc ? rc : 1;
+  if (!o.plot.empty() && !draw_sweep_plot(l, sweep_path, o.plot)) return rc ? rc : 1;
   return rc;
 }
 

@@ -20,7 +20,7 @@ namespace mh {
 
 namespace {
 
-constexpr const char* kWho = "harness table";
+constexpr const char* kWhoTable = "harness table";
 
 std::string params_text(const Json& params) { return params.empty() ? "no parameters" : json_text(params); }
 
@@ -62,16 +62,16 @@ int read_all(const std::vector<std::string>& paths, Pooled& out) {
     std::error_code ec;
     for (size_t j = 0; j < i; ++j)
       if (fs::equivalent(paths[i], paths[j], ec))
-        return bad_input(kWho, fmt::format("{} is given twice (as {} and {}): its runs would count twice", paths[i],
+        return bad_input(kWhoTable, fmt::format("{} is given twice (as {} and {}): its runs would count twice", paths[i],
                                            paths[j], paths[i]));
     if (std::FILE* f = std::fopen(paths[i].c_str(), "rb")) std::fclose(f);
-    else return bad_input(kWho, fmt::format("cannot read {}: {}", paths[i], std::strerror(errno)));
+    else return bad_input(kWhoTable, fmt::format("cannot read {}: {}", paths[i], std::strerror(errno)));
     std::string error;
     ReadSettings settings;
     settings.series = false;
     auto report = read_report(paths[i], error, settings);
-    if (!report) return bad_input(kWho, error);
-    if (auto e = pool(paths[i], *report, out, params_of); !e.empty()) return bad_input(kWho, e);
+    if (!report) return bad_input(kWhoTable, error);
+    if (auto e = pool(paths[i], *report, out, params_of); !e.empty()) return bad_input(kWhoTable, e);
   }
   return 0;
 }
@@ -81,7 +81,7 @@ int read_all(const std::vector<std::string>& paths, Pooled& out) {
 int table_command(const Options& o) {
   Pooled p;
   if (int rc = read_all(o.inputs, p)) return rc;
-  if (auto e = check_matrix_metrics(p.runs, o.metrics); !e.empty()) return bad_input(kWho, e);
+  if (auto e = check_matrix_metrics(p.runs, o.metrics); !e.empty()) return bad_input(kWhoTable, e);
   const Matrix m = allocator_matrix(p.runs, p.headlines, o.metrics, p.declared);
   const char* item = o.show_format == "markdown" ? "- " : "";
   std::string pooled;

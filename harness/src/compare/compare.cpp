@@ -16,7 +16,22 @@
 
 namespace mh {
 
-using namespace compare;
+using compare::Direction;
+using compare::Observation;
+using compare::SideStats;
+using compare::Verdict;
+using compare::any_censored;
+using compare::bootstrap_change_ci;
+using compare::censored_side_stats;
+using compare::direction_from;
+using compare::gehan_p;
+using compare::holm_adjust;
+using compare::mann_whitney_p;
+using compare::observed_values;
+using compare::paired_change;
+using compare::relative_change;
+using compare::relative_spread;
+using compare::smallest_p;
 
 namespace {
 
@@ -257,13 +272,6 @@ std::string one_sided_warning(const WorkloadRuns& w, const std::string& name, si
                      base_lacks ? "candidate" : "baseline", base_lacks ? cand_values : base_values);
 }
 
-// The figures of one side: observed values, and the bounds of those that never came.
-std::vector<double> bounds_of(const std::vector<Observation>& v) {
-  std::vector<double> out;
-  for (const auto& o : v) out.push_back(o.value);
-  return out;
-}
-
 // A role's values of a metric by round (repetition); false when a value of it
 // never came in some run (a censored value has no ratio).
 bool values_by_round(const std::vector<const RunRecord*>& runs, const std::string& metric, std::map<int, double>& out) {
@@ -315,7 +323,7 @@ MetricComparison compare_metric(const WorkloadRuns& w, const std::string& name, 
   m.unit = metric_info(name, w.workload, declared).unit;
   m.rule = rule;
   m.censored = any_censored(bo) || any_censored(co);
-  const std::vector<double> bv = bounds_of(bo), cv = bounds_of(co);
+  const std::vector<double> bv = observed_values(bo), cv = observed_values(co);
   m.baseline = censored_side_stats(bo);
   m.candidate = censored_side_stats(co);
   const auto ao = observations_of(w.again, name);
@@ -400,7 +408,7 @@ WorkloadComparison compare_workload(const WorkloadRuns& w, const std::vector<std
 // (Holm): the gated ones as one family, the verdict's, and the reported ones
 // as another. Informational metrics keep theirs. Returns "" or why no gated
 // p-value can pass alpha with these many runs.
-std::string judge(WorkloadComparison& wc, int base_runs, int cand_runs, const CompareSettings& s) {
+std::string judge_workload(WorkloadComparison& wc, int base_runs, int cand_runs, const CompareSettings& s) {
   std::vector<double> ps[2];  // reported, gated
   for (const auto& m : wc.metrics)
     if (m.rule.direction != Direction::None) ps[m.gated].push_back(m.p);
@@ -471,7 +479,7 @@ Comparison analyze(const std::vector<RunRecord>& runs, const Thresholds& t, cons
   std::vector<std::pair<std::string, std::string>> powerless;  // workload, why no p-value can pass
   for (const auto& w : workloads) {
     WorkloadComparison wc = compare_workload(w, metrics_of(summary, w.workload), t, s, declared, c);
-    const std::string why = judge(wc, int(w.baseline.size() + w.again.size()), int(w.candidate.size()), s);
+    const std::string why = judge_workload(wc, int(w.baseline.size() + w.again.size()), int(w.candidate.size()), s);
     if (!why.empty()) powerless.push_back({w.workload, why});
     c.workloads.push_back(std::move(wc));
   }

@@ -14,11 +14,13 @@
 
 namespace mh {
 
-using namespace compare;
+using compare::Direction;
+using compare::SideStats;
+using compare::Verdict;
 
 namespace {
 
-const char* direction_name(Direction d) {
+const char* direction_word(Direction d) {
   return d == Direction::Lower ? "lower" : d == Direction::Higher ? "higher" : "none";
 }
 
@@ -62,14 +64,14 @@ std::string change_cell(const MetricComparison& m) {
 }
 
 // The tables show the metrics that can regress; the JSON has every metric.
-bool shown(const MetricComparison& m) { return m.rule.direction != Direction::None; }
+bool is_shown(const MetricComparison& m) { return m.rule.direction != Direction::None; }
 
-struct Column {
+struct ReportColumn {
   const char* title;
   std::string (*cell)(const MetricComparison&);
 };
 
-const Column kColumns[] = {
+const ReportColumn kColumns[] = {
     {"metric", metric_title},
     {"baseline", [](const MetricComparison& m) { return side_cell(m, m.baseline); }},
     {"candidate", [](const MetricComparison& m) { return side_cell(m, m.candidate); }},
@@ -87,7 +89,7 @@ const Column kColumns[] = {
 bool any_censored(const Comparison& c) {
   for (const auto& w : c.workloads)
     for (const auto& m : w.metrics)
-      if (m.censored && shown(m)) return true;
+      if (m.censored && is_shown(m)) return true;
   return false;
 }
 
@@ -108,7 +110,7 @@ std::string paired_cell(const MetricComparison& m) {
 }
 
 // A comparison run in rounds shows the change within them (any_paired).
-const Column kPairedColumn = {"within rounds", paired_cell};
+const ReportColumn kPairedColumn = {"within rounds", paired_cell};
 
 // What that column is, at the comparison's confidence.
 std::string paired_note(const Comparison& c) {
@@ -119,14 +121,14 @@ std::string paired_note(const Comparison& c) {
 }
 
 // --runs auto adds what the rule decided and the rounds it took.
-const Column kSequentialColumns[] = {
+const ReportColumn kSequentialColumns[] = {
     {"decision", [](const MetricComparison& m) { return m.decision; }},
     {"rounds", [](const MetricComparison& m) { return fmt::format("{}", m.rounds_needed); }},
 };
 
 // A column's head: with two commands, the side columns name their command
 // ("baseline: ./old/app"), escaped by `escaped` for the destination.
-std::string column_head(const Column& col, const Comparison& c, std::string (*escaped)(std::string_view)) {
+std::string column_head(const ReportColumn& col, const Comparison& c, std::string (*escaped)(std::string_view)) {
   const std::string title = col.title;
   if (c.allocator.empty() || (title != "baseline" && title != "candidate")) return title;
   return title + ": " + escaped(title == "baseline" ? c.baseline : c.candidate);
@@ -155,12 +157,12 @@ Json paired_json(const MetricComparison& m) {
 bool any_paired(const Comparison& c) {
   for (const auto& w : c.workloads)
     for (const auto& m : w.metrics)
-      if (m.paired && m.paired->bounded && shown(m)) return true;
+      if (m.paired && m.paired->bounded && is_shown(m)) return true;
   return false;
 }
 
-std::vector<Column> columns(const Comparison& c) {
-  std::vector<Column> out(std::begin(kColumns), std::end(kColumns));
+std::vector<ReportColumn> columns(const Comparison& c) {
+  std::vector<ReportColumn> out(std::begin(kColumns), std::end(kColumns));
   if (any_paired(c)) out.insert(out.begin() + 4, kPairedColumn);  // after "change"
   if (!c.looks.empty()) out.insert(out.end(), std::begin(kSequentialColumns), std::end(kSequentialColumns));
   return out;
@@ -168,7 +170,7 @@ std::vector<Column> columns(const Comparison& c) {
 
 // Rows in the order a reader acts on them: regressions, then improvements,
 // then the rest; gated before reported within each; else as analysed.
-int rank(const MetricComparison& m) {
+int row_rank(const MetricComparison& m) {
   const int by_verdict = m.verdict == Verdict::Regression ? 0 : m.verdict == Verdict::Improvement ? 1 : 2;
   return by_verdict * 2 + (m.gated ? 0 : 1);
 }
@@ -176,8 +178,8 @@ int rank(const MetricComparison& m) {
 std::vector<const MetricComparison*> rows_of(const WorkloadComparison& w) {
   std::vector<const MetricComparison*> rows;
   for (const auto& m : w.metrics)
-    if (shown(m)) rows.push_back(&m);
-  std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return rank(*a) < rank(*b); });
+    if (is_shown(m)) rows.push_back(&m);
+  std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return row_rank(*a) < row_rank(*b); });
   return rows;
 }
 
@@ -255,7 +257,7 @@ Json comparison_to_json(const Comparison& c, const Json& context) {
                              {"unit", m.unit},
                              {"display_unit", display_unit(m.unit).unit},
                              {"display_scale", display_unit(m.unit).scale},
-                             {"direction", direction_name(m.rule.direction)},
+                             {"direction", direction_word(m.rule.direction)},
                              {"threshold", m.rule.threshold},
                              {"min_delta", m.rule.min_delta},
                              {"baseline", side_json(m.baseline)},
@@ -307,7 +309,7 @@ std::string comparison_table(const Comparison& c) {
   std::string out = headline(c, escape::terminal) + "\n";
   for (const auto& w : c.workloads) {
     std::vector<std::vector<std::string>> rows;
-    const std::vector<Column> cols = columns(c);
+    const std::vector<ReportColumn> cols = columns(c);
     std::vector<std::string> head;
     for (const auto& col : cols) head.push_back(column_head(col, c, escape::terminal));
     rows.push_back(head);
@@ -343,7 +345,7 @@ std::string comparison_table(const Comparison& c) {
 std::string comparison_markdown(const Comparison& c) {
   std::string out = fmt::format("### memharness: {}\n\n", headline(c, escape::markdown));
   for (const auto& warn : c.warnings) out += fmt::format("> **Warning:** {}\n\n", escape::markdown(warn));
-  const std::vector<Column> cols = columns(c);
+  const std::vector<ReportColumn> cols = columns(c);
   for (const auto& w : c.workloads) {
     out += fmt::format("**{}**\n\n|", escape::markdown(w.workload));
     for (const auto& col : cols) out.append(" ").append(column_head(col, c, escape::markdown)).append(" |");
@@ -383,7 +385,7 @@ std::string comparison_csv(const Comparison& c) {
     for (const auto& m : w.metrics) {
       const DisplayUnit u = display_unit(m.unit);
       out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", escape::csv(w.workload),
-                         escape::csv(m.metric), escape::csv(u.unit), direction_name(m.rule.direction),
+                         escape::csv(m.metric), escape::csv(u.unit), direction_word(m.rule.direction),
                          u.scale * m.baseline.median, u.scale * m.baseline.min, u.scale * m.baseline.max,
                          u.scale * m.candidate.median, u.scale * m.candidate.min, u.scale * m.candidate.max,
                          num(m.change), num(m.baseline_again ? std::optional<double>(m.noise_floor) : std::nullopt),

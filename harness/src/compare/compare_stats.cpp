@@ -32,7 +32,7 @@ double percentile_sorted(const std::vector<double>& sorted, double q) {
 // the mapping is the same in every standard library.
 size_t draw_index(std::mt19937_64& rng, size_t n) { return static_cast<size_t>(rng() % n); }
 
-double resampled_median(const std::vector<double>& v, std::mt19937_64& rng, std::vector<double>& scratch) {
+double resampled_median_mt(const std::vector<double>& v, std::mt19937_64& rng, std::vector<double>& scratch) {
   scratch.resize(v.size());
   for (double& x : scratch) x = v[draw_index(rng, v.size())];
   return stats::median(scratch);  // takes a copy; scratch only saves the allocation per draw
@@ -247,6 +247,13 @@ std::optional<PairedChange> paired_change(const std::vector<double>& base, const
   return out;
 }
 
+std::vector<double> observed_values(const std::vector<Observation>& values) {
+  std::vector<double> out;
+  out.reserve(values.size());
+  for (const auto& o : values) out.push_back(o.value);
+  return out;
+}
+
 bool any_censored(const std::vector<Observation>& values) {
   return std::any_of(values.begin(), values.end(), [](const Observation& o) { return o.above; });
 }
@@ -326,8 +333,8 @@ Interval bootstrap_change_ci(const std::vector<double>& base, const std::vector<
   // Draw order is part of the reproducibility contract: per resample, all base
   // indices, then all candidate indices.
   for (int r = 0; r < resamples; ++r) {
-    const double mb = resampled_median(base, rng, scratch);
-    const double mc = resampled_median(cand, rng, scratch);
+    const double mb = resampled_median_mt(base, rng, scratch);
+    const double mc = resampled_median_mt(cand, rng, scratch);
     changes.push_back(relative_change(mb, mc));
   }
   std::sort(changes.begin(), changes.end());

@@ -34,6 +34,8 @@ struct Observation {
 SideStats censored_side_stats(const std::vector<Observation>& values);
 // Whether any of the values never came (is censored).
 bool any_censored(const std::vector<Observation>& values);
+// The values as observed: a value that never came is its bound.
+std::vector<double> observed_values(const std::vector<Observation>& values);
 
 // (candidate - baseline) / |baseline|; 0 when both are 0; +-inf when only the baseline is 0.
 double relative_change(double baseline, double candidate);

@@ -9,12 +9,12 @@
 
 #include "core/metrics.h"
 #include "core/run_growth.h"
+#include "core/units.h"
 
 namespace mh {
 
 namespace {
 
-constexpr double kMbPerKb = 1024.0 / 1e6;
 
 // The RSS (or anonymous RSS) curve as (t_ms, kB) points in time order, read
 // linearly between samples.
@@ -92,7 +92,7 @@ class Curve {
 // MB*s to a thousandth; times to 0.01 ms.
 double mb_s(double kb_ms) { return std::round(kb_ms * kMbPerKb) / 1000; }
 double round_ms(double v) { return std::round(v * 100) / 100; }
-std::string mb(double kb) { return fmt::format("{:.1f} MB", kb * kMbPerKb); }
+std::string mb_label(double kb) { return fmt::format("{:.1f} MB", kb * kMbPerKb); }
 
 Maybe value(double v) { return Maybe{v, ""}; }
 Maybe none(std::string why) { return Maybe{std::nullopt, std::move(why)}; }
@@ -140,7 +140,7 @@ std::vector<std::string> phase_names(const std::vector<Mark>& marks) {
 
 namespace {
 
-void put(RunRecord& rec, const std::string& name, Maybe m) { rec.curve.push_back({name, std::move(m)}); }
+void put_curve(RunRecord& rec, const std::string& name, Maybe m) { rec.curve.push_back({name, std::move(m)}); }
 
 // Why the run's RSS curve cannot be read at all ("" when it can).
 std::string unusable_reason(const RunRecord& rec, const Curve& rss) {
@@ -197,11 +197,11 @@ void put_levels_after(RunRecord& rec, const Curve& rss, const Curve& anon, const
   for (const auto& off : kAfterOffsets)
     for (auto [column, curve] : {std::pair{"rss", &rss}, std::pair{"anon", &anon}}) {
       const std::string name = fmt::format("after.{}_{}_kb", column, off.suffix);
-      if (!ref.why_none.empty()) put(rec, name, none(ref.why_none));
+      if (!ref.why_none.empty()) put_curve(rec, name, none(ref.why_none));
       else if (ref.t_ms + off.ms > curve->last_t())
-        put(rec, name, none(fmt::format("the run ended {:.0f} ms after the mark '{}'", curve->last_t() - ref.t_ms,
+        put_curve(rec, name, none(fmt::format("the run ended {:.0f} ms after the mark '{}'", curve->last_t() - ref.t_ms,
                                         ref.mark->name)));
-      else put(rec, name, value(std::round(curve->at(ref.t_ms + off.ms))));
+      else put_curve(rec, name, value(std::round(curve->at(ref.t_ms + off.ms))));
     }
 }
 
@@ -210,27 +210,27 @@ void put_give_back_times(RunRecord& rec, const Curve& rss, const Reference& ref)
   for (auto [name, fraction, said] :
        {std::tuple{"after.ms_to_half", 0.5, "half"}, std::tuple{"after.ms_to_90pct", 0.9, "90%"}}) {
     if (!ref.why_none.empty()) {
-      put(rec, name, none(ref.why_none));
+      put_curve(rec, name, none(ref.why_none));
       continue;
     }
     const double level = double(ref.mark->sample.rss_kb);
     const double above = level - ref.start_kb;
     if (above <= 0) {
-      put(rec, name, value(0));  // nothing above the start to give back
+      put_curve(rec, name, value(0));  // nothing above the start to give back
       continue;
     }
     const double target = level - fraction * above;
     if (auto t = rss.first_at_or_below(ref.t_ms, target)) {
-      put(rec, name, value(round_ms(*t - ref.t_ms)));
+      put_curve(rec, name, value(round_ms(*t - ref.t_ms)));
       continue;
     }
     // Not missing: longer than the run had left after the mark (right-censored).
     Maybe never = none(fmt::format("RSS never came down to {} ({} of the {} above the start, {} from {}) in the {:.0f} "
                                    "ms after the mark '{}'; it was {} at the last sample",
-                                   mb(target), said, mb(above), mb(ref.start_kb), ref.start_from,
-                                   rss.last_t() - ref.t_ms, ref.mark->name, mb(rss.last_value())));
+                                   mb_label(target), said, mb_label(above), mb_label(ref.start_kb), ref.start_from,
+                                   rss.last_t() - ref.t_ms, ref.mark->name, mb_label(rss.last_value())));
     never.above = round_ms(rss.last_t() - ref.t_ms);
-    put(rec, name, std::move(never));
+    put_curve(rec, name, std::move(never));
   }
 }
 
@@ -244,7 +244,7 @@ void put_phases(RunRecord& rec, const Curve& rss) {
     const Mark* close = i + 1 < names.size() ? &rec.marks[i] : nullptr;  // the last phase runs to the end
     const double t0 = open ? open->t_ms : rss.first_t(), t1 = close ? close->t_ms : rss.last_t();
     const std::string prefix = "phase." + names[i] + ".";
-    put(rec, prefix + "area_mb_s", value(mb_s(rss.area(t0, t1))));
+    put_curve(rec, prefix + "area_mb_s", value(mb_s(rss.area(t0, t1))));
     // The kernel's peak when VmHWM was reset at the opening mark (or the phase
     // is the first) and read at the closing one; the sampled maximum otherwise.
     double peak = rss.max(t0, t1);
@@ -254,9 +254,9 @@ void put_phases(RunRecord& rec, const Curve& rss) {
       peak = std::max(peak, double(*close->hwm_kb));
       peak_from = "VmHWM";
     }
-    put(rec, prefix + "peak_rss_kb", value(peak));
+    put_curve(rec, prefix + "peak_rss_kb", value(peak));
     const int64_t faults0 = open ? open->sample.minflt : 0, faults1 = close ? close->sample.minflt : rec.minflt;
-    put(rec, prefix + "minflt", value(double(std::max<int64_t>(0, faults1 - faults0))));
+    put_curve(rec, prefix + "minflt", value(double(std::max<int64_t>(0, faults1 - faults0))));
     phases.push_back(Json{{"name", names[i]},
                           {"start_ms", round_ms(t0)},
                           {"end_ms", round_ms(t1)},
@@ -293,23 +293,23 @@ std::optional<double> heap_live_of(const Sample& s) {
 void put_outside_after(RunRecord& rec, const Curve& outside, const Reference& ref, double start_outside) {
   for (const auto& off : kAfterOffsets) {
     const std::string name = fmt::format("after.outside_{}_kb", off.suffix);
-    if (!ref.why_none.empty()) put(rec, name, none(ref.why_none));
+    if (!ref.why_none.empty()) put_curve(rec, name, none(ref.why_none));
     else if (ref.t_ms + off.ms > outside.last_t())
-      put(rec, name, none(fmt::format("the run ended {:.0f} ms after the mark '{}'", outside.last_t() - ref.t_ms,
+      put_curve(rec, name, none(fmt::format("the run ended {:.0f} ms after the mark '{}'", outside.last_t() - ref.t_ms,
                                       ref.mark->name)));
-    else put(rec, name, value(std::round(outside.at(ref.t_ms + off.ms))));
+    else put_curve(rec, name, value(std::round(outside.at(ref.t_ms + off.ms))));
   }
   const char* name = "after.outside_ms_to_90pct";
-  if (!ref.why_none.empty()) return put(rec, name, none(ref.why_none));
+  if (!ref.why_none.empty()) return put_curve(rec, name, none(ref.why_none));
   const double level = outside.at(ref.t_ms), above = level - start_outside;
-  if (above <= 0) return put(rec, name, value(0));
+  if (above <= 0) return put_curve(rec, name, value(0));
   const double target = level - 0.9 * above;
-  if (auto t = outside.first_at_or_below(ref.t_ms, target)) return put(rec, name, value(round_ms(*t - ref.t_ms)));
+  if (auto t = outside.first_at_or_below(ref.t_ms, target)) return put_curve(rec, name, value(round_ms(*t - ref.t_ms)));
   Maybe never = none(fmt::format("the memory outside the live heap never came down to {} (90% of the way from {} "
                                  "at the mark '{}' to {} at the start) in the {:.0f} ms after it",
-                                 mb(target), mb(level), ref.mark->name, mb(start_outside), outside.last_t() - ref.t_ms));
+                                 mb_label(target), mb_label(level), ref.mark->name, mb_label(start_outside), outside.last_t() - ref.t_ms));
   never.above = round_ms(outside.last_t() - ref.t_ms);
-  put(rec, name, std::move(never));
+  put_curve(rec, name, std::move(never));
 }
 
 // Each phase's live-heap peak and, at its closing mark, the memory outside the
@@ -321,11 +321,11 @@ void put_heap_phases(RunRecord& rec, const Curve& live) {
     const Mark* close = i + 1 < names.size() ? &rec.marks[i] : nullptr;
     const double t0 = open ? open->t_ms : live.first_t(), t1 = close ? close->t_ms : live.last_t();
     const std::string prefix = "phase." + names[i] + ".";
-    put(rec, prefix + "peak_heap_live_kb", value(std::round(live.max(t0, t1))));
+    put_curve(rec, prefix + "peak_heap_live_kb", value(std::round(live.max(t0, t1))));
     if (!close) continue;
     const auto o = outside_of(close->sample), net = outside_net_of(close->sample);
-    put(rec, prefix + "outside_end_kb", o ? value(*o) : none("the closing mark has no live-heap reading"));
-    put(rec, prefix + "outside_net_end_kb", net ? value(*net) : none("the closing mark has no LazyFree or live-heap reading"));
+    put_curve(rec, prefix + "outside_end_kb", o ? value(*o) : none("the closing mark has no live-heap reading"));
+    put_curve(rec, prefix + "outside_net_end_kb", net ? value(*net) : none("the closing mark has no LazyFree or live-heap reading"));
   }
 }
 
@@ -334,20 +334,20 @@ void put_heap_metrics(RunRecord& rec, const Reference& ref, const std::string& u
   if (rec.sampler.unreadable.count("heap_live_kb") || !unusable.empty()) return;
   const Curve live(rec.samples, &heap_live_of), outside(rec.samples, &outside_of);
   if (live.empty()) {
-    put(rec, "peak_heap_live_kb", none("no sample has a live-heap reading (see sampler.null_cells)"));
+    put_curve(rec, "peak_heap_live_kb", none("no sample has a live-heap reading (see sampler.null_cells)"));
     return;
   }
-  put(rec, "peak_heap_live_kb", value(live.max(live.first_t(), live.last_t())));
+  put_curve(rec, "peak_heap_live_kb", value(live.max(live.first_t(), live.last_t())));
   double start = outside.at(outside.first_t());
   for (const auto& m : rec.marks)
     if (auto o = outside_of(m.sample); o && m.name == "start") {
       start = *o;
       break;
     }
-  put(rec, "outside_at_start_kb", value(start));
+  put_curve(rec, "outside_at_start_kb", value(start));
   const Sample& last = rec.samples.back();
   if (!cell_missing(last, "heap_allocs") && last.t_ms > 0)
-    put(rec, "alloc_rate_per_s", value(std::round(double(last.heap_allocs) / (last.t_ms / 1000))));
+    put_curve(rec, "alloc_rate_per_s", value(std::round(double(last.heap_allocs) / (last.t_ms / 1000))));
   put_outside_after(rec, outside, ref, start);
   put_heap_phases(rec, live);
 }
@@ -359,13 +359,13 @@ void compute_curve(RunRecord& rec, const std::string& asked, const std::string& 
   rec.curve_info = Json::object();
   const Curve rss(rec.samples, &Sample::rss_kb), anon(rec.samples, &Sample::anon_kb);
   const std::string unusable = unusable_reason(rec, rss);
-  put(rec, "rss_area_mb_s", unusable.empty() ? value(mb_s(rss.area(rss.first_t(), rss.last_t()))) : none(unusable));
+  put_curve(rec, "rss_area_mb_s", unusable.empty() ? value(mb_s(rss.area(rss.first_t(), rss.last_t()))) : none(unusable));
 
   const After after = choose_after(rec.marks, asked, declared);
   const Reference ref = reference_of(rec, rss, after, unusable);
   put_levels_after(rec, rss, anon, ref);
   put_give_back_times(rec, rss, ref);
-  put(rec, "after.area_mb_s", ref.why_none.empty() ? value(mb_s(rss.area(ref.t_ms, rss.last_t()))) : none(ref.why_none));
+  put_curve(rec, "after.area_mb_s", ref.why_none.empty() ? value(mb_s(rss.area(ref.t_ms, rss.last_t()))) : none(ref.why_none));
   rec.curve_info["after"] = after_info(after, ref);
 
   if (unusable.empty()) put_phases(rec, rss);

@@ -41,7 +41,7 @@ double kth(std::vector<double>& v, double k) {
   return v[i];
 }
 
-double median_of(std::vector<double>& v) {
+double median_in_place(std::vector<double>& v) {
   const size_t n = v.size();
   if (n % 2 == 1) return kth(v, double(n / 2));
   const double hi = kth(v, double(n / 2));
@@ -91,7 +91,7 @@ double theil_sen_slope(const std::vector<Point>& points) {
   std::vector<Point> p = points;
   by_time(p);
   std::vector<double> slopes = pairwise_slopes(p);
-  return slopes.empty() ? 0 : median_of(slopes);
+  return slopes.empty() ? 0 : median_in_place(slopes);
 }
 
 double autocorrelation(const std::vector<double>& x, size_t k) {
@@ -129,7 +129,7 @@ Trend trend(std::vector<Point> points) {
   if (p.size() < 3) return out;
   std::vector<double> slopes = pairwise_slopes(p);
   if (slopes.empty()) return out;
-  const double full_slope = median_of(slopes);
+  const double full_slope = median_in_place(slopes);
   std::vector<double> detrended(p.size());
   for (size_t i = 0; i < p.size(); ++i) detrended[i] = p[i].v - full_slope * p[i].t;
   out.lag1 = autocorrelation(detrended, 1);
@@ -140,7 +140,7 @@ Trend trend(std::vector<Point> points) {
     slopes = pairwise_slopes(p);
   }
   out.blocks = p.size();
-  out.slope = slopes.empty() ? 0 : median_of(slopes);
+  out.slope = slopes.empty() ? 0 : median_in_place(slopes);
   if (slopes.empty()) return out;
   mann_kendall(p, out);
   const double sd = std::sqrt(std::max(0.0, out.var_s));

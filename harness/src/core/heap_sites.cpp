@@ -5,14 +5,11 @@
 
 #include <cmath>
 
+#include "core/paths.h"
+
 namespace mh {
 
 namespace {
-
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // What the sites hold in all, in KiB: the mark's heap_live_kb where it was read.
 double live_kb(const Mark& m) {

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "core/cells.h"
+#include "core/paths.h"
 
 namespace mh {
 
@@ -19,12 +20,7 @@ constexpr double kAboveRatio = 1.1, kAboveMinKb = 1024;
 // 8 MiB at least, leaves most of its memory to pymalloc.
 constexpr double kBelowShare = 0.5, kBelowMinKb = 8192;
 
-std::string mb(double kb) { return number_text(kb * 1024 / 1e6); }
-
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
+std::string mb_text(double kb) { return number_text(kb * 1024 / 1e6); }
 
 bool is_python(const std::string& path) {
   static const std::regex python("python[0-9.]*");
@@ -55,7 +51,7 @@ std::vector<LedgerNote> ledger_notes(const SummaryRow& row, const RunRecord& run
   if (!live || !anon) return {};
   std::vector<LedgerNote> out;
   const double l = live->median, a = anon->median;
-  const std::string figures = fmt::format("peak live heap {} MB, peak anonymous RSS {} MB", mb(l), mb(a));
+  const std::string figures = fmt::format("peak live heap {} MB, peak anonymous RSS {} MB", mb_text(l), mb_text(a));
   if (l > a * kAboveRatio && l - a >= kAboveMinKb)
     out.push_back({"live_not_resident", figures,
                    "the live heap is above the anonymous RSS: blocks were allocated and never touched (the kernel "

@@ -34,8 +34,8 @@ double smallest(const HeapSites& h) {
   return least;
 }
 
-std::string mb(double bytes) { return number_text(bytes / 1e6); }
-std::string signed_mb(double bytes) { return fmt::format("{}{}", bytes >= 0 ? "+" : "", mb(bytes)); }
+std::string mb_of_bytes(double bytes) { return number_text(bytes / 1e6); }
+std::string signed_mb(double bytes) { return fmt::format("{}{}", bytes >= 0 ? "+" : "", mb_of_bytes(bytes)); }
 
 }  // namespace
 
@@ -107,10 +107,10 @@ std::string mark_diff_table(const MarkDiff& d, size_t top) {
                      "site");
   for (size_t i = 0; i < d.sites.size() && i < top; ++i) {
     const auto& s = d.sites[i];
-    const std::string from = s.at_from ? mb(s.from_bytes) : fmt::format("<{}", mb(d.from_floor));
-    const std::string to = s.at_to ? mb(s.to_bytes) : fmt::format("<{}", mb(d.to_floor));
+    const std::string from = s.at_from ? mb_of_bytes(s.from_bytes) : fmt::format("<{}", mb_of_bytes(d.from_floor));
+    const std::string to = s.at_to ? mb_of_bytes(s.to_bytes) : fmt::format("<{}", mb_of_bytes(d.to_floor));
     out += fmt::format("{:>11} {:>9} {:>9} {:>9} {:>9}  {}\n", signed_mb(s.change()),
-                       mb(s.stderr_bytes), mb(s.stderr_max), from, to, s.label);
+                       mb_of_bytes(s.stderr_bytes), mb_of_bytes(s.stderr_max), from, to, s.label);
   }
   out += "+-: the standard error of the change from the sampled blocks made or freed between the marks, exact when "
          "the site only grew or only shrank; at most: its bound when it did both. A site a mark did not keep held "

@@ -16,7 +16,6 @@ namespace mh {
 
 namespace {
 
-constexpr double kMbPerKb = 1024.0 / 1e6;
 constexpr double kMsPerMin = 60000;
 
 struct Window {
@@ -57,26 +56,26 @@ struct Series {
   std::optional<double> (*of)(const Sample&);
 };
 
-std::optional<double> live_of(const Sample& s) {
+std::optional<double> live_mb_of(const Sample& s) {
   if (cell_missing(s, "heap_live_kb")) return std::nullopt;
   return double(s.heap_live_kb) * kMbPerKb;
 }
-std::optional<double> outside_of(const Sample& s) {
+std::optional<double> outside_mb_of(const Sample& s) {
   if (cell_missing(s, "heap_live_kb") || cell_missing(s, "anon_kb")) return std::nullopt;
   return double(s.anon_kb - s.heap_live_kb) * kMbPerKb;
 }
-std::optional<double> anon_of(const Sample& s) {
+std::optional<double> anon_mb_of(const Sample& s) {
   if (cell_missing(s, "anon_kb")) return std::nullopt;
   return double(s.anon_kb) * kMbPerKb;
 }
 
-constexpr Series kLive{"live", "growth.live_mb_per_min", &live_of};
-constexpr Series kOutside{"outside", "growth.outside_mb_per_min", &outside_of};
-constexpr Series kAnon{"anon", "growth.anon_mb_per_min", &anon_of};
+constexpr Series kLive{"live", "growth.live_mb_per_min", &live_mb_of};
+constexpr Series kOutside{"outside", "growth.outside_mb_per_min", &outside_mb_of};
+constexpr Series kAnon{"anon", "growth.anon_mb_per_min", &anon_mb_of};
 
 double rounded(double v) { return std::round(v * 1e5) / 1e5; }
 
-const char* direction_name(growth::Direction d) {
+const char* growth_direction_name(growth::Direction d) {
   return d == growth::Direction::Growing ? "growing" : d == growth::Direction::Falling ? "falling" : "flat";
 }
 
@@ -108,7 +107,7 @@ Json test_series(RunRecord& rec, const Series& s, const Window& w) {
   entry["lag1_autocorrelation"] = std::round(t.lag1 * 1000) / 1000;
   entry["block_points"] = t.block;
   entry["blocks"] = t.blocks;
-  entry["direction"] = direction_name(growth::direction(t));
+  entry["direction"] = growth_direction_name(growth::direction(t));
   return entry;
 }
 
@@ -123,7 +122,7 @@ double num(const Json& e, const char* key) {
   const auto it = e.find(key);
   return it != e.end() && it->is_number() ? it->get<double>() : 0.0;
 }
-std::string text(const Json& e, const char* key) {
+std::string text_of(const Json& e, const char* key) {
   const auto it = e.find(key);
   return it != e.end() && it->is_string() ? it->get<std::string>() : "";
 }
@@ -217,14 +216,14 @@ namespace {
 // and the run has its call sites at both ends of the window.
 std::string most_grown(const Json& growth) {
   bool live = false;
-  for (const Json* e : series_of(growth)) live |= text(*e, "name") == "live" && text(*e, "direction") == "growing";
+  for (const Json* e : series_of(growth)) live |= text_of(*e, "name") == "live" && text_of(*e, "direction") == "growing";
   const auto it = growth.find("grown_sites");
   if (!live || it == growth.end() || !it->is_object()) return "";
   const auto sites = it->find("sites");
   if (sites == it->end() || !sites->is_array() || sites->empty() || !(*sites)[0].is_object()) return "";
   const Json& top = (*sites)[0];
-  return fmt::format("; most grown: {} (+{} MB between '{}' and '{}')", text(top, "site"),
-                     display_number(num(top, "mb"), DisplayUnit{"MB", 1}), text(*it, "from"), text(*it, "to"));
+  return fmt::format("; most grown: {} (+{} MB between '{}' and '{}')", text_of(top, "site"),
+                     display_number(num(top, "mb"), DisplayUnit{"MB", 1}), text_of(*it, "from"), text_of(*it, "to"));
 }
 
 }  // namespace
@@ -235,7 +234,7 @@ std::string growth_verdict(const Json& growth) {
   for (const Json* e : series_of(growth)) {
     if (!e->contains("mb_per_min")) continue;
     bound = std::max(bound.value_or(0.0), num(*e, "hi"));
-    if (text(*e, "direction") == "growing") growing += (growing.empty() ? "" : "; ") + growing_text(text(*e, "name"), *e);
+    if (text_of(*e, "direction") == "growing") growing += (growing.empty() ? "" : "; ") + growing_text(text_of(*e, "name"), *e);
   }
   if (!growing.empty()) return growing + most_grown(growth);
   if (!bound) return "";
@@ -248,13 +247,13 @@ namespace {
 // the ledger (someone asked who holds the memory), or the workload marked its
 // window (it is about growth). Plain runs of a flat program say nothing.
 bool worth_a_note(const Json& growth) {
-  if (!growth.is_object() || text(growth, "verdict").empty()) return false;
+  if (!growth.is_object() || text_of(growth, "verdict").empty()) return false;
   if (const auto w = growth.find("window"); w != growth.end() && w->is_object()) {
     const auto marked = w->find("marked");
     if (marked != w->end() && marked->is_boolean() && marked->get<bool>()) return true;
   }
   for (const Json* e : series_of(growth))
-    if (text(*e, "name") == "live" || text(*e, "direction") == "growing") return true;
+    if (text_of(*e, "name") == "live" || text_of(*e, "direction") == "growing") return true;
   return false;
 }
 
@@ -262,7 +261,7 @@ bool worth_a_note(const Json& growth) {
 std::string kind_of(const Json& growth) {
   std::string kind;
   for (const Json* e : series_of(growth))
-    if (text(*e, "direction") == "growing") kind += text(*e, "name") + " ";
+    if (text_of(*e, "direction") == "growing") kind += text_of(*e, "name") + " ";
   return kind;
 }
 
@@ -270,7 +269,7 @@ std::string kind_of(const Json& growth) {
 double order_of(const Json& growth) {
   double hi = 0;
   for (const Json* e : series_of(growth)) {
-    if (text(*e, "direction") == "growing") return num(*e, "mb_per_min");
+    if (text_of(*e, "direction") == "growing") return num(*e, "mb_per_min");
     hi = std::max(hi, num(*e, "hi"));
   }
   return hi;
@@ -297,7 +296,7 @@ std::vector<std::string> growth_notes(const std::vector<RunRecord>& runs, std::s
       const std::string runs_said =
           tested[key] == 1 ? "" : fmt::format(" ({} of {} runs; the median one)", list.size(), tested[key]);
       out.push_back(fmt::format("growth of {} under {}{}: {}", escaped(key.first), escaped(key.second), runs_said,
-                                escaped(text(*list[list.size() / 2], "verdict"))));
+                                escaped(text_of(*list[list.size() / 2], "verdict"))));
     }
   return out;
 }

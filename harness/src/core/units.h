@@ -14,6 +14,8 @@ struct DisplayUnit {
 };
 DisplayUnit display_unit(const std::string& stored_unit);
 inline constexpr const char* kUnitConvention = "MB = 10^6 bytes";
+// KiB, as /proc and the records count memory, to MB.
+inline constexpr double kMbPerKb = 1024.0 / 1e6;
 
 // A stored value in its display unit, as a table cell shows it: three
 // significant digits (cells.h: "5.50", "0.438", "16.1", "17100").

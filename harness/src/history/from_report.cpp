@@ -29,13 +29,13 @@ std::string content_hash(const std::string& text) {
 // What tells one run from every other: where and when its report was begun,
 // and the run's place in it. It survives a report written and read back.
 // A context string, "" when absent or not a string (a report of an older harness).
-std::string text(const Json& context, const char* key) {
+std::string context_text(const Json& context, const char* key) {
   const auto it = context.find(key);
   return it != context.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 std::string run_identity(const Json& context, const RunRecord& r) {
-  return json_text(Json{text(context, "date"), text(context, "host"), r.workload, r.params, r.allocator.name,
+  return json_text(Json{context_text(context, "date"), context_text(context, "host"), r.workload, r.params, r.allocator.name,
                         r.role, r.repetition, r.wall_ms, status_name(r.status)});
 }
 
@@ -76,7 +76,7 @@ void keep_extremes(const std::vector<Sample>& samples, size_t from, size_t to, s
 
 double tenth_ms(double t) { return std::round(t * 10) / 10; }
 
-std::optional<int64_t> cell(const Sample& s, const char* column, int64_t value) {
+std::optional<int64_t> sample_cell(const Sample& s, const char* column, int64_t value) {
   return cell_missing(s, column) ? std::nullopt : std::optional<int64_t>(value);
 }
 
@@ -103,7 +103,7 @@ RunTrace trace_of(const RunRecord& r) {
   RunTrace t;
   for (const size_t i : kept_samples(r.samples, kMaxTracePoints)) {
     const Sample& s = r.samples[i];
-    t.points.push_back({tenth_ms(s.t_ms), cell(s, "rss_kb", s.rss_kb), cell(s, "anon_kb", s.anon_kb)});
+    t.points.push_back({tenth_ms(s.t_ms), sample_cell(s, "rss_kb", s.rss_kb), sample_cell(s, "anon_kb", s.anon_kb)});
   }
   for (size_t i = 0; i < r.marks.size() && i < kMaxTraceMarks; ++i)
     t.marks.push_back({tenth_ms(r.marks[i].t_ms), r.marks[i].name});
@@ -128,12 +128,12 @@ std::vector<StoredRun> stored_runs(const ReportData& report, const std::string& 
     s.params = series_params(r);
     std::tie(s.allocator, s.allocator_revision) = split_pin(r.allocator.name);
     s.revision = s.allocator_revision;
-    s.machine = machine.empty() ? text(c, "host") : machine;
-    s.cpu_model = text(c, "cpu_model");
-    s.kernel = text(c, "kernel");
-    s.thp = text(c, "thp");
-    s.harness_version = text(c, "harness_version");
-    s.date = text(c, "date");
+    s.machine = machine.empty() ? context_text(c, "host") : machine;
+    s.cpu_model = context_text(c, "cpu_model");
+    s.kernel = context_text(c, "kernel");
+    s.thp = context_text(c, "thp");
+    s.harness_version = context_text(c, "harness_version");
+    s.date = context_text(c, "date");
     s.status = status_name(r.status);
     s.role = r.role;
     s.repetition = r.repetition;

@@ -48,7 +48,7 @@ Json trace_json(const TracedRun& r) {
               {"rss", rss},       {"anon", any_anon ? anon : Json(nullptr)}, {"marks", marks}};
 }
 
-Json step_json(const Step& st, const std::map<size_t, std::string>& acknowledged) {
+Json page_step_json(const Step& st, const std::map<size_t, std::string>& acknowledged) {
   auto ack = acknowledged.find(st.index);
   return Json{{"index", st.index},
               {"revision", st.revision},
@@ -333,7 +333,7 @@ Json page_data(const std::vector<PageSeries>& series, const std::vector<TracedRu
     const Series& s = ps.series;
     Json points = Json::array(), steps = Json::array();
     for (const auto& p : s.points) points.push_back(point_json(p));
-    for (const auto& st : ps.steps) steps.push_back(step_json(st, ps.acknowledged));
+    for (const auto& st : ps.steps) steps.push_back(page_step_json(st, ps.acknowledged));
     const DisplayUnit unit = display_unit(metric_info(s.metric, s.workload, {}).unit);
     out.push_back(Json{{"workload", s.workload},
                        {"params", s.params},

@@ -13,15 +13,15 @@ namespace mh::history {
 
 namespace {
 
-struct Column {
+struct DbColumn {
   std::string type;
   int64_t not_null = 0, primary_key = 0;
-  bool operator==(const Column&) const = default;
+  bool operator==(const DbColumn&) const = default;
 };
 
 // What a schema holds, as the comparison sees it.
 struct Shape {
-  std::map<std::string, std::map<std::string, Column>> tables;
+  std::map<std::string, std::map<std::string, DbColumn>> tables;
   std::set<std::string> indexes;
   std::vector<std::pair<std::string, std::string>> code;  // (type, name): triggers and views
 };
@@ -49,13 +49,13 @@ std::string read_shape(sqlite3* db, const std::string& schema, Shape& out) {
   return "";
 }
 
-std::string column_text(const Column& c) {
+std::string column_text(const DbColumn& c) {
   return fmt::format("'{}'{}{}", c.type, c.not_null ? " NOT NULL" : "",
                      c.primary_key ? fmt::format(" (primary key part {})", c.primary_key) : "");
 }
 
-std::string table_difference(const std::string& table, const std::map<std::string, Column>& want,
-                             const std::map<std::string, Column>& have) {
+std::string table_difference(const std::string& table, const std::map<std::string, DbColumn>& want,
+                             const std::map<std::string, DbColumn>& have) {
   for (const auto& [name, c] : want) {
     const auto it = have.find(name);
     if (it == have.end()) return fmt::format("table {} lacks column {}", table, name);

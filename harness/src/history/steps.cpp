@@ -25,12 +25,6 @@ std::vector<Observation> values_between(const Series& s, size_t from, size_t to)
   return out;
 }
 
-std::vector<double> bounds_of(const std::vector<Observation>& v) {
-  std::vector<double> out;
-  for (const auto& o : v) out.push_back(o.value);
-  return out;
-}
-
 // The L1 cost (sum of absolute deviations from the median) of a set that
 // grows one value at a time: a max-heap of the lower half and a min-heap of
 // the upper half with their sums, so each value costs O(log n).
@@ -158,7 +152,7 @@ void segment(const Series& s, size_t from, size_t to, size_t min_segment, double
 
 // A boundary judged as a comparison judges a metric: the segment before as
 // the baseline, the one after as the candidate.
-Step judge(const Series& s, size_t from, size_t at, size_t to, const MetricRule& rule, const StepRule& r) {
+Step judge_candidate(const Series& s, size_t from, size_t at, size_t to, const MetricRule& rule, const StepRule& r) {
   const auto before = values_between(s, from, at), after = values_between(s, at, to);
   const auto b = compare::censored_side_stats(before), a = compare::censored_side_stats(after);
   Step step;
@@ -199,7 +193,7 @@ std::vector<Step> judge_all(const Series& s, const std::vector<size_t>& cuts, co
   std::vector<Step> out;
   for (size_t i = 0; i < cuts.size(); ++i) {
     const auto [from, to] = around(cuts, i, s.points.size());
-    out.push_back(judge(s, from, cuts[i], to, rule, r));
+    out.push_back(judge_candidate(s, from, cuts[i], to, rule, r));
   }
   return out;
 }
@@ -231,7 +225,7 @@ std::vector<Step> find_steps(const Series& s, const MetricRule& rule, const Step
     steps.erase(steps.begin() + long(*w));
     for (size_t i = *w == 0 ? 0 : *w - 1; i <= *w && i < cuts.size(); ++i) {
       const auto [from, to] = around(cuts, i, n);
-      steps[i] = judge(s, from, cuts[i], to, rule, r);
+      steps[i] = judge_candidate(s, from, cuts[i], to, rule, r);
     }
   }
   // The interval only for the steps that stand, over at most
@@ -241,8 +235,8 @@ std::vector<Step> find_steps(const Series& s, const MetricRule& rule, const Step
     auto [from, to] = around(cuts, i, n);
     from = std::max(from, cuts[i] > kBootstrapRevisions ? cuts[i] - kBootstrapRevisions : 0);
     to = std::min(to, cuts[i] + kBootstrapRevisions);
-    steps[i].ci = compare::bootstrap_change_ci(bounds_of(values_between(s, from, cuts[i])),
-                                               bounds_of(values_between(s, cuts[i], to)), 0.95, r.resamples, 1);
+    steps[i].ci = compare::bootstrap_change_ci(compare::observed_values(values_between(s, from, cuts[i])),
+                                               compare::observed_values(values_between(s, cuts[i], to)), 0.95, r.resamples, 1);
   }
   return steps;
 }

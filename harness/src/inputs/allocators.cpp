@@ -36,7 +36,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
+std::string join_with(const std::vector<std::string>& items, const std::string& separator) {
   std::string out;
   for (const auto& item : items) {
     if (!out.empty()) out += separator;
@@ -77,7 +77,7 @@ std::map<std::string, std::string> joined_env(const Options& opts, const std::st
   std::vector<std::string> items;
   for (const auto& [k, v] : opts) items.push_back(prefix + k + kv + v);
   std::map<std::string, std::string> env;
-  if (!items.empty()) env[variable] = join(items, separator);
+  if (!items.empty()) env[variable] = join_with(items, separator);
   return env;
 }
 
@@ -88,7 +88,7 @@ std::string check_names(const Options& opts, const std::vector<std::string>& val
   if (valid.empty()) return "";
   for (const auto& [k, v] : opts)
     if (std::find(valid.begin(), valid.end(), lower(k)) == valid.end())
-      return "unknown option '" + k + "' for " + family + "; valid: " + join(valid, ", ");
+      return "unknown option '" + k + "' for " + family + "; valid: " + join_with(valid, ", ");
   return "";
 }
 

@@ -44,7 +44,7 @@ const std::vector<Engine>& engines() {
 }
 
 // A whole non-negative number, or an error naming the variable.
-std::optional<long> number(const EnvReader& env, const char* name, Json& variables, std::string& error) {
+std::optional<long> env_number(const EnvReader& env, const char* name, Json& variables, std::string& error) {
   auto text = env(name);
   if (!text) return std::nullopt;
   variables[name] = *text;
@@ -60,11 +60,11 @@ std::optional<long> number(const EnvReader& env, const char* name, Json& variabl
 // Slurm: TASK_ID counted from TASK_MIN in steps of TASK_STEP; an array of
 // other indices (--array=1,3,7) has no such count and is refused.
 bool read_slurm(const EnvReader& env, Found& f, std::string& error) {
-  auto id = number(env, "SLURM_ARRAY_TASK_ID", f.variables, error);
-  auto min = number(env, "SLURM_ARRAY_TASK_MIN", f.variables, error);
-  auto max = number(env, "SLURM_ARRAY_TASK_MAX", f.variables, error);
-  auto step = number(env, "SLURM_ARRAY_TASK_STEP", f.variables, error);
-  auto count = number(env, "SLURM_ARRAY_TASK_COUNT", f.variables, error);
+  auto id = env_number(env, "SLURM_ARRAY_TASK_ID", f.variables, error);
+  auto min = env_number(env, "SLURM_ARRAY_TASK_MIN", f.variables, error);
+  auto max = env_number(env, "SLURM_ARRAY_TASK_MAX", f.variables, error);
+  auto step = env_number(env, "SLURM_ARRAY_TASK_STEP", f.variables, error);
+  auto count = env_number(env, "SLURM_ARRAY_TASK_COUNT", f.variables, error);
   if (!error.empty()) return false;
   if (!id || !min || !max || !count) {
     error = "SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_MIN, _MAX and _COUNT";
@@ -85,8 +85,8 @@ bool read_slurm(const EnvReader& env, Found& f, std::string& error) {
 bool read_engine(const Engine& e, const EnvReader& env, Found& f, std::string& error) {
   f.engine = e.name;
   if (e.slurm_array) return read_slurm(env, f, error);
-  auto index = number(env, e.index, f.variables, error);
-  std::optional<long> count = e.count ? number(env, e.count, f.variables, error) : std::nullopt;
+  auto index = env_number(env, e.index, f.variables, error);
+  std::optional<long> count = e.count ? env_number(env, e.count, f.variables, error) : std::nullopt;
   if (!error.empty()) return false;
   if (*index < e.base) {
     error = fmt::format("{}={} is below {}, the engine's first index", e.index, *index, e.base);
@@ -97,7 +97,7 @@ bool read_engine(const Engine& e, const EnvReader& env, Found& f, std::string& e
   return true;
 }
 
-std::string describe(const std::vector<Found>& found) {
+std::string describe_found(const std::vector<Found>& found) {
   std::string out;
   for (const auto& f : found) out += (out.empty() ? "" : "; ") + f.engine + " " + json_text(f.variables);
   return out;
@@ -114,7 +114,7 @@ std::optional<long> stated_count(const std::string& text, const EnvReader& env, 
     }
     return n;
   }
-  return number(env, kShardCountVariable, variables, error);
+  return env_number(env, kShardCountVariable, variables, error);
 }
 
 std::string all_index_variables() {
@@ -168,7 +168,7 @@ std::optional<EngineShard> shard_from_engines(const std::string& text, const Env
     const bool disagree = f.index != found[0].index || *f.count != *found[0].count || (given && *given != *f.count);
     if (disagree || f.index >= *f.count) {
       error = fmt::format("--shard {}: the engines' variables {}: {}{}", text,
-                          disagree ? "disagree" : "name an index past the count", describe(found),
+                          disagree ? "disagree" : "name an index past the count", describe_found(found),
                           given ? fmt::format("; the count given is {}", *given) : "");
       return std::nullopt;
     }

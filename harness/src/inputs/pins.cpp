@@ -38,7 +38,7 @@ std::vector<std::string> pin_families() {
   return out;
 }
 
-std::string joined(const std::vector<std::string>& items) {
+std::string joined_items(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
   return out;
@@ -60,7 +60,7 @@ std::string last_lines(const std::string& text, size_t n = 20) {
 }
 
 // The first line of a git answer.
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 Captured git(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"/usr/bin/git"};
@@ -111,7 +111,7 @@ std::optional<RepoPin> read_repo_pin(const std::string& name, const Json& j, con
   if (!text("repository", p.repository) || !text("library", p.library) || !text("family", p.family))
     return std::nullopt;
   if (const auto valid = pin_families(); std::find(valid.begin(), valid.end(), p.family) == valid.end()) {
-    error = where + ": unknown family '" + p.family + "'; valid: " + joined(valid);
+    error = where + ": unknown family '" + p.family + "'; valid: " + joined_items(valid);
     return std::nullopt;
   }
   const Json build = j.value("build", Json());
@@ -212,7 +212,7 @@ bool apply_pin_sources(PinsFile& file, const PinSources& sources, std::string& e
       std::vector<std::string> names;
       for (const auto& [name, pin] : file.repos) names.push_back(name);
       error = "'" + key + "' is neither a pin with a repository nor the repository of one; pins with one: " +
-              (names.empty() ? "none" : joined(names));
+              (names.empty() ? "none" : joined_items(names));
       return false;
     }
   }
@@ -247,7 +247,7 @@ std::optional<std::string> resolve_commit(const std::string& repo, const std::st
     error = "unknown revision '" + rev + "' in " + repo;
     return std::nullopt;
   }
-  return first_line(r.out);
+  return first_line_of(r.out);
 }
 
 namespace {
@@ -507,7 +507,7 @@ std::optional<std::vector<std::string>> commits_between(const std::string& repo,
 
 std::string commit_subject(const std::string& repo, const std::string& commit) {
   auto r = git({"-C", repo, "log", "-1", "--format=%s", commit});
-  return r.exit_code == 0 ? first_line(r.out) : "";
+  return r.exit_code == 0 ? first_line_of(r.out) : "";
 }
 
 std::optional<int64_t> first_parent_position(const std::string& repo, const std::string& commit) {

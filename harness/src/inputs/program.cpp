@@ -29,7 +29,7 @@ const std::set<std::string>& known_keys() {
   return k;
 }
 
-std::string join(const std::set<std::string>& items) {
+std::string join_set(const std::set<std::string>& items) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
   return out;
@@ -53,7 +53,7 @@ bool string_list(const Json& j, const char* key, std::vector<std::string>& out, 
 }
 
 // A string, when `key` is there (out keeps its default otherwise).
-bool text(const Json& j, const char* key, std::string& out, std::string& error) {
+bool string_field(const Json& j, const char* key, std::string& out, std::string& error) {
   if (!j.contains(key)) return true;
   if (!j[key].is_string()) {
     error = std::string(key) + " must be a string, not " + json_found(j[key]);
@@ -63,7 +63,7 @@ bool text(const Json& j, const char* key, std::string& out, std::string& error) 
   return true;
 }
 
-bool number(const Json& j, const char* key, double min, double max, double& out, std::string& error) {
+bool json_number(const Json& j, const char* key, double min, double max, double& out, std::string& error) {
   if (!j.contains(key)) return true;
   const Json& v = j[key];
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min || v.get<double>() > max) {
@@ -117,10 +117,10 @@ bool resolve(const std::string& name, const char* what, std::string& path, std::
 
 // A second command given as one string ("PROGRAM ARGS", split like shell
 // words): its argv and where its program is, when `key` is there.
-bool command_words(const Json& j, const char* key, const char* what, std::vector<std::string>& argv,
+bool json_words(const Json& j, const char* key, const char* what, std::vector<std::string>& argv,
                    std::string& path, std::string& error) {
   std::string text;
-  if (!mh::text(j, key, text, error)) return false;
+  if (!string_field(j, key, text, error)) return false;
   if (text.empty()) return true;
   auto words = split_words(text);
   if (!words || words->empty()) {
@@ -227,16 +227,16 @@ bool check_keys(const Json& j, std::string& error) {
   }
   for (const auto& [key, v] : j.items())
     if (!known_keys().count(key)) {
-      error = "unknown key '" + key + "' in a command entry; valid: " + join(known_keys());
+      error = "unknown key '" + key + "' in a command entry; valid: " + join_set(known_keys());
       return false;
     }
   return true;
 }
 
-// A whole number from `min` to `max` (number() does the checking), when `key` is there.
+// A whole number from `min` to `max` (json_number() does the checking), when `key` is there.
 bool whole_number(const Json& j, const char* key, int min, int max, int& out, std::string& error) {
   double v = out;
-  if (!number(j, key, min, max, v, error)) return false;
+  if (!json_number(j, key, min, max, v, error)) return false;
   out = int(v);
   return true;
 }
@@ -250,7 +250,7 @@ bool read_command(const Json& j, Program& p, std::string& error) {
   }
   if (!resolve(p.argv[0], "program", p.path, error)) return false;
   p.name = std::filesystem::path(p.argv[0]).filename().string();
-  if (!text(j, "name", p.name, error)) return false;
+  if (!string_field(j, "name", p.name, error)) return false;
   if (!is_mark_name(p.name)) {
     error = "--name '" + p.name + "' is not a name: use letters, digits, '-', '_' and '.'";
     return false;
@@ -280,13 +280,13 @@ bool read_env(const Json& j, Program& p, std::string& error) {
 
 // Where it runs: its folder, its environment, its standard input, the exit it should end with.
 bool read_surroundings(const Json& j, Program& p, std::string& error) {
-  if (!text(j, "cwd", p.cwd, error)) return false;
+  if (!string_field(j, "cwd", p.cwd, error)) return false;
   if (!p.cwd.empty() && !std::filesystem::is_directory(p.cwd)) {
     error = "--cwd '" + p.cwd + "' is not a folder";
     return false;
   }
   if (!read_env(j, p, error)) return false;
-  if (!text(j, "stdin", p.stdin_path, error)) return false;
+  if (!string_field(j, "stdin", p.stdin_path, error)) return false;
   if (!p.stdin_path.empty() && access(p.stdin_path.c_str(), R_OK) != 0) {
     error = "--stdin '" + p.stdin_path + "' cannot be read: " + std::strerror(errno);
     return false;
@@ -331,7 +331,7 @@ bool read_not_under(const Json& j, Program& p, std::string& error) {
   }
   for (const auto& [family, why] : v.items()) {
     if (!families.count(family) || !why.is_string() || why.get<std::string>().empty()) {
-      error = "not_under: '" + family + "': " + json_text(why) + " is not a family with why; families: " + join(families);
+      error = "not_under: '" + family + "': " + json_text(why) + " is not a family with why; families: " + join_set(families);
       return false;
     }
     p.not_under[family] = why.get<std::string>();
@@ -342,16 +342,16 @@ bool read_not_under(const Json& j, Program& p, std::string& error) {
 // A server's life: when it is ready, how long it idles after the load, how
 // long it has to stop.
 bool read_server_life(const Json& j, Program& p, std::string& error) {
-  if (!text(j, "ready", p.ready_regex, error)) return false;
+  if (!string_field(j, "ready", p.ready_regex, error)) return false;
   if (!p.ready_regex.empty() && !compiles(p.ready_regex, "--ready", error)) return false;
   if (!whole_number(j, "ready_port", 1, 65535, p.ready_port, error)) return false;
-  if (!number(j, "ready_timeout", 0.1, 86400, p.ready_timeout_s, error)) return false;
+  if (!json_number(j, "ready_timeout", 0.1, 86400, p.ready_timeout_s, error)) return false;
   if (j.contains("idle")) {
     double idle = 0;
-    if (!number(j, "idle", 0, 86400, idle, error)) return false;
+    if (!json_number(j, "idle", 0, 86400, idle, error)) return false;
     p.idle_s = idle;
   }
-  return number(j, "stop_grace", 0, 600, p.stop_grace_s, error);
+  return json_number(j, "stop_grace", 0, 600, p.stop_grace_s, error);
 }
 
 // A true-or-false key (tree, exit_stop); absent keeps the default.
@@ -406,8 +406,8 @@ std::optional<Program> program_from_json(const Json& j, std::string& error) {
   Program p;
   const bool ok = check_keys(j, error) && read_command(j, p, error) && read_surroundings(j, p, error) &&
                   read_marks(j, p, error) &&
-                  command_words(j, "load", "load generator", p.load_argv, p.load_path, error) &&
-                  command_words(j, "setup", "set-up program", p.setup_argv, p.setup_path, error) &&
+                  json_words(j, "load", "load generator", p.load_argv, p.load_path, error) &&
+                  json_words(j, "setup", "set-up program", p.setup_argv, p.setup_path, error) &&
                   read_not_under(j, p, error) && read_server_life(j, p, error) && read_switch(j, "tree", p.tree, error) && read_switch(j, "exit_stop", p.exit_stop, error) &&
                   read_load_metrics(j, p, error) && check_combinations(p, error);
   if (!ok) return std::nullopt;

@@ -38,7 +38,7 @@ std::string checked_name(const JsonIn& d) {
 
 // A program that answers --describe with a description; anything else in
 // the folder is not a workload.
-std::optional<WorkloadInfo> describe(const std::filesystem::path& binary) {
+std::optional<WorkloadInfo> describe_binary(const std::filesystem::path& binary) {
   auto c = run_capture({binary.string(), "--describe"}, kDescribeTimeoutS);
   if (c.exit_code != 0) return std::nullopt;
   std::string error;
@@ -57,7 +57,7 @@ std::vector<WorkloadInfo> list_workloads(const std::string& dir) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     if (!e.is_regular_file() || access(e.path().c_str(), X_OK) != 0) continue;
-    if (auto w = describe(e.path())) out.push_back(std::move(*w));
+    if (auto w = describe_binary(e.path())) out.push_back(std::move(*w));
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.name < b.name; });
   return out;
@@ -66,7 +66,7 @@ std::vector<WorkloadInfo> list_workloads(const std::string& dir) {
 std::optional<WorkloadInfo> find_workload(const std::string& dir, const std::string& name) {
   auto path = std::filesystem::path(dir) / name;
   if (name.find('/') != std::string::npos || access(path.c_str(), X_OK) != 0) return std::nullopt;
-  return describe(path);
+  return describe_binary(path);
 }
 
 std::optional<Json> check_params(const WorkloadInfo& w, const std::vector<std::string>& args, std::string& error) {

@@ -8,15 +8,16 @@
 #include <filesystem>
 #include <regex>
 
+#include "core/paths.h"
 #include "sys/elf_symbols.h"
 #include "sys/heap_ledger.h"
 #include "sys/procfs.h"
+#include "sys/resolved_path.h"
 
 namespace mh {
 
 namespace {
 
-std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
 bool is_libc(const std::string& path) { return base_name(path).rfind("libc.so", 0) == 0; }
 
@@ -25,12 +26,6 @@ bool looks_shared(const std::string& path) { return base_name(path).find(".so") 
 bool elf_defines_malloc(const std::string& path) {
   std::string why;
   return defines_dynamic_symbol(path, "malloc", why);
-}
-
-std::string canonical(const std::string& path) {
-  std::error_code ec;
-  auto p = std::filesystem::canonical(path, ec);
-  return ec ? path : p.string();
 }
 
 }  // namespace
@@ -97,7 +92,7 @@ MapsVerdict judge_maps(const std::vector<std::string>& files, const std::string&
 }
 
 MapsWatch::MapsWatch(int pid, std::string library, std::string proc_root)
-    : pid_(pid), library_(library.empty() ? "" : canonical(library)), root_(std::move(proc_root)) {
+    : pid_(pid), library_(library.empty() ? "" : canonical_or_same(library)), root_(std::move(proc_root)) {
   verdict_.reason = "the process's memory map was never read";
 }
 

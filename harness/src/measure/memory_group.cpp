@@ -43,7 +43,7 @@ std::string memory_high_why_not() { return cgroup::v2_memory_why_not(); }
 namespace {
 
 // Writes each (file, value) of a group in order; false with the first error.
-bool write_all(const std::string& dir, std::initializer_list<std::pair<const char*, std::string>> files,
+bool write_files(const std::string& dir, std::initializer_list<std::pair<const char*, std::string>> files,
                std::string& error) {
   for (const auto& [file, value] : files)
     if (!cgroup::write_text(dir + "/" + file, value, error)) return false;
@@ -85,11 +85,11 @@ MemoryGroup::MemoryGroup(const MemoryGroupSettings& settings, const std::string&
 void MemoryGroup::make_v2_memory(const MemoryGroupSettings& settings, const std::string& dir) {
   std::string error;
   bool ok = cgroup::make(dir, error);
-  if (ok && settings.max_bytes) ok = write_all(dir, {{"memory.max", std::to_string(settings.max_bytes)}}, error);
-  if (ok && settings.high_bytes) ok = write_all(dir, {{"memory.high", std::to_string(settings.high_bytes)}}, error);
+  if (ok && settings.max_bytes) ok = write_files(dir, {{"memory.max", std::to_string(settings.max_bytes)}}, error);
+  if (ok && settings.high_bytes) ok = write_files(dir, {{"memory.high", std::to_string(settings.high_bytes)}}, error);
   // No swap for a limited group: the limit is on memory, not on memory and swap.
   if (ok && (settings.max_bytes || settings.high_bytes) && access((dir + "/memory.swap.max").c_str(), F_OK) == 0)
-    ok = write_all(dir, {{"memory.swap.max", "0"}}, error);
+    ok = write_files(dir, {{"memory.swap.max", "0"}}, error);
   if (!ok) {
     cgroup::remove(dir, 0);
     why_ = "cgroup v2: " + error;
@@ -104,7 +104,7 @@ void MemoryGroup::make_v2_memory(const MemoryGroupSettings& settings, const std:
 void MemoryGroup::make_v1_memory(const MemoryGroupSettings& settings, const std::string& dir) {
   std::string error;
   bool ok = cgroup::make(dir, error);
-  if (ok && settings.max_bytes) ok = write_all(dir, {{"memory.limit_in_bytes", std::to_string(settings.max_bytes)}}, error);
+  if (ok && settings.max_bytes) ok = write_files(dir, {{"memory.limit_in_bytes", std::to_string(settings.max_bytes)}}, error);
   if (!ok) {
     cgroup::remove(dir, 0);
     why_ += (why_.empty() ? "" : "; ") + std::string("cgroup v1: ") + error;
@@ -232,7 +232,7 @@ int64_t MemoryGroup::oom_kills() const {
 namespace {
 
 // A figure into the record, or its reason into unmeasured.
-void put(RunRecord& rec, const char* metric, std::optional<double>& field, std::optional<double> value,
+void put_metric(RunRecord& rec, const char* metric, std::optional<double>& field, std::optional<double> value,
          const std::string& why) {
   field = value;
   if (!value) rec.unmeasured[metric] = why;
@@ -246,24 +246,24 @@ void MemoryGroup::record(RunRecord& rec) const {
   const bool own = has_memory() && add_error_.empty();
   const std::string events = own ? procfs::read_text(memory_file("memory.events", "memory.oom_control")).value_or("") : "";
   if (own) {
-    put(rec, "cgroup_peak_kb", f.peak_kb, kb_of(procfs::read_text(memory_file("memory.peak", "memory.max_usage_in_bytes"))),
+    put_metric(rec, "cgroup_peak_kb", f.peak_kb, kb_of(procfs::read_text(memory_file("memory.peak", "memory.max_usage_in_bytes"))),
         v2_ ? "the kernel has no memory.peak (it came with Linux 5.19)" : "memory.max_usage_in_bytes could not be read");
-    put(rec, "memory_high_events", f.high_events, v2_ ? as_double(cgroup::keyed_value(events, "high")) : std::nullopt,
+    put_metric(rec, "memory_high_events", f.high_events, v2_ ? as_double(cgroup::keyed_value(events, "high")) : std::nullopt,
         v2_ ? "memory.events could not be read" : "cgroup v1 has no memory.high, nor its events");
     const auto max = v2_ ? cgroup::keyed_value(events, "max") : v1_failures();
-    put(rec, "memory_max_events", f.max_events, as_double(max), "the group's limit events could not be read");
-    put(rec, "memory_oom_kills", f.oom_kills, as_double(cgroup::keyed_value(events, "oom_kill")),
+    put_metric(rec, "memory_max_events", f.max_events, as_double(max), "the group's limit events could not be read");
+    put_metric(rec, "memory_oom_kills", f.oom_kills, as_double(cgroup::keyed_value(events, "oom_kill")),
         "the kernel does not count OOM kills per group here (no oom_kill line)");
   } else {
     for (auto [metric, field] : {std::pair{"cgroup_peak_kb", &f.peak_kb}, std::pair{"memory_high_events", &f.high_events},
                                  std::pair{"memory_max_events", &f.max_events}, std::pair{"memory_oom_kills", &f.oom_kills}})
-      put(rec, metric, *field, std::nullopt, none);
+      put_metric(rec, metric, *field, std::nullopt, none);
   }
   const auto psi = pressure_since_start();
   const std::string no_psi = pressure_why_.empty() ? "memory.pressure could not be read" : pressure_why_;
   auto ms = [](std::optional<uint64_t> us) { return us ? std::optional<double>(double(*us) / 1000) : std::nullopt; };
-  put(rec, "psi_some_ms", f.psi_some_ms, psi ? ms(psi->some_us) : std::nullopt, no_psi);
-  put(rec, "psi_full_ms", f.psi_full_ms, psi ? ms(psi->full_us) : std::nullopt, no_psi);
+  put_metric(rec, "psi_some_ms", f.psi_some_ms, psi ? ms(psi->some_us) : std::nullopt, no_psi);
+  put_metric(rec, "psi_full_ms", f.psi_full_ms, psi ? ms(psi->full_us) : std::nullopt, no_psi);
   auto& info = rec.memory_group_info;
   info["memory"] = own ? Json(v2_ ? "cgroup v2" : "cgroup v1") : Json(nullptr);
   info["pressure"] = pressure_why_.empty() ? Json("cgroup v2 memory.pressure") : Json(nullptr);

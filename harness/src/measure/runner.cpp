@@ -31,6 +31,7 @@
 #include "measure/program_run.h"
 #include "measure/sampler.h"
 #include "sys/procfs.h"
+#include "sys/resolved_path.h"
 #include "sys/spawn.h"
 #include "sys/symbolize.h"
 
@@ -53,12 +54,6 @@ std::string tail_of(int fd, size_t max_bytes) {
   return out;
 }
 
-std::string canonical(const std::string& path) {
-  std::error_code ec;
-  auto p = std::filesystem::canonical(path, ec);
-  return ec ? path : p.string();
-}
-
 // "1234 sleep (set-up), 1240 redis-server": the first few, for a message.
 std::string leftovers_named(const std::vector<LeftoverProcess>& list) {
   std::string out;
@@ -77,7 +72,7 @@ void judge(RunRecord& rec, const RunEnd& end, const std::vector<std::string>& de
   auto& a = rec.allocator;
   if (a.verified_by == "probe") {
     a.verified = !a.identified.empty() && a.identified == (a.family == "custom" ? a.identified : a.family);
-    if (a.verified && !a.library.empty()) a.verified = canonical(a.served_by) == canonical(a.library);
+    if (a.verified && !a.library.empty()) a.verified = canonical_or_same(a.served_by) == canonical_or_same(a.library);
   }
   // A program the harness stopped as planned (after its idle time) did not fail.
   const bool stopped = end.how == SamplerEnd::Stopped;

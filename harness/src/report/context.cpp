@@ -25,7 +25,7 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-std::string first_line(const std::optional<std::string>& s) {
+std::string optional_first_line(const std::optional<std::string>& s) {
   if (!s) return "";
   return s->substr(0, s->find('\n'));
 }
@@ -46,7 +46,7 @@ std::string cpu_model() {
 // The first line of an identity file, escaped; null where it cannot be read
 // (a container image may have none).
 Json machine_id_of(const char* path) {
-  const std::string id = escape::identity(first_line(procfs::read_text(path)));
+  const std::string id = escape::identity(optional_first_line(procfs::read_text(path)));
   return id.empty() ? Json(nullptr) : Json(id);
 }
 
@@ -89,8 +89,8 @@ Json make_context(const std::vector<std::string>& argv) {
       // One machine (a host name may be shared by containers, a machine by names) and one boot of it.
       {"machine_id", machine_id_of("/etc/machine-id")},
       {"boot_id", machine_id_of("/proc/sys/kernel/random/boot_id")},
-      {"thp", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/enabled")))},
-      {"thp_defrag", procfs::parse_bracketed_choice(first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/defrag")))},
+      {"thp", procfs::parse_bracketed_choice(optional_first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/enabled")))},
+      {"thp_defrag", procfs::parse_bracketed_choice(optional_first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/defrag")))},
       {"harness_version", b.version},
       {"git_revision", b.git_revision},
       {"build_type", b.build_type},

@@ -21,7 +21,6 @@ const char* page_script();  // page_script.cpp
 
 namespace {
 
-constexpr double kMbPerKb = 1.024e-3;  // KiB as read from /proc to MB (10^6 bytes)
 constexpr double kMbPerByte = 1e-6;
 // A run's curve keeps at most this many samples (evenly spaced, the peak always
 // among them), so that a long run does not make a page of megabytes.

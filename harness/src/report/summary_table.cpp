@@ -19,7 +19,7 @@ namespace mh {
 namespace {
 
 // A column of the table: a metric of the summary in its display unit.
-struct Column {
+struct TableColumn {
   std::string title;  // with the unit
   std::string metric;
   DisplayUnit unit;
@@ -35,15 +35,15 @@ int leave_out_rank(const std::string& metric) {
   return it == kLeftOutFirst.end() ? 0 : int(kLeftOutFirst.end() - it);
 }
 
-Column column_of(const std::string& title, const std::string& metric, const std::string& stored_unit) {
+TableColumn column_of(const std::string& title, const std::string& metric, const std::string& stored_unit) {
   const DisplayUnit d = display_unit(stored_unit);
   return {d.unit.empty() || d.unit == "faults" ? title : title + " " + d.unit, metric, d, leave_out_rank(metric)};
 }
 
 // The registry's columns, in its order (RSS at exit after the workload's own:
 // it is read after the workload's teardown and is not its result).
-std::vector<Column> registry_columns() {
-  std::vector<Column> out;
+std::vector<TableColumn> registry_columns() {
+  std::vector<TableColumn> out;
   for (const auto& m : metric_registry())
     if (*m.title) out.push_back(column_of(m.title, m.name, m.unit));
   return out;
@@ -65,7 +65,7 @@ Headline ratio_figure(const std::vector<Headline>& headlines) {
 // Rows of one workload, best first by its first headline figure that has a
 // direction; a median that never came after every one that did, rows without
 // that figure (no ok run) last.
-void rank(std::vector<SummaryRow>& rows, const std::vector<Headline>& headlines) {
+void rank_rows(std::vector<SummaryRow>& rows, const std::vector<Headline>& headlines) {
   auto by = std::find_if(headlines.begin(), headlines.end(),
                          [](const Headline& h) { return h.better == "lower" || h.better == "higher"; });
   if (by == headlines.end()) return;
@@ -111,11 +111,11 @@ struct BlockInput {
 };
 
 // The columns some row has a figure of: the headlines, then the registry's.
-std::vector<Column> present_columns(const BlockInput& in) {
-  std::vector<Column> all;
+std::vector<TableColumn> present_columns(const BlockInput& in) {
+  std::vector<TableColumn> all;
   for (const auto& h : in.headlines) all.push_back(column_of(h.title, h.metric, h.unit));
   for (auto& c : registry_columns()) all.push_back(std::move(c));
-  std::vector<Column> out;
+  std::vector<TableColumn> out;
   for (auto& c : all)
     if (std::any_of(in.rows.begin(), in.rows.end(), [&](const SummaryRow& r) { return r.find_runs(c.metric); }))
       out.push_back(std::move(c));
@@ -123,14 +123,14 @@ std::vector<Column> present_columns(const BlockInput& in) {
 }
 
 SummaryBlock block_of(const BlockInput& in, bool& never) {
-  const std::vector<Column> columns = present_columns(in);
+  const std::vector<TableColumn> columns = present_columns(in);
   SummaryBlock b;
   b.header = {"workload", "allocator", "runs ok"};
   b.leave_out = {0, 0, 0};
   const Headline figure = ratio_figure(in.headlines);
   const SummaryRow* ref = reference_row(in.rows, in.reference);
   const bool ratio = ref && in.rows.size() > 1 && ratio_of(*ref, *ref, figure.metric);
-  const size_t ratio_at = size_t(std::count_if(columns.begin(), columns.end(), [&](const Column& c) {
+  const size_t ratio_at = size_t(std::count_if(columns.begin(), columns.end(), [&](const TableColumn& c) {
     return std::any_of(in.headlines.begin(), in.headlines.end(), [&](const Headline& h) { return h.metric == c.metric; });
   }));
   for (size_t i = 0; i <= columns.size(); ++i) {
@@ -224,7 +224,7 @@ SummaryBlocks summary_blocks(const std::vector<RunRecord>& runs, const Headlines
     const auto it = headlines.find(w);
     const std::vector<Headline> none;
     const auto& heads = it == headlines.end() ? none : it->second;
-    rank(rows[w], heads);
+    rank_rows(rows[w], heads);
     out.ranked = out.ranked || !heads.empty();
     out.blocks.push_back(block_of({rows[w], heads, ref}, out.never));
     for (const auto& row : rows[w]) {

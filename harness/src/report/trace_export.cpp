@@ -21,12 +21,12 @@ struct Track {
   double (*value)(const Sample&);
 };
 
-double mb(int64_t kb) { return double(kb) * display_unit("KiB").scale; }
+double mb_of_kb(int64_t kb) { return double(kb) * display_unit("KiB").scale; }
 
 const Track kTracks[] = {
-    {"RSS", "MB", "rss_kb", [](const Sample& s) { return mb(s.rss_kb); }},
-    {"anonymous RSS", "MB", "anon_kb", [](const Sample& s) { return mb(s.anon_kb); }},
-    {"live heap", "MB", "heap_live_kb", [](const Sample& s) { return mb(s.heap_live_kb); }},
+    {"RSS", "MB", "rss_kb", [](const Sample& s) { return mb_of_kb(s.rss_kb); }},
+    {"anonymous RSS", "MB", "anon_kb", [](const Sample& s) { return mb_of_kb(s.anon_kb); }},
+    {"live heap", "MB", "heap_live_kb", [](const Sample& s) { return mb_of_kb(s.heap_live_kb); }},
     {"minor faults", "so far", "minflt", [](const Sample& s) { return double(s.minflt); }},
     {"major faults", "so far", "majflt", [](const Sample& s) { return double(s.majflt); }},
 };
@@ -68,7 +68,7 @@ void add_counters(Json& events, const RunRecord& r, int pid) {
 void add_marks(Json& events, const RunRecord& r, int pid) {
   for (const auto& m : r.marks) {
     Json args = Json::object();
-    if (!cell_missing(m.sample, "rss_kb")) args["RSS MB"] = mb(m.sample.rss_kb);
+    if (!cell_missing(m.sample, "rss_kb")) args["RSS MB"] = mb_of_kb(m.sample.rss_kb);
     events.push_back(
         {{"name", m.name}, {"ph", "i"}, {"s", "p"}, {"ts", m.t_ms * 1000.0}, {"pid", pid}, {"tid", 0}, {"args", args}});
   }

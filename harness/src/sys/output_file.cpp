@@ -102,7 +102,7 @@ std::string write_synced(int fd, const std::string& text, const std::string& nam
 }
 
 // write_synced, then closes fd. "" or the error.
-std::string write_all(int fd, const std::string& text, const std::string& name) {
+std::string write_fully(int fd, const std::string& text, const std::string& name) {
   std::string e = write_synced(fd, text, name);
   if (::close(fd) < 0 && e.empty()) e = "cannot write " + name + ": " + errno_text(errno);
   return e;
@@ -146,7 +146,7 @@ std::string write_atomic(const std::string& path, const std::string& text) {
   std::string tmp, error;
   const int fd = create_new(dir, fs::path(path).filename().string() + ".tmp.", "", tmp, error);
   if (fd < 0) return "cannot write " + path + ": " + error;
-  if (auto e = write_all(fd, text, tmp); !e.empty()) {
+  if (auto e = write_fully(fd, text, tmp); !e.empty()) {
     ::unlink(tmp.c_str());
     return e;
   }
@@ -163,7 +163,7 @@ std::string write_new(const std::string& dir, const std::string& prefix, const s
   std::string made;
   const int fd = create_new(dir, prefix, suffix, made, error);
   if (fd < 0) return "";
-  error = write_all(fd, text, made);
+  error = write_fully(fd, text, made);
   if (!error.empty()) {
     ::unlink(made.c_str());
     return "";

@@ -208,8 +208,6 @@ ObjectFile& object_file(const std::string& path) {
   return *slot;
 }
 
-bool is_file(const std::string& object) { return !object.empty() && object.front() == '/'; }
-
 }  // namespace
 
 void symbolize_frame(HeapFrame& frame) {
@@ -218,13 +216,13 @@ void symbolize_frame(HeapFrame& frame) {
   frame.line = 0;
   frame.reason.clear();
   // The frame names its object as the record keeps paths (escape::identity).
-  if (is_file(frame.object)) return object_file(escape::from_identity(frame.object)).fill(frame);
+  if (is_object_file(frame.object)) return object_file(escape::from_identity(frame.object)).fill(frame);
   frame.source = "none";
   frame.reason = "the address is in no file mapping (" + frame.object + ")";
 }
 
 HeapObject heap_object(const std::string& path) {
-  if (!is_file(path)) return HeapObject{std::nullopt, "not a file"};
+  if (!is_object_file(path)) return HeapObject{std::nullopt, "not a file"};
   return object_file(escape::from_identity(path)).info();
 }
 

@@ -18,6 +18,9 @@ namespace mh {
 // Fills the frame's function, file, line, source and reason from its object.
 // The offset is a return address: the call is looked up at offset - 1.
 void symbolize_frame(HeapFrame& frame);
+// Whether a frame's object is a file that can be opened (an absolute path), not
+// "[vdso]", "?" or another name the kernel gives a mapping.
+inline bool is_object_file(const std::string& object) { return !object.empty() && object.front() == '/'; }
 // The object's GNU build ID, or null with the reason (unreadable, none). The
 // path is as the record keeps it (escape::identity), as is a frame's object.
 HeapObject heap_object(const std::string& path);

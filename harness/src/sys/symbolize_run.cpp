@@ -33,8 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kAskedToStop = "the harness was asked to stop first";
 
-bool is_file(const std::string& object) { return !object.empty() && object.front() == '/'; }
-
 // The run's frames, in the order the child names them.
 std::vector<HeapFrame*> frames_of(RunRecord& run) {
   std::vector<HeapFrame*> out;
@@ -128,7 +126,7 @@ class Fields {
       symbolize_frame(f);
       if (!Message('F').num(i).str(f.function).str(f.file).num(uint32_t(f.line)).str(f.source).str(f.reason).send(fd))
         _exit(1);
-      if (!is_file(f.object) || !sent.insert(f.object).second) continue;
+      if (!is_object_file(f.object) || !sent.insert(f.object).second) continue;
       const HeapObject o = heap_object(f.object);
       if (!Message('O').str(f.object).num(o.build_id ? 1 : 0).str(o.build_id.value_or("")).str(o.reason).send(fd))
         _exit(1);
@@ -164,7 +162,7 @@ class Results {
         f.source = "none";
         f.reason = "not named: " + why;
       }
-      if (is_file(f.object) && !run_.heap_objects.count(f.object))
+      if (is_object_file(f.object) && !run_.heap_objects.count(f.object))
         run_.heap_objects.emplace(f.object, HeapObject{std::nullopt, "not read: " + why});
     }
   }
