@@ -32,7 +32,7 @@ Json good_report() {
   b.t_ms = 11, b.rss_kb = 200;
   r.samples = {a, b};
   r.peak_rss_kb = 200;
-  r.marks.push_back(Mark{5, "start", a, 150, true, {}});
+  r.marks.push_back(Mark{5, "start", a, 150, true, {}, {}});
   r.threads.push_back(ThreadStat{7, "main", 1000, 0, 1, 2});
   return make_report(Json{{"plan", Json{{"suite", ""}}}}, {r});
 }

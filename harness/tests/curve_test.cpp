@@ -18,7 +18,7 @@ Sample at(double t_ms, int64_t rss_kb, int64_t minflt = 0) {
 }
 
 Mark mark(const std::string& name, const Sample& s, std::optional<int64_t> hwm = std::nullopt, bool reset = false) {
-  return Mark{s.t_ms, name, s, hwm, reset, {}};
+  return Mark{s.t_ms, name, s, hwm, reset, {}, {}};
 }
 
 const Maybe& get(const RunRecord& r, const std::string& name) {

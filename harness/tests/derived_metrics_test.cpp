@@ -17,7 +17,7 @@ Sample rss(double t_ms, int64_t rss_kb, int64_t anon_kb = 0) {
 }
 
 Mark mark(const std::string& name, const Sample& s, std::optional<int64_t> hwm = std::nullopt, bool reset = false) {
-  return Mark{s.t_ms, name, s, hwm, reset, {}};
+  return Mark{s.t_ms, name, s, hwm, reset, {}, {}};
 }
 
 TEST(RunMetrics, PeakIsTheLargestSampleAndFinalTheEndMarkElseTheLastSample) {

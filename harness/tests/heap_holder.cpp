@@ -6,9 +6,15 @@
 // by exec, the new image doing the plain run. `sites`: two call sites hold
 // 3:1 of the heap (load_index, parse_rows), for the sampled call sites
 // (`sites MB`: load_index holds MB MiB instead of 48).
+// `outside`: between the marks "growth-start" and "growth-end" (3 s) starts a
+// thread every 100 ms that touches 1 MiB of its stack and waits, and touches
+// 2 MiB of a mapping named "[anon:holder cache]" (where the kernel names
+// mappings): memory outside the live heap that is not malloc's.
 // `version`: marks "start", then writes another layout version into the
 // ledger's counters (as a ledger of another build would have) and marks "other".
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +25,9 @@
 #include <memharness/ledger.h>
 #include <memharness/mark.h>
 #include <new>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -169,12 +178,45 @@ int other_version() {
 
 }  // namespace
 
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+
+// A thread whose stack holds 1 MiB of touched memory until `done`.
+void stack_holder(const std::atomic<bool>& done) {
+  volatile char block[1 << 20];
+  for (size_t i = 0; i < sizeof block; i += 4096) block[i] = 1;
+  while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+int outside() {
+  memharness_mark("growth-start");
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  constexpr size_t kNamed = 2 << 20;
+  void* named = mmap(nullptr, kNamed, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (named == MAP_FAILED) return 1;
+  prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, reinterpret_cast<unsigned long>(named), kNamed, "holder cache");
+  for (int i = 0; i < 30; ++i) {
+    threads.emplace_back(stack_holder, std::cref(done));
+    std::memset(static_cast<char*>(named) + size_t(i) * (kNamed / 30), 1, kNamed / 30);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  memharness_mark("growth-end");
+  done = true;
+  for (auto& t : threads) t.join();
+  munmap(named, kNamed);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "plain";
   if (mode == "plain") return plain();
   if (mode == "fork") return forking();
   if (mode == "sites") return sites(argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 48);
   if (mode == "version") return other_version();
+  if (mode == "outside") return outside();
   if (mode == "exec") {
     // Some heap before the exec: the new image must not count it.
     Held before;

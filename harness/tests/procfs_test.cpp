@@ -14,6 +14,36 @@ namespace {
 
 std::string fixture(const std::string& name) { return test::slurp(std::string(FIXTURE_DIR) + "/" + name); }
 
+TEST(Procfs, NotMallocCountsStacksAndNamedMappings) {
+  // [stack], an unnamed mapping holding a thread's stack pointer, a named one;
+  // the heap, an unnamed one without a stack pointer (malloc's) and a file's are not counted.
+  const std::string smaps =
+      "55d0a0000000-55d0a0100000 rw-p 00000000 00:00 0                          [heap]\n"
+      "Rss:                 900 kB\nAnonymous:           900 kB\n"
+      "7f0000000000-7f0000800000 rw-p 00000000 00:00 0 \n"
+      "Rss:                 120 kB\nAnonymous:           120 kB\nVmFlags: rd wr mr mw me ac\n"
+      "7f0001000000-7f0002000000 rw-p 00000000 00:00 0 \n"
+      "Anonymous:          4000 kB\n"
+      "7f0003000000-7f0003100000 rw-p 00000000 00:00 0                          [anon:jit cache]\n"
+      "Anonymous:            64 kB\n"
+      "7f0004000000-7f0004100000 r--p 00000000 08:01 1234                       /usr/lib/libc.so.6\n"
+      "Anonymous:             8 kB\n"
+      "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n"
+      "Anonymous:            36 kB\n";
+  const NotMalloc n = parse_not_malloc(smaps, {0x7f00007ff000, 0x7ffc00020000, 0x10});
+  EXPECT_EQ(n.stacks_kb, 120 + 36);
+  EXPECT_EQ(n.named_kb, 64);
+  EXPECT_EQ(parse_not_malloc(smaps, {}).stacks_kb, 36);  // no thread's pointer known: [stack] alone
+}
+
+TEST(Procfs, SyscallFileGivesTheStackPointer) {
+  EXPECT_EQ(parse_syscall_sp("202 0x7f1 0x80 0x0 0x0 0x0 0x0 0x7ffd5c3a0e88 0x7f12a3b4c5d6\n"), 0x7ffd5c3a0e88u);
+  EXPECT_EQ(parse_syscall_sp("-1 0x7ffd5c3a0000 0x401000\n"), 0x7ffd5c3a0000u);
+  EXPECT_EQ(parse_syscall_sp("running\n"), std::nullopt);
+  EXPECT_EQ(parse_syscall_sp(""), std::nullopt);
+  EXPECT_EQ(parse_syscall_sp("202 zz 0x80 0x0 0x0 0x0 0x0 0xq 0x1\n"), std::nullopt);
+}
+
 TEST(Procfs, StatKeepsANameWithSpacesAndParens) {
   auto f = parse_stat(fixture("stat.txt"));
   ASSERT_TRUE(f);

@@ -25,7 +25,7 @@ RunRecord fake_run(int rep) {
     s.minflt = i;
     r.samples.push_back(s);
   }
-  r.marks.push_back(Mark{15.5, "start", r.samples[1], 1310, true, {}});
+  r.marks.push_back(Mark{15.5, "start", r.samples[1], 1310, true, {}, {}});
   r.peak_rss_kb = 1300;
   r.final_rss_kb = 1200;
   r.hwm_kb.value = 1310;

@@ -103,14 +103,50 @@ TEST(RunGrowth, TheWindowSkipsTheWarmUpOrFollowsTheMarks) {
   EXPECT_EQ(r.growth["window"]["from_ms"], 12000);
   EXPECT_EQ(r.growth["series"][0]["direction"], "flat") << r.growth.dump();
   // Marks at 1 s and 12 s: the start-up's last 9 s are inside, so it grows.
-  r.marks.push_back(Mark{1000, kGrowthStartMark, r.samples[10], {}, false, {}});
-  r.marks.push_back(Mark{12000, kGrowthEndMark, r.samples[120], {}, false, {}});
+  r.marks.push_back(Mark{1000, kGrowthStartMark, r.samples[10], {}, false, {}, {}});
+  r.marks.push_back(Mark{12000, kGrowthEndMark, r.samples[120], {}, false, {}, {}});
   compute_curve(r, "", "");
   EXPECT_EQ(r.growth["window"]["from_ms"], 1000);
   EXPECT_EQ(r.growth["window"]["to_ms"], 12000);
   EXPECT_EQ(r.growth["window"]["marked"], true);
   EXPECT_EQ(r.growth["series"][0]["direction"], "growing") << r.growth.dump();
   EXPECT_EQ(r.growth["series"][0]["samples"], 111);
+}
+
+// Memory outside the live heap that grows in thread stacks or named mappings is
+// the program's, not the allocator's: the marks' not-malloc figures say so.
+TEST(RunGrowth, GrowthInStacksAndNamedMappingsIsOutsideMalloc) {
+  RunRecord r = run(60, 0, 6);  // outside the live heap: +6 MB/min
+  auto mark_at = [&](size_t i, const char* name, int64_t stacks_kb, int64_t named_kb) {
+    Mark m{r.samples[i].t_ms, name, r.samples[i], {}, false, {}, {}};
+    m.not_malloc = NotMalloc{stacks_kb, named_kb};
+    return m;
+  };
+  // 12 s to 60 s: 4.8 MB of growth outside; stacks +3.9 MB and named +0.98 MB of it.
+  r.marks = {mark_at(120, kGrowthStartMark, 1000, 0), mark_at(600, kGrowthEndMark, 1000 + 3800, 960)};
+  compute_curve(r, "", "");
+  const std::string v = r.growth["verdict"];
+  EXPECT_EQ(v.rfind("growing outside malloc at 6", 0), 0u) << v;
+  EXPECT_NE(v.find("thread stacks +3.89 MB, named mappings +0.983 MB between 'growth-start' and 'growth-end'"),
+            std::string::npos) << v;
+  EXPECT_EQ(v.find("allocator"), std::string::npos) << v;
+  EXPECT_EQ(r.growth["outside_malloc"]["minutes"], 0.8);
+
+  // A small part of it not malloc's: still the allocator's share, with that part said.
+  r.marks = {mark_at(120, kGrowthStartMark, 1000, 0), mark_at(600, kGrowthEndMark, 1500, 0)};
+  compute_curve(r, "", "");
+  const std::string a = r.growth["verdict"];
+  EXPECT_EQ(a.rfind("the allocator's share growing at 6", 0), 0u) << a;
+  EXPECT_NE(a.find("; of it not malloc's: thread stacks +0.512 MB, named mappings +0 MB"), std::string::npos) << a;
+
+  // Without the figures (no ledger at the marks): the allocator's share, as before.
+  r.marks = {mark_at(120, kGrowthStartMark, 0, 0), mark_at(600, kGrowthEndMark, 0, 0)};
+  r.marks[0].not_malloc.reset();
+  compute_curve(r, "", "");
+  EXPECT_FALSE(r.growth.contains("outside_malloc"));
+  const std::string plain = r.growth["verdict"];
+  EXPECT_EQ(plain.rfind("the allocator's share growing at 6", 0), 0u) << plain;
+  EXPECT_EQ(plain.find("not malloc"), std::string::npos) << plain;
 }
 
 TEST(GrowthVerdict, TextsOfEachCase) {

@@ -212,3 +212,19 @@ def test_a_program_without_another_heap_names_none(tmp_path):
     report, codes, _ = notes_of(tmp_path, "-a", "glibc", "--", "sort", "/dev/null")
     assert report["runs"][0]["allocator"]["other_heaps"] == []
     assert codes == []
+
+
+def test_growth_in_thread_stacks_and_named_mappings_is_outside_malloc(tmp_path):
+    # heap_holder outside: 30 threads holding 1 MiB of stack each and a 2 MiB named
+    # mapping, started between growth-start and growth-end; its live heap is flat.
+    run = harness(tmp_path, "--ledger", "-a", "glibc", "--", str(HOLDER), "outside")
+    marks = {m["name"]: m for m in run["marks"]}
+    start, end = marks["growth-start"]["not_malloc_kb"], marks["growth-end"]["not_malloc_kb"]
+    assert end["stacks"] - start["stacks"] >= 0.9 * 30 * 1024, (start, end)
+    # The kernel names anonymous mappings only with CONFIG_ANON_VMA_NAME: then all 2 MiB.
+    named = end["named"] - start["named"]
+    assert named == 0 or abs(named - 2048) <= 8, (start, end)
+    growth = run["growth"]
+    assert growth["outside_malloc"]["from"] == "growth-start" and growth["outside_malloc"]["to"] == "growth-end"
+    assert "growing outside malloc at" in growth["verdict"], growth["verdict"]  # (the threads' own few KiB of heap may grow too)
+    assert "thread stacks +" in growth["verdict"] and "allocator" not in growth["verdict"], growth["verdict"]

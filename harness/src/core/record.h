@@ -105,6 +105,14 @@ struct HeapObject {
   std::string reason;
 };
 
+// Anonymous memory at a mark that is not malloc's, read from /proc/PID/smaps
+// under the heap ledger (--ledger): thread stacks (the main thread's [stack] and
+// each mapping that holds a thread's stack pointer) and mappings the program
+// named ([anon:NAME], prctl PR_SET_VMA_ANON_NAME). Resident KiB ("Anonymous:").
+struct NotMalloc {
+  int64_t stacks_kb = 0, named_kb = 0;
+};
+
 struct Mark {
   double t_ms = 0;
   std::string name;
@@ -117,6 +125,8 @@ struct Mark {
   bool hwm_reset = false;
   // The live heap by call site at this mark (runs with --heap-sample only).
   std::optional<HeapSites> heap_sites;
+  // With the ledger: the anonymous memory at this mark that is not malloc's.
+  std::optional<NotMalloc> not_malloc;
 };
 
 struct ThreadStat {

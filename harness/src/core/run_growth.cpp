@@ -17,6 +17,9 @@ namespace mh {
 namespace {
 
 constexpr double kMsPerMin = 60000;
+// The share of the growth outside the live heap that, when not malloc's
+// (stacks, named mappings), makes the verdict "growing outside malloc".
+constexpr double kNotMallocMostly = 0.5;
 
 struct Window {
   double from_ms = 0, to_ms = 0;
@@ -138,24 +141,62 @@ std::vector<const Json*> series_of(const Json& growth) {
 
 std::string rate(double v) { return display_number(v, DisplayUnit{"MB/min", 1}); }
 
-// What a growing series means, for the verdict.
-std::string growing_text(const std::string& name, const Json& e) {
+std::string plus_mb(double v) { return (v >= 0 ? "+" : "") + display_number(v, DisplayUnit{"MB", 1}) + " MB"; }
+
+// The memory outside the live heap that is not malloc's, as its change between
+// two marks: "thread stacks +X MB, named mappings +Y MB between 'A' and 'B'";
+// `share` is that change over the outside series' growth in the same time.
+std::string not_malloc_change(const Json& growth, const Json& outside, double& share) {
+  share = 0;
+  const auto it = growth.find("outside_malloc");
+  if (it == growth.end() || !it->is_object()) return "";
+  const double stacks = num(*it, "stacks_mb"), named = num(*it, "named_mb");
+  const double grown = num(outside, "mb_per_min") * num(*it, "minutes");
+  if (stacks + named <= 0 || grown <= 0) return "";
+  share = (stacks + named) / grown;
+  return fmt::format("thread stacks {}, named mappings {} between '{}' and '{}'", plus_mb(stacks), plus_mb(named),
+                     text_of(*it, "from"), text_of(*it, "to"));
+}
+
+// What a growing series means, for the verdict. The share outside the live
+// heap is the allocator's unless most of its growth is memory that is not
+// malloc's (stacks, named mappings): then it is "growing outside malloc".
+std::string growing_text(const std::string& name, const Json& e, const Json& growth) {
   const std::string at =
       fmt::format("{} MB/min [{}-{}]", rate(num(e, "mb_per_min")), rate(num(e, "lo")), rate(num(e, "hi")));
   if (name == "live") return fmt::format("live heap growing at {} (a leak?)", at);
-  if (name == "outside") return fmt::format("the allocator's share growing at {} (fragmentation or retention)", at);
+  if (name == "outside") {
+    double share = 0;
+    const std::string not_malloc = not_malloc_change(growth, e, share);
+    if (share >= kNotMallocMostly) return fmt::format("growing outside malloc at {}: {}", at, not_malloc);
+    return fmt::format("the allocator's share growing at {} (fragmentation or retention{})", at,
+                       not_malloc.empty() ? "" : "; of it not malloc's: " + not_malloc);
+  }
   return fmt::format("anonymous RSS growing at {} (a leak or the allocator's: --ledger tells them apart)", at);
 }
 
-// The marks with call sites (--heap-sample) first and last in the window.
-std::pair<const Mark*, const Mark*> site_marks(const RunRecord& rec, const Window& w) {
+// The first and last marks in the window that hold what `has` asks for.
+template <class Has>
+std::pair<const Mark*, const Mark*> marks_with(const RunRecord& rec, const Window& w, Has has) {
   const Mark *first = nullptr, *last = nullptr;
   for (const auto& m : rec.marks) {
-    if (!m.heap_sites || m.t_ms < w.from_ms - 1 || m.t_ms > w.to_ms + 1) continue;
+    if (!has(m) || m.t_ms < w.from_ms - 1 || m.t_ms > w.to_ms + 1) continue;
     if (!first) first = &m;
     last = &m;
   }
   return {first, last};
+}
+
+// The change of the memory that is not malloc's (thread stacks, named
+// mappings: NotMalloc) between the window's first and last marks that read it.
+Json outside_malloc(const RunRecord& rec, const Window& w) {
+  const auto [from, to] = marks_with(rec, w, [](const Mark& m) { return m.not_malloc.has_value(); });
+  if (!from || from == to) return nullptr;
+  return Json{{"from", from->name},
+              {"to", to->name},
+              {"minutes", rounded((to->t_ms - from->t_ms) / kMsPerMin)},
+              {"stacks_mb", rounded(double(to->not_malloc->stacks_kb - from->not_malloc->stacks_kb) * kMbPerKb)},
+              {"named_mb", rounded(double(to->not_malloc->named_kb - from->not_malloc->named_kb) * kMbPerKb)}};
 }
 
 // The call sites whose live bytes grew most between the window's first and
@@ -164,7 +205,7 @@ std::pair<const Mark*, const Mark*> site_marks(const RunRecord& rec, const Windo
 // (the two snapshots' errors combined: an upper bound). A site in neither
 // top list counts 0 there.
 Json grown_sites(const RunRecord& rec, const Window& w) {
-  const auto [from, to] = site_marks(rec, w);
+  const auto [from, to] = marks_with(rec, w, [](const Mark& m) { return m.heap_sites.has_value(); });
   if (!from || from == to) return nullptr;
   struct Change {
     double bytes = 0, var = 0;
@@ -207,6 +248,7 @@ void compute_growth(RunRecord& rec) {
                       {"marked", w.marked}}},
                     {"series", series}};
   if (Json sites = grown_sites(rec, w); !sites.is_null()) rec.growth["grown_sites"] = std::move(sites);
+  if (Json not_malloc = outside_malloc(rec, w); !not_malloc.is_null()) rec.growth["outside_malloc"] = std::move(not_malloc);
   rec.growth["verdict"] = growth_verdict(rec.growth);
 }
 
@@ -234,7 +276,7 @@ std::string growth_verdict(const Json& growth) {
   for (const Json* e : series_of(growth)) {
     if (!e->contains("mb_per_min")) continue;
     bound = std::max(bound.value_or(0.0), num(*e, "hi"));
-    if (text_of(*e, "direction") == "growing") growing += (growing.empty() ? "" : "; ") + growing_text(text_of(*e, "name"), *e);
+    if (text_of(*e, "direction") == "growing") growing += (growing.empty() ? "" : "; ") + growing_text(text_of(*e, "name"), *e, growth);
   }
   if (!growing.empty()) return growing + most_grown(growth);
   if (!bound) return "";

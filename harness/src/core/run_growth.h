@@ -34,7 +34,10 @@ inline constexpr size_t kGrowthSites = 5;
 void compute_growth(RunRecord& rec);
 
 // A run's verdict, from its growth block: each growing series ("live heap
-// growing at 1.05 MB/min [1.01-1.09] (a leak?)"; where the live heap grew and
+// growing at 1.05 MB/min [1.01-1.09] (a leak?)"; the share outside the live
+// heap "growing outside malloc" when at least half of its growth between the
+// window's marks is thread stacks and named mappings (NotMalloc), else "the
+// allocator's share growing"; where the live heap grew and
 // the block has grown_sites, "; most grown: SITE (+X MB between 'A' and 'B')"),
 // or "no growth beyond Z
 // MB/min (the smallest this run could see)"; "" when nothing was tested.

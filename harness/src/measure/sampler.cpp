@@ -388,6 +388,7 @@ void Sampler::add_mark(const std::string& name, Clock::time_point received, bool
     // The peak of the phase that ends here, then a fresh peak for the next.
     mk.hwm_kb = proc_.last_hwm_kb();
     mk.hwm_reset = cfg_.reset_hwm && proc_.reset_hwm();
+    mk.not_malloc = proc_.not_malloc();
     if (cfg_.heap_sites) {
       auto sites = proc_.heap_sites_and_peak();
       for (const auto& why : proc_.heap_sites_refused()) budget_.refuse_sites(why);

@@ -173,6 +173,8 @@ Json marks_json(const RunRecord& r) {
                          {"hwm_kb", m.hwm_kb ? Json(*m.hwm_kb) : Json(nullptr)},
                          {"hwm_reset", m.hwm_reset}});
     if (m.heap_sites) marks.back()["heap_sites"] = heap_sites_json(*m.heap_sites);
+    if (m.not_malloc)
+      marks.back()["not_malloc_kb"] = Json{{"stacks", m.not_malloc->stacks_kb}, {"named", m.not_malloc->named_kb}};
   }
   return marks;
 }
@@ -458,6 +460,8 @@ std::vector<Mark> marks_from(const JsonIn& marks) {
     mk.hwm_kb = m.integer_or_null("hwm_kb", 0, kMaxKb);
     mk.hwm_reset = m.boolean_or("hwm_reset", false);
     if (auto h = m.find("heap_sites")) mk.heap_sites = heap_sites_from(*h);
+    if (auto n = m.find("not_malloc_kb"))
+      mk.not_malloc = NotMalloc{n->integer_or("stacks", 0, 0, kMaxKb), n->integer_or("named", 0, 0, kMaxKb)};
     out.push_back(std::move(mk));
   });
   return out;

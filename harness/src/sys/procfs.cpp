@@ -101,6 +101,67 @@ std::optional<SchedStat> parse_schedstat(std::string_view text) {
   return s;
 }
 
+namespace {
+
+// The words of a line, split at blanks.
+std::vector<std::string_view> words_of(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const size_t from = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > from) out.push_back(line.substr(from, i - from));
+  }
+  return out;
+}
+
+std::optional<uint64_t> hex_of(std::string_view w) {
+  if (w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X')) w.remove_prefix(2);
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v, 16);
+  if (ec != std::errc() || end != w.data() + w.size()) return std::nullopt;
+  return v;
+}
+
+// Where a mapping's KiB go: stacks, named, or neither (malloc's, or a file's).
+enum class Owner { None, Stack, Named };
+
+}  // namespace
+
+NotMalloc parse_not_malloc(std::string_view smaps, const std::vector<uint64_t>& stack_pointers) {
+  NotMalloc out;
+  Owner owner = Owner::None;
+  for_each_line(smaps, [&](std::string_view line) {
+    const auto w = words_of(line);
+    if (w.empty()) return;
+    if (const size_t dash = w[0].find('-'); dash != std::string_view::npos && w[0].back() != ':') {
+      // A mapping's header: "START-END PERMS OFFSET DEV INODE [NAME]".
+      const auto from = hex_of(w[0].substr(0, dash)), to = hex_of(w[0].substr(dash + 1));
+      const std::string_view name = w.size() > 5 ? w[5] : std::string_view{};
+      owner = Owner::None;
+      if (name == "[stack]") owner = Owner::Stack;
+      else if (name.substr(0, 6) == "[anon:") owner = Owner::Named;
+      else if (from && to && name.empty())
+        for (uint64_t sp : stack_pointers)
+          if (sp >= *from && sp < *to) owner = Owner::Stack;
+      return;
+    }
+    if (owner == Owner::None || w[0] != "Anonymous:" || w.size() < 2) return;
+    int64_t kb = 0;
+    std::from_chars(w[1].data(), w[1].data() + w[1].size(), kb);
+    (owner == Owner::Stack ? out.stacks_kb : out.named_kb) += kb;
+  });
+  return out;
+}
+
+std::optional<uint64_t> parse_syscall_sp(std::string_view text) {
+  const auto w = words_of(text.substr(0, text.find('\n')));
+  if (w.size() == 3 && w[0] == "-1") return hex_of(w[1]);
+  if (w.size() == 9) return hex_of(w[7]);
+  return std::nullopt;
+}
+
 std::string parse_bracketed_choice(std::string_view text) {
   auto a = text.find('['), b = text.find(']');
   if (a == std::string_view::npos || b == std::string_view::npos || b < a) return std::string(text);
@@ -302,6 +363,22 @@ bool ProcReader::reset_hwm() {
   if (reset_error_.empty())
     reset_error_ = "cannot write 5 to " + root_ + "/" + std::to_string(pid_) + "/clear_refs: " + std::strerror(errno);
   return false;
+}
+
+std::optional<NotMalloc> ProcReader::not_malloc() const {
+  if (!ledger_) return std::nullopt;
+  const std::string base = root_ + "/" + std::to_string(pid_);
+  std::vector<uint64_t> stack_pointers;
+  if (DIR* d = opendir((base + "/task").c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.')
+        if (auto text = read_text(base + "/task/" + e->d_name + "/syscall"))
+          if (auto sp = parse_syscall_sp(*text)) stack_pointers.push_back(*sp);
+    closedir(d);
+  }
+  const auto smaps = read_text(base + "/smaps");
+  if (!smaps || smaps->empty()) return std::nullopt;
+  return parse_not_malloc(*smaps, stack_pointers);
 }
 
 std::vector<ThreadStat> ProcReader::threads() const {

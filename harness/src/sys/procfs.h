@@ -43,6 +43,14 @@ std::optional<SchedStat> parse_schedstat(std::string_view text);
 // The selected value of a sysfs choice file such as "always [madvise] never".
 std::string parse_bracketed_choice(std::string_view text);
 
+// /proc/PID/smaps: the resident anonymous KiB of the mappings that are not
+// malloc's: [stack] and every mapping holding one of `stack_pointers` (a
+// thread's stack), and [anon:NAME] mappings the program named.
+NotMalloc parse_not_malloc(std::string_view smaps, const std::vector<uint64_t>& stack_pointers);
+// A thread's stack pointer from /proc/PID/task/TID/syscall ("NR A1 .. A6 SP PC",
+// or "-1 SP PC" outside a system call); none while it runs ("running").
+std::optional<uint64_t> parse_syscall_sp(std::string_view text);
+
 // Reads whole small file; nullopt when it cannot be read.
 std::optional<std::string> read_text(const std::string& path);
 
@@ -82,6 +90,10 @@ class ProcReader {
   // Why the sites of the last of those two were read and not kept (none: they were).
   std::vector<std::string> heap_sites_refused() const { return ledger_ ? ledger_->refused() : std::vector<std::string>{}; }
   std::vector<ThreadStat> threads() const;
+  // With the ledger (use_ledger): the anonymous memory that is not malloc's
+  // (parse_not_malloc over smaps and the threads' stack pointers); none
+  // without it or when smaps cannot be read.
+  std::optional<NotMalloc> not_malloc() const;
   // VmHWM from the last sample that read status (none when it had none).
   std::optional<int64_t> last_hwm_kb() const { return last_hwm_kb_; }
   // Resets VmHWM to the current RSS (/proc/PID/clear_refs, value 5), so that
