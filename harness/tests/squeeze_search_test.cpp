@@ -62,6 +62,25 @@ TEST(SqueezeSearch, TheUntriedPeakIsTriedBeforeItEndsABracket) {
   EXPECT_EQ(top.limit, 1000 * MiB);
 }
 
+TEST(SqueezeSearch, APeakThatSlowsTheRunIsFollowedByALimitAboveIt) {
+  const squeeze::Settings s;  // 10%
+  // The peak (1000 MiB) and everything below it failed: 1111 MiB closes a 10% bracket.
+  std::vector<Probe> probes = {probe(500, false), probe(1000, false)};
+  Step up = squeeze::next_step(probes, 1000 * MiB, 4 * MiB, s);
+  ASSERT_EQ(up.what, Step::What::Probe);
+  EXPECT_EQ(up.limit, 1111 * MiB);
+  probes.push_back(probe(1111, true));
+  EXPECT_TRUE(squeeze::narrow(squeeze::bracket_of(probes, 1000 * MiB), s));
+  EXPECT_EQ(squeeze::next_step(probes, 1000 * MiB, 4 * MiB, s).what, Step::What::Confirm);
+  // Up to twice the peak, then it says where it gave up.
+  probes.back().keeps = false;
+  EXPECT_EQ(squeeze::next_step(probes, 1000 * MiB, 4 * MiB, s).limit, 1234 * MiB);
+  probes = {probe(1900, false)};
+  Step done = squeeze::next_step(probes, 1000 * MiB, 4 * MiB, s);
+  EXPECT_EQ(done.what, Step::What::Done);
+  EXPECT_NE(done.why_done.find("up to 1992 MB (1.9 times the unlimited cgroup peak)"), std::string::npos) << done.why_done;
+}
+
 TEST(SqueezeSearch, StopsWhenTheProbesAreUsedUp) {
   squeeze::Settings s;
   s.max_probes = 2;

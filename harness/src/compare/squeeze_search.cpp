@@ -10,6 +10,10 @@ namespace mh::squeeze {
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
+// How far above the unlimited cgroup peak the search looks when the peak itself
+// slows the run: one unlimited run's peak is a noisy reading, and a limit at
+// it leaves the kernel no room before it reclaims.
+constexpr double kCeiling = 2.0;
 
 // The limit halfway between lo and hi on a log scale, in whole MiB where
 // that stays strictly between them.
@@ -52,7 +56,16 @@ Step next_step(const std::vector<Probe>& probes, uint64_t start, uint64_t floor,
   const Bracket b = bracket_of(probes, start);
   const bool budget = int(probes.size()) < s.max_probes;
   auto done = [](std::string why) { return Step{Step::What::Done, 0, std::move(why)}; };
-  if (b.hi == 0) return done("slower than unlimited even at the unlimited cgroup peak");
+  if (b.hi == 0) {
+    // Every limit tried failed, the peak too: one bracket's width higher, so
+    // that a keep there closes a narrow bracket, up to kCeiling times the peak.
+    const uint64_t up = uint64_t(double(b.lo) / (1 - s.width)) / kMiB * kMiB;
+    if (up <= b.lo || double(up) > kCeiling * double(start))
+      return done(fmt::format("slower than unlimited at every limit tried, up to {:.0f} MB ({:g} times the unlimited cgroup peak)",
+                              double(b.lo) / 1e6, double(b.lo) / double(start)));
+    if (!budget) return done(fmt::format("{} probes used and none kept its speed", probes.size()));
+    return {Step::What::Probe, up, ""};
+  }
   if (b.lo == 0) {
     const uint64_t half = b.hi / 2 / kMiB * kMiB;
     if (half < floor) return done(fmt::format("kept its speed down to {} bytes, the smallest limit tried", b.hi));

@@ -46,7 +46,9 @@ bool narrow(const Bracket& b, const Settings& s);
 
 // What to do next: try a new limit, add the extra rounds to one end of the
 // final bracket, or stop (the bracket is narrow and confirmed, or the probes
-// are used up, or the limit would fall below `floor`).
+// are used up, or the limit would fall below `floor`). Where the unlimited
+// cgroup peak (`start`) itself slows the run, the search goes up from it one
+// bracket width at a time, to twice the peak at most.
 struct Step {
   enum class What { Probe, Confirm, Done } what = What::Done;
   uint64_t limit = 0;
