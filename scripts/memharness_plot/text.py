@@ -8,7 +8,7 @@ import re
 # Size parameters are in bytes (SCHEMA.md) and shown in binary units, as the user
 # gives them (--total 256M). The report does not say a parameter's type, so these
 # are the size parameters' names of the workloads (their --describe, type "size").
-_SIZE_PARAM = re.compile(r"(size|bytes|block|total|tolerance)", re.IGNORECASE)
+_SIZE_PARAM = re.compile(r"(size|bytes|block|total|tolerance|heap|files|level|burst|rate|keep-every)", re.IGNORECASE)
 
 MINUS = "\u2212"
 
