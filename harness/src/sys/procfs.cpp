@@ -103,19 +103,6 @@ std::optional<SchedStat> parse_schedstat(std::string_view text) {
 
 namespace {
 
-// The words of a line, split at blanks.
-std::vector<std::string_view> words_of(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    const size_t from = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > from) out.push_back(line.substr(from, i - from));
-  }
-  return out;
-}
-
 std::optional<uint64_t> hex_of(std::string_view w) {
   if (w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X')) w.remove_prefix(2);
   uint64_t v = 0;
@@ -133,7 +120,7 @@ NotMalloc parse_not_malloc(std::string_view smaps, const std::vector<uint64_t>& 
   NotMalloc out;
   Owner owner = Owner::None;
   for_each_line(smaps, [&](std::string_view line) {
-    const auto w = words_of(line);
+    const auto w = split_ws(line);
     if (w.empty()) return;
     if (const size_t dash = w[0].find('-'); dash != std::string_view::npos && w[0].back() != ':') {
       // A mapping's header: "START-END PERMS OFFSET DEV INODE [NAME]".
@@ -149,14 +136,14 @@ NotMalloc parse_not_malloc(std::string_view smaps, const std::vector<uint64_t>& 
     }
     if (owner == Owner::None || w[0] != "Anonymous:" || w.size() < 2) return;
     int64_t kb = 0;
-    std::from_chars(w[1].data(), w[1].data() + w[1].size(), kb);
+    if (!to_num(w[1], kb)) return;
     (owner == Owner::Stack ? out.stacks_kb : out.named_kb) += kb;
   });
   return out;
 }
 
 std::optional<uint64_t> parse_syscall_sp(std::string_view text) {
-  const auto w = words_of(text.substr(0, text.find('\n')));
+  const auto w = split_ws(text.substr(0, text.find('\n')));
   if (w.size() == 3 && w[0] == "-1") return hex_of(w[1]);
   if (w.size() == 9) return hex_of(w[7]);
   return std::nullopt;
