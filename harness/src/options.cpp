@@ -337,7 +337,7 @@ class CommandLine {
   std::string both_allocator_;  // compare --allocator: the allocator of both reports
   CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
   CLI::App* squeeze_ = nullptr;
-  int squeeze_rounds_ = 3;
+  int squeeze_rounds_ = 5;
   CLI::App* export_ = nullptr;
   CLI::App* show_ = nullptr;
   CLI::App* table_ = nullptr;
@@ -536,6 +536,11 @@ CLI::App* CommandLine::add_squeeze_command() {
   squeeze->add_option("--confirm-rounds", o_.squeeze.confirm_rounds,
                       "extra rounds at each end of the final bracket")
       ->check(in_range(0, 1000, true))
+      ->capture_default_str();
+  squeeze->add_option("--max-rounds", o_.squeeze.max_rounds,
+                      "the rounds a limit may grow to, 3 at a time, while its interval reaches both sides of the "
+                      "threshold")
+      ->check(in_range(1, 1000, true))
       ->capture_default_str();
   squeeze->add_option("--width", o_.squeeze.width,
                       "stop when the bracket (largest limit that slowed, smallest that kept the speed) is within this "

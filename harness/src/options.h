@@ -53,10 +53,11 @@ struct ExportOptions {
 
 // harness squeeze (docs/memory-needed.md): the search's stopping width (a
 // share of the limit), the extra rounds at each end of the final bracket, the
-// most limits tried.
+// rounds a probe may grow to while it cannot be judged, the most limits tried.
 struct SqueezeOptions {
   double width = 0.10;
   int confirm_rounds = 3;
+  int max_rounds = 11;
   int max_probes = 10;
 };
 

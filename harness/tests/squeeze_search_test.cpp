@@ -1,10 +1,12 @@
 // The search of harness squeeze on hand-made probes: the bracket, the next
 // limit (halving until a limit fails, then the log-scale middle), the extra
 // rounds at both ends of a narrow bracket, the budget, and the rule that
-// says a probe kept its speed.
+// says a probe kept its speed (within rounds, by its interval).
 #include <gtest/gtest.h>
 
+#include "compare/compare_stats.h"
 #include "compare/squeeze_search.h"
+#include "core/stats.h"
 
 namespace mh {
 namespace {
@@ -89,7 +91,80 @@ TEST(SqueezeSearch, StopsWhenTheProbesAreUsedUp) {
   EXPECT_NE(done.why_done.find("2 probes"), std::string::npos) << done.why_done;
 }
 
-TEST(SqueezeSearch, ASlowerFigureBeyondThresholdAndNoiseFloorDoesNotKeepItsSpeed) {
+// A wall-time comparison whose rounds ran at `base` unlimited and `ratio`
+// times that under the limit: the machine's drift is in `base`, the limit's
+// cost in `ratio`.
+MetricComparison in_rounds(const std::vector<double>& base, const std::vector<double>& ratio) {
+  MetricComparison m;
+  m.metric = "wall_ms";
+  m.rule = MetricRule{compare::Direction::Lower, 0.10, 5};
+  std::vector<double> cand;
+  for (size_t k = 0; k < base.size(); ++k) cand.push_back(base[k] * ratio[k]);
+  m.baseline.median = stats::median(base);
+  m.candidate.median = stats::median(cand);
+  m.change = m.candidate.median / m.baseline.median - 1;
+  m.paired = compare::paired_change(base, cand, squeeze::kIntervalConfidence);
+  return m;
+}
+
+// A machine that runs some rounds 1.6 times as slow as others.
+const std::vector<double> kDrifting = {500, 800, 500, 800, 800};
+
+TEST(SqueezeSearch, ALimitThatCostsMoreThanTheThresholdInEveryRoundIsSlower) {
+  const auto m = in_rounds(kDrifting, {1.21, 1.19, 1.24, 1.18, 1.22});
+  const auto speed = squeeze::judge_speed(m, false);
+  EXPECT_FALSE(speed.keeps);
+  EXPECT_TRUE(speed.decided);
+  EXPECT_NE(speed.why.find("worse than unlimited within 5 rounds (90% interval 18.0 to 24.0%): beyond the allowed 10.0%"),
+            std::string::npos)
+      << speed.why;
+}
+
+TEST(SqueezeSearch, DriftBetweenRoundsDoesNotMakeALimitSlower) {
+  // Most limited runs fell in slow rounds: their median is 60% above the
+  // unlimited runs', but each is within 2% of its own round's.
+  auto m = in_rounds({500, 800, 500, 800, 800}, {1.02, 0.99, 1.01, 1.00, 1.02});
+  m.baseline.median = 500;
+  m.candidate.median = 800;
+  m.change = 0.6;
+  const auto speed = squeeze::judge_speed(m, false);
+  EXPECT_TRUE(speed.keeps) << speed.why;
+  EXPECT_TRUE(speed.decided);
+}
+
+TEST(SqueezeSearch, ACostNearTheThresholdWaitsForMoreRoundsThenIsNotShownToKeepItsSpeed) {
+  const auto m = in_rounds(kDrifting, {1.08, 1.13, 1.06, 1.12, 1.09});
+  const auto more = squeeze::judge_speed(m, false);
+  EXPECT_FALSE(more.decided);
+  EXPECT_NE(more.why.find("not shown within the allowed 10.0%"), std::string::npos) << more.why;
+  const auto last = squeeze::judge_speed(m, true);
+  EXPECT_TRUE(last.decided);
+  EXPECT_FALSE(last.keeps);
+}
+
+TEST(SqueezeSearch, RoundsTooFewForAnIntervalWaitThenFallBackToTheMedians) {
+  const auto m = in_rounds({500, 800, 500}, {1.30, 1.30, 1.30});
+  ASSERT_TRUE(m.paired && !m.paired->bounded);
+  const auto more = squeeze::judge_speed(m, false);
+  EXPECT_FALSE(more.decided);
+  EXPECT_NE(more.why.find("3 rounds are too few"), std::string::npos) << more.why;
+  const auto last = squeeze::judge_speed(m, true);
+  EXPECT_TRUE(last.decided);
+  EXPECT_FALSE(last.keeps);
+  EXPECT_NE(last.why.find("30.0% worse than unlimited (medians"), std::string::npos) << last.why;
+}
+
+TEST(SqueezeSearch, ALowerThroughputIsWorse) {
+  auto m = in_rounds(kDrifting, {0.80, 0.79, 0.82, 0.81, 0.80});
+  m.metric = "workload.requests_per_s";
+  m.rule.direction = compare::Direction::Higher;
+  EXPECT_FALSE(squeeze::judge_speed(m, false).keeps);
+  m = in_rounds(kDrifting, {1.20, 1.22, 1.19, 1.21, 1.20});
+  m.rule.direction = compare::Direction::Higher;
+  EXPECT_TRUE(squeeze::judge_speed(m, false).keeps);
+}
+
+TEST(SqueezeSearch, WithoutRoundsTheMediansAreJudgedByThresholdAndNoiseFloor) {
   MetricComparison m;
   m.metric = "wall_ms";
   m.rule = MetricRule{compare::Direction::Lower, 0.10, 5};
@@ -97,18 +172,12 @@ TEST(SqueezeSearch, ASlowerFigureBeyondThresholdAndNoiseFloorDoesNotKeepItsSpeed
   m.candidate.median = 1150;
   m.change = 0.15;
   m.noise_floor = 0.05;
-  EXPECT_NE(squeeze::slower_why(m).find("15.0% worse"), std::string::npos) << squeeze::slower_why(m);
+  EXPECT_NE(squeeze::judge_speed(m, false).why.find("15.0% worse"), std::string::npos);
   m.noise_floor = 0.20;  // within the noise
-  EXPECT_EQ(squeeze::slower_why(m), "");
-  // Higher is better: a throughput 15% lower is worse.
-  m.rule.direction = compare::Direction::Higher;
+  EXPECT_TRUE(squeeze::judge_speed(m, false).keeps);
   m.noise_floor = 0.05;
-  m.candidate.median = 850;
-  m.change = -0.15;
-  EXPECT_NE(squeeze::slower_why(m), "");
-  m.change = 0.15;  // faster
-  m.candidate.median = 1150;
-  EXPECT_EQ(squeeze::slower_why(m), "");
+  m.candidate.median = 1004;  // within the absolute floor of 5 ms
+  EXPECT_TRUE(squeeze::judge_speed(m, false).keeps);
 }
 
 }  // namespace

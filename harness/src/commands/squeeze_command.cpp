@@ -41,13 +41,14 @@ namespace fs = std::filesystem;
 constexpr const char* kWhoSqueeze = "harness squeeze";
 constexpr const char* kSchema = "memharness.squeeze/1";
 constexpr uint64_t kFloorBytes = 4ull << 20;  // no limit below 4 MiB is tried
+constexpr int kMoreRounds = 3;  // added at a time to a probe its interval cannot judge yet
 
 // What is asked, the same on a resume: the jobs, allocators and the rule.
 struct Question {
   Json json;
   std::string metric;
   squeeze::Settings settings;
-  int rounds = 3, confirm_rounds = 3;
+  int rounds = 5, confirm_rounds = 3, max_rounds = 11;
 };
 
 struct Squeeze {
@@ -145,13 +146,17 @@ std::optional<std::vector<RunRecord>> probe_runs(const Options& o, const Squeeze
 
 // The figures of a probe's runs: the figure of merit on both sides, the
 // limited runs' stall, limit events and OOM kills, the unlimited peaks.
-Json probe_figures(const std::vector<RunRecord>& runs, const std::string& metric, const MetricComparison* m) {
+Json probe_figures(const std::vector<RunRecord>& runs, const std::string& metric, const MetricComparison* m,
+                   const squeeze::Speed* speed) {
   int oom = 0;
   for (const auto& r : runs) oom += r.role == kRoleCandidate && r.status == Status::Oom;
+  const bool paired = m && m->paired;
   Json f = {{"fom_unlimited", m ? Json(m->baseline.median) : Json(nullptr)},
             {"fom_limited", m ? Json(m->candidate.median) : Json(nullptr)},
             {"fom_change", m ? Json(m->change) : Json(nullptr)},
-            {"fom_allowed", m ? Json(std::max(m->rule.threshold, m->noise_floor)) : Json(nullptr)},
+            {"fom_change_within_rounds", paired ? Json(m->paired->change) : Json(nullptr)},
+            {"fom_change_interval", paired && m->paired->bounded ? Json::array({m->paired->lo, m->paired->hi}) : Json(nullptr)},
+            {"fom_allowed", speed ? Json(speed->allowed) : Json(nullptr)},
             {"oom_kills", oom}};
   for (auto [key, role, name] : {std::tuple{"stall_ms", kRoleCandidate, "psi_some_ms"},
                                  std::tuple{"stall_unlimited_ms", kRoleBaseline, "psi_some_ms"},
@@ -166,27 +171,37 @@ Json probe_figures(const std::vector<RunRecord>& runs, const std::string& metric
   return f;
 }
 
-// A probe's verdict and figures from its runs (compare.h's rule on the figure of merit).
-Json judge_probe(const Squeeze& s, const std::vector<RunRecord>& runs, uint64_t limit, int rounds, bool confirmed) {
+// A probe's verdict and figures from its runs (squeeze_search.h's rule on
+// the figure of merit); "decided" false when more rounds can tell and `last`
+// is not set.
+Json judge_probe(const Squeeze& s, const std::vector<RunRecord>& runs, uint64_t limit, int rounds, bool confirmed,
+                 bool last) {
   int failed[2] = {0, 0}, oom = 0;  // unlimited, limited
   for (const auto& r : runs) {
     if (r.status != Status::Ok) ++failed[r.role == kRoleCandidate];
     oom += r.role == kRoleCandidate && r.status == Status::Oom;
   }
   CompareSettings cs;
+  cs.alpha = 1 - squeeze::kIntervalConfidence;
   const Comparison c = analyze(runs, s.thresholds, cs, s.declared);
   const MetricComparison* m = nullptr;
   for (const auto& w : c.workloads)
     for (const auto& mc : w.metrics)
       if (mc.metric == s.q.metric) m = &mc;
+  std::optional<squeeze::Speed> speed;
+  if (m) speed = squeeze::judge_speed(*m, last);
   std::string why;
+  bool decided = true;
   if (oom) why = fmt::format("{} of its limited runs were OOM-killed", oom);
   else if (failed[1]) why = fmt::format("{} of its limited runs failed", failed[1]);
   else if (failed[0]) why = fmt::format("{} of its unlimited runs failed: nothing to compare with", failed[0]);
   else if (!m) why = fmt::format("its runs have no {}", s.q.metric);
-  else why = squeeze::slower_why(*m);
-  return {{"limit_bytes", limit}, {"keeps", why.empty()}, {"why", why}, {"rounds", rounds},
-          {"confirmed", confirmed}, {"figures", probe_figures(runs, s.q.metric, m)}};
+  else {
+    why = speed->why;
+    decided = speed->decided;
+  }
+  return {{"limit_bytes", limit}, {"keeps", why.empty()}, {"decided", decided}, {"why", why}, {"rounds", rounds},
+          {"confirmed", confirmed}, {"figures", probe_figures(runs, s.q.metric, m, speed ? &*speed : nullptr)}};
 }
 
 std::vector<squeeze::Probe> probes_of(const Json& entry) {
@@ -228,6 +243,34 @@ bool find_start(const Options& o, Squeeze& s, const Job& job, const AllocatorSpe
   return true;
 }
 
+// The rounds a probe at `limit` has had (0: none tried).
+int rounds_of(const std::vector<squeeze::Probe>& probes, uint64_t limit) {
+  for (const auto& p : probes)
+    if (p.limit == limit) return p.rounds;
+  return 0;
+}
+
+// One probe at `limit`: --runs rounds (a confirmation: --confirm-rounds more
+// than the `had`), then kMoreRounds more at a time while its interval cannot
+// tell, up to --max-rounds (a confirmation: --confirm-rounds past it).
+// nullopt when stopped (signal set).
+std::optional<Json> probe_until_decided(const Options& o, const Squeeze& s, const Job& job, const AllocatorSpec& a,
+                                        uint64_t limit, int had, int& signal) {
+  const bool confirm = had > 0;
+  int rounds = confirm ? had + s.q.confirm_rounds : s.q.rounds;
+  const int cap = std::max(rounds, s.q.max_rounds + (confirm ? s.q.confirm_rounds : 0));
+  for (;;) {
+    auto runs = probe_runs(o, s, job, a, limit, rounds, signal);
+    if (!runs) return std::nullopt;
+    const bool last = rounds + kMoreRounds > cap;
+    Json p = judge_probe(s, *runs, limit, rounds, confirm, last);
+    if (p["decided"].get<bool>()) return p;
+    fmt::print(stderr, "{}: {} {}: {} MB: {}; {} more rounds\n", kWhoSqueeze, job.workload.name, a.label,
+               limit_mb(limit), p["why"].get<std::string>(), kMoreRounds);
+    rounds += kMoreRounds;
+  }
+}
+
 // One job's search under one allocator, resumed from `entry`; false when stopped (signal set).
 bool search(const Options& o, Squeeze& s, const Job& job, const AllocatorSpec& a, Json& entry, int& signal) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -245,19 +288,17 @@ bool search(const Options& o, Squeeze& s, const Job& job, const AllocatorSpec& a
       break;
     }
     const bool confirm = step.what == squeeze::Step::What::Confirm;
-    const int rounds = s.q.rounds + (confirm ? s.q.confirm_rounds : 0);
     const auto t_probe = std::chrono::steady_clock::now();
-    auto runs = probe_runs(o, s, job, a, step.limit, rounds, signal);
-    if (!runs) {
+    auto p = probe_until_decided(o, s, job, a, step.limit, confirm ? rounds_of(probes, step.limit) : 0, signal);
+    if (!p) {
       add_time();
       return false;
     }
-    Json p = judge_probe(s, *runs, step.limit, rounds, confirm);
-    p["runs"] = runs_path(s, job, a, step.limit);
-    p["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_probe).count();
+    (*p)["runs"] = runs_path(s, job, a, step.limit);
+    (*p)["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_probe).count();
     fmt::print(stderr, "{}: {} {}: {} MB {}{}\n", kWhoSqueeze, job.workload.name, a.label, limit_mb(step.limit),
-               confirm ? "confirmed: " : "", p["keeps"].get<bool>() ? "keeps its speed" : p["why"].get<std::string>());
-    put_probe(entry, std::move(p));
+               confirm ? "confirmed: " : "", (*p)["keeps"].get<bool>() ? "keeps its speed" : (*p)["why"].get<std::string>());
+    put_probe(entry, std::move(*p));
     save_squeeze(s, false);
   }
   add_time();
@@ -382,6 +423,7 @@ std::string ask(const Options& o, Squeeze& s) {
   s.q.settings = {o.squeeze.width, o.squeeze.max_probes};
   s.q.rounds = o.runs;
   s.q.confirm_rounds = o.squeeze.confirm_rounds;
+  s.q.max_rounds = o.squeeze.max_rounds;
   Json jobs_json = Json::array(), labels = Json::array();
   for (const auto& j : s.jobs) jobs_json.push_back(Json{{"workload", j.workload.name}, {"params", j.params}});
   for (const auto& a : s.allocators) labels.push_back(a.label);
@@ -389,7 +431,8 @@ std::string ask(const Options& o, Squeeze& s) {
               {"metric_unit", metric_info(*metric, s.jobs.front().workload.name, s.declared).unit},
               {"metric_display_unit", display_unit(metric_info(*metric, s.jobs.front().workload.name, s.declared).unit).unit},
               {"metric_display_scale", display_unit(metric_info(*metric, s.jobs.front().workload.name, s.declared).unit).scale},
-              {"rounds", s.q.rounds}, {"confirm_rounds", s.q.confirm_rounds}, {"width", o.squeeze.width},
+              {"rounds", s.q.rounds}, {"confirm_rounds", s.q.confirm_rounds}, {"max_rounds", s.q.max_rounds},
+              {"width", o.squeeze.width},
               {"max_probes", o.squeeze.max_probes}};
   if (!o.plot.empty()) {
     const auto ext = fs::path(o.plot).extension().string();

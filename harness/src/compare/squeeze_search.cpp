@@ -24,15 +24,47 @@ uint64_t log_middle(uint64_t lo, uint64_t hi) {
   return rounded > lo && rounded < hi ? rounded : exact;
 }
 
+// The compare rule on the medians: slower when worse by more than the larger
+// of the threshold and the noise floor, past the absolute floor.
+Speed judge_by_medians(const MetricComparison& m) {
+  const double worse = m.rule.direction == compare::Direction::Higher ? -m.change : m.change;
+  Speed out;
+  out.allowed = std::max(m.rule.threshold, m.noise_floor);
+  out.keeps = worse <= out.allowed || std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta;
+  if (!out.keeps)
+    out.why = fmt::format("{} {:.1f}% worse than unlimited (medians; allowed: {:.1f}%, the larger of its threshold and "
+                          "noise floor)", m.metric, worse * 100, out.allowed * 100);
+  return out;
+}
+
 }  // namespace
 
-std::string slower_why(const MetricComparison& m) {
-  const double worse = m.rule.direction == compare::Direction::Higher ? -m.change : m.change;
-  const double allowed = std::max(m.rule.threshold, m.noise_floor);
-  if (worse <= allowed) return "";
-  if (std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta) return "";
-  return fmt::format("{} {:.1f}% worse than unlimited (allowed: {:.1f}%, the larger of its threshold and noise floor)",
-                     m.metric, worse * 100, allowed * 100);
+Speed judge_speed(const MetricComparison& m, bool last) {
+  if (!m.paired) return judge_by_medians(m);
+  const auto& p = *m.paired;
+  Speed out;
+  out.allowed = m.rule.threshold;
+  if (!p.bounded) {
+    if (last) return judge_by_medians(m);
+    out.decided = false;
+    out.why = fmt::format("{} rounds are too few for an interval of the change within rounds", p.rounds);
+    return out;
+  }
+  // As "worse": a lower throughput is worse, and its interval turns round.
+  const bool higher = m.rule.direction == compare::Direction::Higher;
+  const double worse = higher ? -p.change : p.change;
+  const double worst = higher ? -p.lo : p.hi, best = higher ? -p.hi : p.lo;
+  const bool tiny = std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta;
+  if (worst <= out.allowed || tiny) {
+    out.keeps = true;
+    return out;
+  }
+  const std::string said = fmt::format("{} {:.1f}% worse than unlimited within {} rounds (90% interval {:.1f} to {:.1f}%)",
+                                       m.metric, worse * 100, p.rounds, best * 100, worst * 100);
+  out.decided = last || best > out.allowed;
+  out.why = best > out.allowed ? fmt::format("{}: beyond the allowed {:.1f}%", said, out.allowed * 100)
+                               : fmt::format("{}: not shown within the allowed {:.1f}%", said, out.allowed * 100);
+  return out;
 }
 
 Bracket bracket_of(const std::vector<Probe>& probes, uint64_t start) {

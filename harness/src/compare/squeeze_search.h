@@ -27,11 +27,30 @@ struct Probe {
   std::string why;  // why it does not keep its speed ("" when it does)
 };
 
-// Whether a probe keeps its speed: no run failed and none was OOM-killed, and
-// the figure of merit under the limit (candidate) is not worse than unlimited
-// (baseline and baseline again) by more than its threshold and noise floor
-// (the compare rule's, compare.h), past its absolute floor. "" or why not.
-std::string slower_why(const MetricComparison& m);
+// Whether a probe keeps its speed, judged on the change of the figure of
+// merit within rounds (compare.h's `paired`: each round's limited run against
+// its own unlimited runs, so a machine that drifts moves both alike) and its
+// interval, asked at 90% so that each end is a one-sided 95% bound:
+//   keeps: the worse end of the interval is within the threshold (or the
+//     medians differ by no more than the absolute floor);
+//   slower: the better end is beyond the threshold;
+//   undecided: the interval reaches both sides, or the rounds are too few for
+//     an interval: more rounds can tell. With `last` (no more rounds to be
+//     had), undecided is slower: a limit keeps its speed only when shown to.
+// Without a change within rounds (a figure that never came, or is not
+// positive) the compare rule on the medians: worse by more than the larger of
+// the threshold and the noise floor is slower.
+struct Speed {
+  bool keeps = false;
+  bool decided = true;
+  std::string why;  // why it is slower, or undecided; "" when it keeps its speed
+  double allowed = 0;  // the worst change it may have, as a share
+};
+Speed judge_speed(const MetricComparison& m, bool last);
+
+// The confidence of the interval judge_speed reads (two-sided; each end a
+// one-sided 95% bound).
+inline constexpr double kIntervalConfidence = 0.90;
 
 // The bracket: lo the largest limit that failed (0: none yet), hi the
 // smallest that kept its speed above it (the start, the unlimited cgroup
