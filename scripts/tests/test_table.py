@@ -163,3 +163,20 @@ def test_the_suite_run_time_is_estimated_before_it_runs():
     r = subprocess.run([sys.executable, str(script), "--estimate", "--suite", "nope"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode != 0 and "--suite nope" in r.stderr
+
+
+def test_the_page_says_what_ran_beside_it_only_when_told(tmp_path):
+    script = ROOT / "scripts" / "allocator-table"
+    page = tmp_path / "ALLOCATORS.md"
+    r = subprocess.run([sys.executable, str(script), "--write", str(IDLE), "--page", str(page),
+                        "--reference", str(IDLE)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    text = page.read_text()
+    machine = next(x for x in text.splitlines() if x.startswith("- machine:"))
+    assert machine.rstrip().endswith("host " + json.loads(IDLE.read_text())["context"]["host"]), machine
+    assert "## Where each allocator leads and trails" in text and "**scav**" in text
+    r = subprocess.run([sys.executable, str(script), "--write", str(IDLE), "--page", str(page),
+                        "--reference", str(IDLE), "--conditions", "a compare of two pins beside it"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "; a compare of two pins beside it" in page.read_text()
