@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "compare/compare.h"
+#include "compare/squeeze_search.h"
 #include "core/escape.h"
 #include "core/suggest.h"
 
@@ -337,7 +338,7 @@ class CommandLine {
   std::string both_allocator_;  // compare --allocator: the allocator of both reports
   CLI::App *compare_ = nullptr, *bisect_ = nullptr, *sweep_ = nullptr, *merge_ = nullptr, *plot_ = nullptr;
   CLI::App* squeeze_ = nullptr;
-  int squeeze_rounds_ = 5;
+  int squeeze_rounds_ = squeeze::kFirstRounds;
   CLI::App* export_ = nullptr;
   CLI::App* show_ = nullptr;
   CLI::App* table_ = nullptr;

@@ -456,6 +456,32 @@ TEST(ProgramServer, ReadyByPort) {
   EXPECT_EQ(run["curve_info"]["after"]["chosen_by"], "the last mark");  // no load: no idle mark of its own
 }
 
+TEST(ProgramServer, APortAnotherServerHoldsFailsTheRunBeforeItStarts) {
+  // Another server already listens on the program's port: the readiness check
+  // and the load would reach it, so the program is not started at all.
+  int other = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(other, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(other, 4), 0);
+  socklen_t len = sizeof a;
+  getsockname(other, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string port = std::to_string(ntohs(a.sin_port));
+  const auto marker = std::filesystem::temp_directory_path() / ("mh-port-taken-" + port);
+  std::filesystem::remove(marker);
+  auto r = run_program("server-port-taken", {"-a", "glibc", "--ready-port", port, "--load", "true", "--", "sh", "-c",
+                                             "touch " + marker.string() + "; exec sleep 30"});
+  close(other);
+  EXPECT_EQ(r.result.exit_code, 1);
+  EXPECT_EQ(r.run()["status"], "failed");
+  const std::string error = r.run()["exit"]["error"].get<std::string>();
+  EXPECT_NE(error.find("127.0.0.1:" + port + " already accepts connections before the program started"),
+            std::string::npos) << error;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the program was started";
+  std::filesystem::remove(marker);
+}
+
 TEST(ProgramServer, NeverReadyIsAFailedRunSayingWhat) {
   auto r = run_program("server-never", {"-a", "glibc", "--ready", "^never", "--ready-timeout", "0.3", "--load", "true",
                                         "--", "sleep", "30"});

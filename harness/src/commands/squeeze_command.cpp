@@ -48,7 +48,7 @@ struct Question {
   Json json;
   std::string metric;
   squeeze::Settings settings;
-  int rounds = 5, confirm_rounds = 3, max_rounds = 11;
+  int rounds = 0, confirm_rounds = 0, max_rounds = 0;  // from the options
 };
 
 struct Squeeze {

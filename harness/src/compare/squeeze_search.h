@@ -51,6 +51,10 @@ Speed judge_speed(const MetricComparison& m, bool last);
 // The confidence of the interval judge_speed reads (two-sided; each end a
 // one-sided 95% bound).
 inline constexpr double kIntervalConfidence = 0.90;
+// The rounds a probe starts with: the fewest whose interval at that
+// confidence has ends (five ratios all within, or all beyond, the threshold),
+// as many as compare's least.
+inline constexpr int kFirstRounds = kMinRounds;
 
 // The bracket: lo the largest limit that failed (0: none yet), hi the
 // smallest that kept its speed above it (the start, the unlimited cgroup

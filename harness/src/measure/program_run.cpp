@@ -118,16 +118,24 @@ std::vector<int> ProgramDriver::watch_fds() const {
   return {out_.fd, load_out_.fd, load_ ? load_->pidfd() : -1};
 }
 
-bool ProgramDriver::port_open() const {
+bool loopback_port_accepts(int port) {
   int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) return false;
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(p_.ready_port));
+  a.sin_port = htons(static_cast<uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   bool ok = connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   close(s);
   return ok;
+}
+
+std::string ready_port_taken(const Program& p) {
+  if (p.ready_port <= 0 || !loopback_port_accepts(p.ready_port)) return "";
+  return fmt::format("127.0.0.1:{} already accepts connections before the program started (another server, "
+                     "perhaps another harness's run of it): its readiness and its load would reach that server, not "
+                     "this one; stop it, or give the program another port",
+                     p.ready_port);
 }
 
 void ProgramDriver::start_load(Clock::time_point now, std::vector<std::string>& marks) {
@@ -190,7 +198,7 @@ bool ProgramDriver::read_output(std::vector<std::string>& marks) {
 
 void ProgramDriver::update_readiness(Clock::time_point now, bool became_ready, std::vector<std::string>& marks) {
   if (!ready_ && !became_ready && p_.ready_port > 0 && now >= next_port_try_) {
-    became_ready = port_open();
+    became_ready = loopback_port_accepts(p_.ready_port);
     next_port_try_ = now + kPortRetry;
   }
   if (became_ready) {

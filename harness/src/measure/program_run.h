@@ -28,6 +28,14 @@ namespace mh {
 // rec.data["setup"]. False with the reason when it did not exit 0.
 bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRecord& rec, std::string& error);
 
+// Whether something accepts a TCP connection on 127.0.0.1:port now.
+bool loopback_port_accepts(int port);
+
+// "" or why the program cannot be started: its --ready-port already accepts
+// connections (another server, or one a run left behind), so its readiness
+// and its load would reach that one, not the program measured.
+std::string ready_port_taken(const Program& p);
+
 class ProgramDriver : public SamplerDriver {
  public:
   // `output_fd`: the read end of the program's stdout+stderr (taken over);
@@ -76,7 +84,6 @@ class ProgramDriver : public SamplerDriver {
   bool read_output(std::vector<std::string>& marks);
   void update_readiness(Clock::time_point now, bool became_ready, std::vector<std::string>& marks);
   void start_load(Clock::time_point now, std::vector<std::string>& marks);
-  bool port_open() const;
   void watch_load(Clock::time_point now, std::vector<std::string>& marks);
   void load_ended(Clock::time_point now, std::vector<std::string>& marks);
   // Reaps the load generator: its figures added to the record's (a soak runs it again).

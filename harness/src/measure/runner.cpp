@@ -457,7 +457,8 @@ void add_rusage(rusage& total, const rusage& more) {
 }
 
 void OneRun::start_child() {
-  auto child = Child::start_paused(spec_, end_.error);
+  if (req_.program) end_.error = ready_port_taken(*req_.program);
+  auto child = end_.error.empty() ? Child::start_paused(spec_, end_.error) : std::nullopt;
   channels_->child_started(req_.program != nullptr);
   if (!child) return;
   ++repetitions_;
