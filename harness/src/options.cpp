@@ -122,8 +122,9 @@ void add_program_flags(CLI::App& app, ProgramFlags& f) {
                  "program's figures")
       ->group(group);
   app.add_option("--ready", f.ready, "REGEX: the program is ready at the first output line that matches")->group(group);
-  app.add_option("--ready-port", f.ready_port, "N: the program is ready once a TCP connect to 127.0.0.1:N succeeds")
-      ->check(in_range(1, 65535, true))
+  app.add_option("--ready-port", f.ready_port,
+                 "N: the program is ready once a TCP connect to 127.0.0.1:N succeeds; auto: a free port for each run, "
+                 "written where the program's arguments, --load or an --env value say {port}")
       ->group(group);
   app.add_option("--ready-timeout", f.ready_timeout, "seconds to wait for --ready or --ready-port (default 30)")
       ->check(in_range(0.1, 86400.0))

@@ -18,9 +18,9 @@ enum class Command { Run, List, Compare, Merge, Plot, Bisect, Sweep, Squeeze, Hi
 // harness [OPTIONS] -- PROGRAM [ARGS...]: the flags of a program run, as
 // given (program.h checks them, under the keys of a suite's command entry).
 struct ProgramFlags {
-  std::string name, cwd, stdin_path, load, ready, setup;
+  std::string name, cwd, stdin_path, load, ready, setup, ready_port;  // ready_port: N or auto
   std::vector<std::string> env, mark_on_output, mark_at, load_metric;
-  std::optional<int> expect_exit, ready_port;
+  std::optional<int> expect_exit;
   std::optional<double> ready_timeout, idle, stop_grace;
   bool no_tree = false;
   bool no_exit_stop = false;

@@ -120,6 +120,8 @@ std::vector<Case> cases() {
        {"--memory-limit", "what squeeze searches"}},
       {"squeeze-unknown-metric", {"squeeze", "-w", "burst-writefile", "--smoke", "--metric", "speed"},
        {"speed", "wall_ms", "workload.NAME"}},
+      {"ready-port-a-word", {"-a", "glibc", "--ready-port", "soon", "--", "true"}, {"soon", "auto", "{port}"}},
+      {"ready-port-out-of-range", {"-a", "glibc", "--ready-port", "70000", "--", "true"}, {"70000", "65535", "auto"}},
       {"squeeze-width-out-of-range", {"squeeze", "-w", "burst-writefile", "--smoke", "--width", "2"}, {"2"}},
       {"squeeze-metric-without-direction", {"squeeze", "-w", "burst-writefile", "--smoke", "--metric", "majflt"},
        {"majflt", "no direction"}},

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "measure/maps_check.h"
 #include "inputs/plan.h"
@@ -454,6 +455,33 @@ TEST(ProgramServer, ReadyByPort) {
   EXPECT_EQ(run["marks"][0]["name"], "ready");
   EXPECT_GE(run["marks"][0]["t_ms"].get<double>(), 400);
   EXPECT_EQ(run["curve_info"]["after"]["chosen_by"], "the last mark");  // no load: no idle mark of its own
+}
+
+TEST(ProgramServer, AnAutoPortIsEachRunsOwnAndWrittenWhereTheCommandSaysPort) {
+  // The server listens on the port its argument names, the load connects to
+  // the port its own argument names: both are the run's free port.
+  ProgramRun r;
+  const std::string out = test::scratch("server-auto-port.json");
+  r.result = test::run_harness({"--runs", "2", "--quiet", "--out", out, "-a", "glibc", "--ready-port", "auto", "--env", "SERVER_PORT={port}", "--load",
+                        "/usr/bin/python3 -c 'import socket, sys; socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))"
+                        "; print(\"connected\", sys.argv[1])' {port}",
+                        "--load-metric", "port=connected ([0-9]+)", "--idle", "0.1", "--", "/usr/bin/python3", "-c",
+                        "import os, socket, sys, time\nassert os.environ['SERVER_PORT'] == sys.argv[1]\n"
+                        "s = socket.socket()\ns.bind(('127.0.0.1', int(sys.argv[1])))\ns.listen()\ntime.sleep(30)",
+                        "{port}"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err << r.result.out;
+  r.report = test::load_json(out);
+  ASSERT_EQ(r.report["runs"].size(), 2u);
+  std::set<int> ports;
+  for (const Json& run : r.report["runs"]) {
+    ASSERT_EQ(run["status"], "ok") << run["exit"].dump();
+    const int port = run["data"]["port"].get<int>();
+    EXPECT_EQ(run["metrics"]["workload"]["port"]["value"].get<double>(), port) << run["metrics"].dump();
+    EXPECT_EQ(run["params"]["ready_port"], "auto");
+    EXPECT_EQ(run["params"]["command"].back(), "{port}");
+    ports.insert(port);
+  }
+  EXPECT_EQ(ports.size(), 2u) << "each run has a port of its own";
 }
 
 TEST(ProgramServer, APortAnotherServerHoldsFailsTheRunBeforeItStarts) {

@@ -12,6 +12,7 @@
 #include "commands/history_add.h"
 #include "commands/resolve.h"
 #include "core/escape.h"
+#include "measure/program_run.h"
 #include "measure/run_bounds.h"
 #include "measure/runner.h"
 #include "report/progress.h"
@@ -105,7 +106,7 @@ void run_plan(const Execution& e, Journal& journal, std::vector<RunRecord>& runs
   for (const auto& r : e.kept) kept[run_key(r)] = &r;
   for (const auto& p : e.plan) {
     if ((outcome.stop_signal = interrupt::requested())) break;
-    const Job job = job_of(e, p);
+    Job job = job_of(e, p);
     const Arm& arm = e.arms[p.arm];
     if (auto k = kept.find(run_key(job.workload.name, job.params, arm.allocator.label, arm.role, p.repetition));
         k != kept.end()) {
@@ -113,7 +114,11 @@ void run_plan(const Execution& e, Journal& journal, std::vector<RunRecord>& runs
       ++outcome.runs_kept;
     } else {
       progress.starting(runs.size(), job.workload.name, arm.allocator.label, p.repetition);
+      // ready_port auto: this run's own port (its params keep "auto" and {port}).
+      const int port = job.program && job.program->ready_port_auto ? free_loopback_port() : 0;
+      if (port) job.program = with_port(*job.program, port);
       runs.push_back(run_one(run_request(e, job, arm, p.repetition, progress)));
+      if (port) runs.back().data["port"] = port;
       runs.back().role = arm.role;
       progress.finished(runs.back());
     }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cstdio>
 
 #include <unistd.h>
@@ -45,7 +47,13 @@ Json program_entry(const ProgramFlags& f, const std::vector<std::string>& argv) 
   list("mark_at", f.mark_at);
   list("load_metric", f.load_metric);
   num("expect_exit", f.expect_exit);
-  num("ready_port", f.ready_port);
+  // A port is a number in the entry; anything else (auto, or a bad value) is
+  // program.h's to check and name.
+  if (!f.ready_port.empty()) {
+    const bool digits = f.ready_port.size() <= 5 &&
+                        std::all_of(f.ready_port.begin(), f.ready_port.end(), [](char c) { return c >= '0' && c <= '9'; });
+    j["ready_port"] = digits ? Json(std::stoi(f.ready_port)) : Json(f.ready_port);
+  }
   num("ready_timeout", f.ready_timeout);
   num("idle", f.idle);
   num("stop_grace", f.stop_grace);

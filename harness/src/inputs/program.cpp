@@ -344,7 +344,18 @@ bool read_not_under(const Json& j, Program& p, std::string& error) {
 bool read_server_life(const Json& j, Program& p, std::string& error) {
   if (!string_field(j, "ready", p.ready_regex, error)) return false;
   if (!p.ready_regex.empty() && !compiles(p.ready_regex, "--ready", error)) return false;
-  if (!whole_number(j, "ready_port", 1, 65535, p.ready_port, error)) return false;
+  if (j.contains("ready_port") && j["ready_port"].is_string()) {
+    if (j["ready_port"].get<std::string>() != "auto") {
+      error = "ready_port " + escape::terminal(j["ready_port"].get<std::string>()) +
+              ": give a port (1 to 65535) or auto (a free port for each run, written where the command, the load "
+              "or an environment value says {port})";
+      return false;
+    }
+    p.ready_port_auto = true;
+  } else if (!whole_number(j, "ready_port", 1, 65535, p.ready_port, error)) {
+    error += ", or auto (a free port for each run)";
+    return false;
+  }
   if (!json_number(j, "ready_timeout", 0.1, 86400, p.ready_timeout_s, error)) return false;
   if (j.contains("idle")) {
     double idle = 0;
@@ -434,7 +445,7 @@ Json program_params(const Program& p) {
   }
   if (p.waits_for_ready()) {
     j["ready"] = p.ready_regex.empty() ? Json(nullptr) : Json(p.ready_regex);
-    j["ready_port"] = p.ready_port ? Json(p.ready_port) : Json(nullptr);
+    j["ready_port"] = p.ready_port_auto ? Json("auto") : p.ready_port ? Json(p.ready_port) : Json(nullptr);
     j["ready_timeout_s"] = p.ready_timeout_s;
   }
   if (!p.load_argv.empty()) j["load"] = escape::identity(p.load_argv);
@@ -448,6 +459,20 @@ Json program_params(const Program& p) {
     j["load_metric"] = m;
   }
   return j;
+}
+
+Program with_port(const Program& p, int port) {
+  const std::string text = std::to_string(port);
+  auto put = [&](std::string& s) {
+    for (size_t at = s.find("{port}"); at != std::string::npos; at = s.find("{port}", at + text.size()))
+      s.replace(at, 6, text);
+  };
+  Program out = p;
+  out.ready_port = port;
+  for (size_t i = 1; i < out.argv.size(); ++i) put(out.argv[i]);
+  for (size_t i = 1; i < out.load_argv.size(); ++i) put(out.load_argv[i]);
+  for (auto& [key, value] : out.env) put(value);
+  return out;
 }
 
 }  // namespace mh

@@ -43,6 +43,10 @@ struct Program {
   std::string load_path;
   std::string ready_regex;
   int ready_port = 0;
+  // ready_port "auto": each run gets a free port of its own, written where
+  // the command, the load or an environment value says {port}; two runs of
+  // one server at once (shards on one machine) do not meet.
+  bool ready_port_auto = false;
   double ready_timeout_s = 30;
   std::optional<double> idle_s;  // set: stop the program that long after load-end (or after ready without a load)
   double stop_grace_s = 2;
@@ -62,7 +66,7 @@ struct Program {
   // Held at its exit stop (ptrace) for its exact peak; false: its signals do
   // not pass through the harness, and the peak is wait4's or the samples'.
   bool exit_stop = true;
-  bool waits_for_ready() const { return !ready_regex.empty() || ready_port > 0; }
+  bool waits_for_ready() const { return !ready_regex.empty() || ready_port > 0 || ready_port_auto; }
 };
 
 // The keys a command is given by, in a suite entry and as gathered from the
@@ -78,6 +82,11 @@ std::optional<Program> program_from_json(const Json& j, std::string& error);
 // The run record's params: argv, the resolved path, cwd, env, stdin and the
 // marks and load settings that were given.
 Json program_params(const Program& p);
+
+// The program of one run with ready_port "auto": `port` as its ready port and
+// in place of every {port} of its arguments, its load generator's and its
+// environment values.
+Program with_port(const Program& p, int port);
 
 // execvp's lookup: a name with a '/' is taken as it is, else the first
 // executable file of that name in PATH. "" when there is none.

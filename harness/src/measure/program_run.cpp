@@ -130,7 +130,21 @@ bool loopback_port_accepts(int port) {
   return ok;
 }
 
+int free_loopback_port() {
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return 0;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool ok = bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  close(s);
+  return ok ? ntohs(a.sin_port) : 0;
+}
+
 std::string ready_port_taken(const Program& p) {
+  if (p.ready_port_auto && p.ready_port <= 0) return "no free port of 127.0.0.1 could be had for ready_port auto";
   if (p.ready_port <= 0 || !loopback_port_accepts(p.ready_port)) return "";
   return fmt::format("127.0.0.1:{} already accepts connections before the program started (another server, "
                      "perhaps another harness's run of it): its readiness and its load would reach that server, not "

@@ -31,6 +31,10 @@ bool run_setup(const Program& p, const std::string& dir, double timeout_s, RunRe
 // Whether something accepts a TCP connection on 127.0.0.1:port now.
 bool loopback_port_accepts(int port);
 
+// A TCP port of 127.0.0.1 free now (the kernel's choice), for a program with
+// ready_port "auto"; 0 when none could be had.
+int free_loopback_port();
+
 // "" or why the program cannot be started: its --ready-port already accepts
 // connections (another server, or one a run left behind), so its readiness
 // and its load would reach that one, not the program measured.
