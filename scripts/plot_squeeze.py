@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The limits a squeeze tried (memharness.squeeze/1, from `harness squeeze`): the figure
-of merit and the stall against the memory limit, one line per allocator, the limit
-found marked. Thin wrapper: the figure is memharness_plot.squeeze.squeeze_figure.
+"""The limits a squeeze tried (memharness.squeeze/1, from `harness squeeze`): the change
+of the figure of merit under each limit and the stall against the memory limit, one
+line per allocator, the limit found marked. Thin wrapper: the figure is memharness_plot.squeeze.squeeze_figure.
 """
 import os
 import sys
@@ -14,10 +14,11 @@ bootstrap.ensure_matplotlib()  # also selects the headless Agg backend
 from memharness_plot import cli  # noqa: E402
 from memharness_plot.report import load_squeeze  # noqa: E402
 
-DESCRIPTION = ("Plot a squeeze: per workload, the figure of merit (median of the limited runs)\n"
-    "and the PSI stall against the memory limit tried, one line per allocator; a\n"
-    "limit where the run slowed, failed or was OOM-killed is a hollow marker, the\n"
-    "limit found a star and a dotted line.")
+DESCRIPTION = ("Plot a squeeze: per workload, the change of the figure of merit under each\n"
+    "memory limit tried (its runs against the unlimited runs of the same rounds, with\n"
+    "the 90% interval and the allowed change the search judged it by) and the PSI\n"
+    "stall, one line per allocator; a limit where the run slowed, failed or was\n"
+    "OOM-killed is a hollow marker, the limit found a star and a dotted line.")
 
 
 def squeeze_figure(data, path):

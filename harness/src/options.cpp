@@ -561,7 +561,7 @@ CLI::App* CommandLine::add_squeeze_command() {
   squeeze->add_option("-o,--out", o_.out,
                       "the squeeze's JSON, written after every limit tried (default results/squeeze-<workload>-<UTC "
                       "time>.json; an existing one of the same squeeze is resumed); the runs go beside it in -runs/");
-  squeeze->add_option("--plot", o_.plot, "also draw the figure of merit and the stall against the limit (.png or .svg)");
+  squeeze->add_option("--plot", o_.plot, "also draw the change of the figure of merit under each limit and the stall against the limit (.png or .svg)");
   return squeeze;
 }
 

@@ -1,9 +1,10 @@
 """The limits a squeeze tried (memharness.squeeze/1, from `harness squeeze`): per
-workload two panels sharing the limit axis (MB), the figure of merit of the limited
-runs above and their PSI stall below, one line per allocator through the limits
-that kept the speed; a limit that did not is a hollow marker (an x where runs were
-OOM-killed), the limit found a star with a dotted line down both panels. Draws a
-checked squeeze dict (load_squeeze); each call builds a new Figure.
+workload two panels sharing the limit axis (MB): the change of the figure of merit
+under each limit against the unlimited runs of the same rounds, with its interval and
+the allowed change (what the search decides on), and the limited runs' PSI stall;
+one line per allocator; a limit that did not keep the speed is a hollow marker (an x
+where runs were OOM-killed), the limit found a star with a dotted line down both
+panels. Draws a checked squeeze dict (load_squeeze); each call builds a new Figure.
 """
 import textwrap
 
@@ -19,49 +20,91 @@ def _shown_metric(question):
                        float(question.get("metric_display_scale", 1.0)), question.get("metric_unit", ""))
 
 
-def _draw_allocator(ax_fom, ax_stall, entry, color, shown):
+def _change_key(entries):
+    """The change the plot shows: within rounds (each limited run against its own round's
+    unlimited runs, what the search judges) where the squeeze has it, else of the medians
+    (squeezes written before the within-rounds rule)."""
+    for e in entries:
+        for p in e.get("probes", []):
+            if p["figures"].get("fom_change_within_rounds") is not None:
+                return "fom_change_within_rounds"
+    return "fom_change"
+
+
+def _marker(ax, x, y, color, keeps, err=None):
+    face = color if keeps else "white"
+    if err is None:
+        ax.plot([x], [y], "o", color=color, zorder=3, markerfacecolor=face)
+    else:
+        ax.errorbar([x], [y], yerr=[[y - err[0]], [err[1] - y]], fmt="o", color=color, zorder=3,
+                    markerfacecolor=face, capsize=3, elinewidth=1)
+
+
+def _draw_allocator(ax_fom, ax_stall, entry, color, change_key, threshold, sign):
     probes = sorted(entry.get("probes", []), key=lambda p: p["limit_bytes"])
-    for ax, key, scale in ((ax_fom, "fom_limited", shown.scale), (ax_stall, "stall_ms", 1.0)):
-        xs = [p["limit_bytes"] / MB for p in probes if p["figures"].get(key) is not None]
-        ys = [p["figures"][key] * scale for p in probes if p["figures"].get(key) is not None]
-        ax.plot(xs, ys, "-", color=color, alpha=0.5, zorder=1)
+    for ax, key, scale in ((ax_fom, change_key, 100.0), (ax_stall, "stall_ms", 1.0)):
+        shown = [p for p in probes if p["figures"].get(key) is not None]
+        ax.plot([p["limit_bytes"] / MB for p in shown], [p["figures"][key] * scale for p in shown], "-",
+                color=color, alpha=0.5, zorder=1)
         for p in probes:
-            value = p["figures"].get(key)
-            if value is None and not p["figures"].get("oom_kills"):
-                continue
-            x = p["limit_bytes"] / MB
+            x, value = p["limit_bytes"] / MB, p["figures"].get(key)
             if p["figures"].get("oom_kills"):
                 # No figure of an OOM-killed run: an x at the foot of the panel.
                 ax.plot([x], [0.04], "x", color=color, markersize=8, zorder=3, transform=ax.get_xaxis_transform())
-            else:
-                ax.plot([x], [value * scale], "o", color=color, zorder=3,
-                        markerfacecolor=color if p.get("keeps") else "white")
-    unlimited = sorted(p["figures"]["fom_unlimited"] for p in probes if p["figures"].get("fom_unlimited") is not None)
-    if unlimited:
-        ax_fom.axhline(unlimited[len(unlimited) // 2] * shown.scale, color=color, linestyle="--", linewidth=0.8,
-                       alpha=0.6, zorder=0)
+            elif value is not None:
+                interval = p["figures"].get("fom_change_interval") if ax is ax_fom else None
+                err = [v * scale for v in interval] if interval and change_key == "fom_change_within_rounds" else None
+                _marker(ax, x, value * scale, color, p.get("keeps"), err)
+                allowed = p["figures"].get("fom_allowed")
+                if ax is ax_fom and allowed is not None and allowed > threshold + 1e-12:
+                    # Its runs scattered more than the threshold: it was judged against that.
+                    ax.plot([x], [allowed * scale * sign], "_", color=color, markersize=14, markeredgewidth=2,
+                            zorder=2)
     limit = entry.get("limit_bytes")
-    at = entry.get("at_limit", {})
     if limit is None:
         return
-    for ax, key, scale in ((ax_fom, "fom_limited", shown.scale), (ax_stall, "stall_ms", 1.0)):
+    found = next((p for p in probes if p["limit_bytes"] == limit), None)
+    for ax, key, scale in ((ax_fom, change_key, 100.0), (ax_stall, "stall_ms", 1.0)):
         ax.axvline(limit / MB, color=color, linestyle=":", zorder=0)
-        if at.get(key) is not None:
-            ax.plot([limit / MB], [at[key] * scale], "*", color=color, markersize=14, zorder=4,
+        if found is not None and found["figures"].get(key) is not None:
+            ax.plot([limit / MB], [found["figures"][key] * scale], "*", color=color, markersize=14, zorder=4,
                     markeredgecolor="black", markeredgewidth=0.5)
+
+
+def _threshold(entries):
+    """The threshold the probes were judged against (a fraction: the least change any
+    probe was allowed; a probe whose unlimited runs scattered more was allowed that),
+    or None."""
+    allowed = [p["figures"]["fom_allowed"] for e in entries for p in e.get("probes", [])
+               if p["figures"].get("fom_allowed") is not None]
+    return min(allowed) if allowed else None
 
 
 def _panel_pair(fig, rows, row, workload, entries, shown):
     ax_fom = fig.add_subplot(rows, 2, 2 * row + 1)
     ax_stall = fig.add_subplot(rows, 2, 2 * row + 2, sharex=ax_fom)
+    change_key = _change_key(entries)
+    higher_is_better = shown.title.endswith("_rps")
+    sign = -1 if higher_is_better else 1
+    threshold = _threshold(entries)
     for k, entry in enumerate(entries):
         color = f"C{k % 10}"
-        _draw_allocator(ax_fom, ax_stall, entry, color, shown)
+        _draw_allocator(ax_fom, ax_stall, entry, color, change_key, threshold if threshold is not None else 0, sign)
         limit = entry.get("limit_bytes")
         label = entry["allocator"] + (f": {limit / MB:.0f} MB" if limit is not None else ": no limit found")
         ax_fom.plot([], [], "-*", color=color, label=label)
-    ax_fom.set_ylabel(f"{shown.label()} of the limited runs"
-                      + (" (higher is better)" if shown.title.endswith("_rps") else ""), parse_math=False)
+    ax_fom.axhline(0, color="black", linewidth=0.8, zorder=0)
+    if threshold is not None:
+        edge = sign * 100 * threshold
+        ax_fom.axhline(edge, color="grey", linestyle="--", linewidth=1, zorder=0)
+        ax_fom.plot([], [], "--", color="grey", label=f"threshold: {edge:+.0f}%")
+        if any(p["figures"].get("fom_allowed", 0) > threshold + 1e-12 for e in entries for p in e.get("probes", [])
+               if p["figures"].get("fom_allowed") is not None):
+            ax_fom.plot([], [], "_", color="grey", markersize=14, markeredgewidth=2,
+                        label="allowed there: its unlimited runs' own scatter")
+    how = "within rounds" if change_key == "fom_change_within_rounds" else "medians"
+    ax_fom.set_ylabel(f"{shown.title} under the limit, change % ({how})"
+                      + (", higher is better" if higher_is_better else ""), parse_math=False)
     ax_stall.set_ylabel("PSI some stall of the limited runs (ms)", parse_math=False)
     params = text.format_params(entries[0].get("params", {}))
     for ax in (ax_fom, ax_stall):
@@ -85,8 +128,14 @@ def squeeze_figure(data, path="squeeze"):
     fig = style.new_figure(13, 4.8 * len(workloads))
     for row, w in enumerate(workloads):
         _panel_pair(fig, len(workloads), row, w, [e for e in results if e.get("workload") == w], shown)
+    if _change_key(results) == "fom_change_within_rounds":
+        left = ("left: each limit's runs against the unlimited runs of the same rounds, with the 90% "
+                "interval the search judges against the threshold, or the unlimited runs' own "
+                "scatter where that is larger")
+    else:
+        left = "left: the median of each limit's runs against the median of its unlimited runs"
     fig.suptitle(textwrap.fill("squeeze: the smallest memory limit that keeps the speed; filled: kept it, "
-                               "hollow: slowed or failed, x: OOM-killed; dashed: unlimited; medians of the runs; "
-                               f"{units.CONVENTION}", 110), fontsize=10, parse_math=False)
+                               f"hollow: slowed or failed, x: OOM-killed; {left}; {units.CONVENTION}", 110),
+                 fontsize=10, parse_math=False)
     fig.tight_layout()
     return fig

@@ -30,7 +30,14 @@ def test_one_line_per_allocator_and_the_limit_found_marked():
     fig = squeeze_figure(check_squeeze(data, "s.json"))
     fom, stall = fig.axes[0], fig.axes[1]
     labels = [t.get_text() for t in fom.get_legend().get_texts()]
-    assert len(labels) == len(data["results"])
+    threshold = [label for label in labels if label.startswith("threshold: ")]
+    floors = [label for label in labels if label.startswith("allowed there")]
+    assert len(labels) == len(data["results"]) + 1 + len(floors) and len(threshold) == 1
+    # The threshold (the least change a probe was allowed) is a dashed line across the left panel, in percent.
+    edge = 100 * min(p["figures"]["fom_allowed"] for e in data["results"] for p in e["probes"]
+                     if p["figures"].get("fom_allowed") is not None)
+    assert threshold[0] == f"threshold: {edge:+.0f}%"
+    assert any(line.get_linestyle() == "--" and list(line.get_ydata()) == [edge, edge] for line in fom.lines)
     for entry in data["results"]:
         assert any(label.startswith(entry["allocator"] + ":") for label in labels)
         if "limit_bytes" in entry:
@@ -38,6 +45,11 @@ def test_one_line_per_allocator_and_the_limit_found_marked():
             x = entry["limit_bytes"] / 1e6
             for ax in (fom, stall):
                 assert any(line.get_linestyle() == ":" and abs(line.get_xdata()[0] - x) < 1e-9 for line in ax.lines)
+            # Its star sits at the change the search measured there, in percent.
+            found = next(p for p in entry["probes"] if p["limit_bytes"] == entry["limit_bytes"])
+            key = "fom_change_within_rounds" if "within rounds" in fom.get_ylabel() else "fom_change"
+            stars = [line for line in fom.lines if line.get_marker() == "*" and list(line.get_xdata()) == [x]]
+            assert any(abs(line.get_ydata()[0] - 100 * found["figures"][key]) < 1e-9 for line in stars)
     assert fom.get_xlabel() == "memory limit (MB)" and "ms" in stall.get_ylabel()
 
 
@@ -52,3 +64,26 @@ def test_bad_input_exits_2_naming_the_file(tmp_path):
     r = run(bad, "-o", tmp_path / "x.png")
     assert r.returncode == 2 and "bad-squeeze.json" in r.stderr and "limit_bytes" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_probe_allowed_its_own_scatter_shows_it():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import matplotlib
+    matplotlib.use("Agg")
+    from memharness_plot.report import check_squeeze
+    from memharness_plot.squeeze import squeeze_figure
+    data = json.loads(SQUEEZE.read_text())
+    probe = next(p for e in data["results"] for p in e["probes"] if p["figures"].get("fom_change") is not None)
+    change = probe["figures"]["fom_change"]
+    probe["figures"].update(fom_change_within_rounds=change, fom_change_interval=[change - 0.05, change + 0.05],
+                            fom_allowed=0.3)
+    fom = squeeze_figure(check_squeeze(data, "s.json")).axes[0]
+    assert "within rounds" in fom.get_ylabel()
+    labels = [t.get_text() for t in fom.get_legend().get_texts()]
+    assert "allowed there: its unlimited runs' own scatter" in labels
+    x = probe["limit_bytes"] / 1e6
+    assert any(line.get_marker() == "_" and list(line.get_xdata()) == [x] and list(line.get_ydata()) == [30.0]
+               for line in fom.lines)
+    # Its interval is drawn about its change: an error bar from change-5% to change+5%.
+    assert any(abs(seg[0][1] - 100 * (change - 0.05)) < 1e-9 and abs(seg[1][1] - 100 * (change + 0.05)) < 1e-9
+               for c in fom.collections for seg in c.get_segments())

@@ -157,6 +157,7 @@ Json probe_figures(const std::vector<RunRecord>& runs, const std::string& metric
             {"fom_change_within_rounds", paired ? Json(m->paired->change) : Json(nullptr)},
             {"fom_change_interval", paired && m->paired->bounded ? Json::array({m->paired->lo, m->paired->hi}) : Json(nullptr)},
             {"fom_allowed", speed ? Json(speed->allowed) : Json(nullptr)},
+            {"fom_noise_floor", speed && m && m->paired ? Json(speed->floor) : Json(nullptr)},
             {"oom_kills", oom}};
   for (auto [key, role, name] : {std::tuple{"stall_ms", kRoleCandidate, "psi_some_ms"},
                                  std::tuple{"stall_unlimited_ms", kRoleBaseline, "psi_some_ms"},

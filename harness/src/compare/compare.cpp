@@ -295,11 +295,15 @@ void set_paired(MetricComparison& m, const WorkloadRuns& w, const CompareSetting
     m.paired_reason = "a run's value never came";
     return;
   }
-  std::vector<double> base, cand;
+  std::vector<double> base, cand, first, second;
   for (const auto& [round, value] : b) {
     const auto in_a = a.find(round);
     if (in_a == a.end()) continue;
     const auto in_again = again.find(round);
+    if (in_again != again.end()) {
+      first.push_back(in_a->second);
+      second.push_back(in_again->second);
+    }
     const double ref = in_again == again.end() ? in_a->second
                        : in_a->second > 0 && in_again->second > 0 ? std::sqrt(in_a->second * in_again->second)
                                                                   : 0;
@@ -309,6 +313,8 @@ void set_paired(MetricComparison& m, const WorkloadRuns& w, const CompareSetting
   m.paired = paired_change(base, cand, 1 - s.alpha);
   if (!m.paired)
     m.paired_reason = base.size() < 2 ? "fewer than 2 rounds with both sides" : "a value is not above 0 (no ratio)";
+  else if (!first.empty())
+    m.paired_again = paired_change(first, second, 1 - s.alpha);
 }
 
 // One metric's statistics, baseline (A and A') against candidate; the verdict

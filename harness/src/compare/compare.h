@@ -87,6 +87,10 @@ struct MetricComparison {
   // value never came or is not positive.
   std::optional<compare::PairedChange> paired;
   std::string paired_reason;
+  // The baseline run again (A') against the baseline (A) within rounds: how
+  // far two runs of the same side move apart in one round, the noise floor of
+  // the change within rounds. Null without A' or where `paired` is null.
+  std::optional<compare::PairedChange> paired_again;
 };
 
 struct WorkloadComparison {

@@ -31,12 +31,18 @@ struct Probe {
 // merit within rounds (compare.h's `paired`: each round's limited run against
 // its own unlimited runs, so a machine that drifts moves both alike) and its
 // interval, asked at 90% so that each end is a one-sided 95% bound:
-//   keeps: the worse end of the interval is within the threshold (or the
-//     medians differ by no more than the absolute floor);
-//   slower: the better end is beyond the threshold;
+//   keeps: the worse end of the interval is within the allowed change (or
+//     the medians differ by no more than the absolute floor);
+//   slower: the better end is beyond the allowed change;
 //   undecided: the interval reaches both sides, or the rounds are too few for
 //     an interval: more rounds can tell. With `last` (no more rounds to be
 //     had), undecided is slower: a limit keeps its speed only when shown to.
+// The allowed change is the larger of the threshold and the noise floor within
+// rounds: the farther end of the same interval for the unlimited runs against
+// themselves (A' against A). A figure whose runs scatter by more than its
+// threshold within a round (a file phase's time: tens of percent) cannot show
+// a limit within the threshold in any number of rounds; it can show one within
+// its own scatter, as compare calls a change within the noise floor no change.
 // Without a change within rounds (a figure that never came, or is not
 // positive) the compare rule on the medians: worse by more than the larger of
 // the threshold and the noise floor is slower.
@@ -45,6 +51,7 @@ struct Speed {
   bool decided = true;
   std::string why;  // why it is slower, or undecided; "" when it keeps its speed
   double allowed = 0;  // the worst change it may have, as a share
+  double floor = 0;    // the noise floor within rounds (0: none yet, or judged on the medians)
 };
 Speed judge_speed(const MetricComparison& m, bool last);
 
