@@ -165,6 +165,28 @@ TEST(SqueezeSearch, AFigureThatScattersWithinRoundsIsAllowedItsOwnScatter) {
       << speed.why;
 }
 
+RunRecord limited_run(Status status, std::optional<double> events, const std::string& role = kRoleCandidate) {
+  RunRecord r;
+  r.role = role;
+  r.status = status;
+  r.memory_group.max_events = events;
+  return r;
+}
+
+TEST(SqueezeSearch, ALimitNoLimitedRunReachedIsNeverReached) {
+  // The unlimited runs' counts do not matter (they have no limit to reach).
+  std::vector<RunRecord> runs = {limited_run(Status::Ok, 0.0), limited_run(Status::Ok, 0.0),
+                                 limited_run(Status::Ok, std::nullopt, kRoleBaseline)};
+  EXPECT_TRUE(squeeze::limit_never_reached(runs));
+  runs.push_back(limited_run(Status::Ok, 3.0));  // one charge had to reclaim first
+  EXPECT_FALSE(squeeze::limit_never_reached(runs));
+  runs.back() = limited_run(Status::Ok, std::nullopt);  // a run without a count (no group)
+  EXPECT_FALSE(squeeze::limit_never_reached(runs));
+  runs.back() = limited_run(Status::Oom, 0.0);
+  EXPECT_FALSE(squeeze::limit_never_reached(runs));
+  EXPECT_FALSE(squeeze::limit_never_reached({limited_run(Status::Ok, 0.0, kRoleBaseline)}));  // no limited run
+}
+
 TEST(SqueezeSearch, RoundsTooFewForAnIntervalWaitThenFallBackToTheMedians) {
   const auto m = in_rounds({500, 800, 500}, {1.30, 1.30, 1.30});
   ASSERT_TRUE(m.paired && !m.paired->bounded);

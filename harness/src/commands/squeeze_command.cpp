@@ -75,6 +75,7 @@ std::optional<double> role_median(const std::vector<RunRecord>& runs, const std:
 
 Json number_or_null(std::optional<double> v) { return v ? Json(*v) : Json(nullptr); }
 
+
 // The figure of merit: --metric, else the workload's first headline figure
 // with a direction (its own result: idle-return's, not its wall time, which
 // is mostly its idle), else wall time.
@@ -196,13 +197,15 @@ Json judge_probe(const Squeeze& s, const std::vector<RunRecord>& runs, uint64_t 
   if (oom) why = fmt::format("{} of its limited runs were OOM-killed", oom);
   else if (failed[1]) why = fmt::format("{} of its limited runs failed", failed[1]);
   else if (failed[0]) why = fmt::format("{} of its unlimited runs failed: nothing to compare with", failed[0]);
+  else if (squeeze::limit_never_reached(runs)) why.clear();  // kept: the limit never bit
   else if (!m) why = fmt::format("its runs have no {}", s.q.metric);
   else {
     why = speed->why;
     decided = speed->decided;
   }
   return {{"limit_bytes", limit}, {"keeps", why.empty()}, {"decided", decided}, {"why", why}, {"rounds", rounds},
-          {"confirmed", confirmed}, {"figures", probe_figures(runs, s.q.metric, m, speed ? &*speed : nullptr)}};
+          {"confirmed", confirmed}, {"never_reached", !oom && !failed[1] && squeeze::limit_never_reached(runs)},
+          {"figures", probe_figures(runs, s.q.metric, m, speed ? &*speed : nullptr)}};
 }
 
 std::vector<squeeze::Probe> probes_of(const Json& entry) {
@@ -297,8 +300,10 @@ bool search(const Options& o, Squeeze& s, const Job& job, const AllocatorSpec& a
     }
     (*p)["runs"] = runs_path(s, job, a, step.limit);
     (*p)["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_probe).count();
+    const char* kept = (*p)["never_reached"].get<bool>() ? "keeps its speed (never reached: no limit event in its runs)"
+                                                         : "keeps its speed";
     fmt::print(stderr, "{}: {} {}: {} MB {}{}\n", kWhoSqueeze, job.workload.name, a.label, limit_mb(step.limit),
-               confirm ? "confirmed: " : "", (*p)["keeps"].get<bool>() ? "keeps its speed" : (*p)["why"].get<std::string>());
+               confirm ? "confirmed: " : "", (*p)["keeps"].get<bool>() ? kept : (*p)["why"].get<std::string>());
     put_probe(entry, std::move(*p));
     save_squeeze(s, false);
   }

@@ -79,6 +79,17 @@ Speed judge_speed(const MetricComparison& m, bool last) {
   return out;
 }
 
+bool limit_never_reached(const std::vector<RunRecord>& runs) {
+  int limited = 0;
+  for (const auto& r : runs) {
+    if (r.role != kRoleCandidate) continue;
+    const auto events = r.memory_group.max_events;
+    if (r.status != Status::Ok || !events || *events != 0) return false;
+    ++limited;
+  }
+  return limited > 0;
+}
+
 Bracket bracket_of(const std::vector<Probe>& probes, uint64_t start) {
   Bracket b;
   for (const auto& p : probes)

@@ -55,6 +55,14 @@ struct Speed {
 };
 Speed judge_speed(const MetricComparison& m, bool last);
 
+// Whether the limit never bit: every limited run (role candidate) is ok and
+// counted 0 limit events (v1 memory.failcnt, v2 memory.events max). The group
+// never reached its limit, no charge waited on reclaim because of it, so the
+// limit cannot have slowed the run, whatever a noisy figure of merit says
+// (phase-shift's file phase scatters by tens of percent at limits above its
+// peak). False with no limited run or where a run has no count.
+bool limit_never_reached(const std::vector<RunRecord>& runs);
+
 // The confidence of the interval judge_speed reads (two-sided; each end a
 // one-sided 95% bound).
 inline constexpr double kIntervalConfidence = 0.90;
