@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "compare/compare.h"
 #include "compare/compare_report.h"
 #include "report/report_json.h"
@@ -55,6 +57,29 @@ TEST(Compare, SameNumbersAreNoChange) {
   EXPECT_EQ(find(c, "peak_rss_kb")->verdict, compare::Verdict::NoChange);
   EXPECT_EQ(c.rounds, 5);
   EXPECT_TRUE(c.warnings.empty());
+}
+
+// The baseline's second run moves 30% from its first in four of five rounds:
+// one run's scatter within its round is 1.4826 MAD of the log ratios over
+// sqrt(2), what a squeeze allows a limit when it exceeds the threshold.
+TEST(Compare, TheScatterOfOneRunWithinItsRoundIsTheNoiseFloorWithinRounds) {
+  std::vector<RunRecord> runs;
+  const double again[] = {1.3, 1 / 1.3, 1.3, 1 / 1.3, 1.0};
+  for (int i = 0; i < 5; ++i) {
+    runs.push_back(run(kRoleBaseline, i + 1, 500000, 10));
+    runs.push_back(run(kRoleCandidate, i + 1, 500000, 10));
+    runs.push_back(run(kRoleBaselineAgain, i + 1, 500000, 10 * again[i]));
+  }
+  const auto* m = find(analyze(runs, rules(), {}), "workload.faults_per_request");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(m->paired_noise_floor.has_value());
+  EXPECT_NEAR(*m->paired_noise_floor, std::expm1(1.4826 * std::log(1.3) / std::sqrt(2.0)), 1e-9);
+  EXPECT_NEAR(*m->paired_noise_floor, 0.316, 0.001);
+  // Without the baseline's second run there is none.
+  std::vector<RunRecord> two;
+  for (const auto& r : runs)
+    if (r.role != kRoleBaselineAgain) two.push_back(r);
+  EXPECT_FALSE(find(analyze(two, rules(), {}), "workload.faults_per_request")->paired_noise_floor.has_value());
 }
 
 TEST(Compare, ALargeWorseningIsARegression) {

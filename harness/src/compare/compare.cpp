@@ -284,6 +284,21 @@ bool values_by_round(const std::vector<const RunRecord*>& runs, const std::strin
 
 // The change within rounds: each round's candidate against the geometric mean
 // of its A and A' (A alone when the round has no A').
+// How far one run moves from another of the same side in one round (see
+// MetricComparison::paired_noise_floor); nullopt with fewer than 3 rounds or
+// a value not above 0.
+std::optional<double> scatter_within_rounds(const std::vector<double>& first, const std::vector<double>& second) {
+  if (first.size() < 3) return std::nullopt;
+  std::vector<double> logs;
+  for (size_t k = 0; k < first.size(); ++k) {
+    if (!(first[k] > 0 && second[k] > 0)) return std::nullopt;
+    logs.push_back(std::log(second[k] / first[k]));
+  }
+  const double center = stats::median(logs);
+  for (auto& x : logs) x = std::fabs(x - center);
+  return std::expm1(1.4826 * stats::median(logs) / std::sqrt(2.0));
+}
+
 void set_paired(MetricComparison& m, const WorkloadRuns& w, const CompareSettings& s) {
   if (!s.paired_rounds) {
     m.paired_reason = "the runs were not made in rounds (two reports)";
@@ -313,8 +328,8 @@ void set_paired(MetricComparison& m, const WorkloadRuns& w, const CompareSetting
   m.paired = paired_change(base, cand, 1 - s.alpha);
   if (!m.paired)
     m.paired_reason = base.size() < 2 ? "fewer than 2 rounds with both sides" : "a value is not above 0 (no ratio)";
-  else if (!first.empty())
-    m.paired_again = paired_change(first, second, 1 - s.alpha);
+  else
+    m.paired_noise_floor = scatter_within_rounds(first, second);
 }
 
 // One metric's statistics, baseline (A and A') against candidate; the verdict

@@ -87,10 +87,12 @@ struct MetricComparison {
   // value never came or is not positive.
   std::optional<compare::PairedChange> paired;
   std::string paired_reason;
-  // The baseline run again (A') against the baseline (A) within rounds: how
-  // far two runs of the same side move apart in one round, the noise floor of
-  // the change within rounds. Null without A' or where `paired` is null.
-  std::optional<compare::PairedChange> paired_again;
+  // The noise floor of the change within rounds: how far one run moves from
+  // another of the same side in the same round, the baseline run again (A')
+  // against the baseline (A): 1.4826 MAD of their log ratios over sqrt(2) (one
+  // run's share of the ratio of two), as a relative change. Null without A',
+  // with fewer than 3 rounds of both, or where `paired` is null.
+  std::optional<double> paired_noise_floor;
 };
 
 struct WorkloadComparison {

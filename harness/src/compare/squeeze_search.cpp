@@ -37,13 +37,8 @@ Speed judge_by_medians(const MetricComparison& m) {
   return out;
 }
 
-// The noise floor within rounds: the farther end of the interval of the
-// unlimited runs' change against themselves (A' against A, round by round),
-// 0 until it has ends.
-double floor_within_rounds(const MetricComparison& m) {
-  const auto& again = m.paired_again;
-  return again && again->bounded ? std::max(std::fabs(again->lo), std::fabs(again->hi)) : 0;
-}
+// The noise floor within rounds (compare.h's paired_noise_floor), 0 without one.
+double floor_within_rounds(const MetricComparison& m) { return m.paired_noise_floor.value_or(0); }
 
 }  // namespace
 
@@ -72,7 +67,7 @@ Speed judge_speed(const MetricComparison& m, bool last) {
                                        m.metric, worse * 100, p.rounds, best * 100, worst * 100);
   out.decided = last || best > out.allowed;
   const std::string allowed = out.floor > m.rule.threshold
-                                  ? fmt::format("{:.1f}% (the unlimited runs' own change within rounds)", out.allowed * 100)
+                                  ? fmt::format("{:.1f}% (the unlimited runs' own scatter within rounds)", out.allowed * 100)
                                   : fmt::format("{:.1f}%", out.allowed * 100);
   out.why = best > out.allowed ? fmt::format("{}: beyond the allowed {}", said, allowed)
                                : fmt::format("{}: not shown within the allowed {}", said, allowed);

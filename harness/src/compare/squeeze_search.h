@@ -38,11 +38,12 @@ struct Probe {
 //     an interval: more rounds can tell. With `last` (no more rounds to be
 //     had), undecided is slower: a limit keeps its speed only when shown to.
 // The allowed change is the larger of the threshold and the noise floor within
-// rounds: the farther end of the same interval for the unlimited runs against
-// themselves (A' against A). A figure whose runs scatter by more than its
-// threshold within a round (a file phase's time: tens of percent) cannot show
-// a limit within the threshold in any number of rounds; it can show one within
-// its own scatter, as compare calls a change within the noise floor no change.
+// rounds: how far one unlimited run moves from the other of its round (A'
+// against A; compare.h's paired_noise_floor). A figure whose runs scatter by
+// more than its threshold within a round (a file phase's time: tens of
+// percent) cannot show a limit within the threshold in any number of rounds;
+// it can show one within its own scatter, as compare calls a change within
+// the noise floor no change.
 // Without a change within rounds (a figure that never came, or is not
 // positive) the compare rule on the medians: worse by more than the larger of
 // the threshold and the noise floor is slower.
