@@ -40,7 +40,7 @@ def _marker(ax, x, y, color, keeps, err=None):
                     markerfacecolor=face, capsize=3, elinewidth=1)
 
 
-def _draw_allocator(ax_fom, ax_stall, entry, color, change_key, threshold, sign):
+def _draw_allocator(ax_fom, ax_stall, entry, color, change_key):
     probes = sorted(entry.get("probes", []), key=lambda p: p["limit_bytes"])
     for ax, key, scale in ((ax_fom, change_key, 100.0), (ax_stall, "stall_ms", 1.0)):
         shown = [p for p in probes if p["figures"].get(key) is not None]
@@ -55,11 +55,6 @@ def _draw_allocator(ax_fom, ax_stall, entry, color, change_key, threshold, sign)
                 interval = p["figures"].get("fom_change_interval") if ax is ax_fom else None
                 err = [v * scale for v in interval] if interval and change_key == "fom_change_within_rounds" else None
                 _marker(ax, x, value * scale, color, p.get("keeps"), err)
-                allowed = p["figures"].get("fom_allowed")
-                if ax is ax_fom and allowed is not None and allowed > threshold + 1e-12:
-                    # Its runs scattered more than the threshold: it was judged against that.
-                    ax.plot([x], [allowed * scale * sign], "_", color=color, markersize=14, markeredgewidth=2,
-                            zorder=2)
     limit = entry.get("limit_bytes")
     if limit is None:
         return
@@ -73,8 +68,7 @@ def _draw_allocator(ax_fom, ax_stall, entry, color, change_key, threshold, sign)
 
 def _threshold(entries):
     """The threshold the probes were judged against (a fraction: the least change any
-    probe was allowed; a probe whose unlimited runs scattered more was allowed that),
-    or None."""
+    probe was allowed), or None."""
     allowed = [p["figures"]["fom_allowed"] for e in entries for p in e.get("probes", [])
                if p["figures"].get("fom_allowed") is not None]
     return min(allowed) if allowed else None
@@ -89,7 +83,7 @@ def _panel_pair(fig, rows, row, workload, entries, shown):
     threshold = _threshold(entries)
     for k, entry in enumerate(entries):
         color = f"C{k % 10}"
-        _draw_allocator(ax_fom, ax_stall, entry, color, change_key, threshold if threshold is not None else 0, sign)
+        _draw_allocator(ax_fom, ax_stall, entry, color, change_key)
         limit = entry.get("limit_bytes")
         label = entry["allocator"] + (f": {limit / MB:.0f} MB" if limit is not None else ": no limit found")
         ax_fom.plot([], [], "-*", color=color, label=label)
@@ -98,10 +92,6 @@ def _panel_pair(fig, rows, row, workload, entries, shown):
         edge = sign * 100 * threshold
         ax_fom.axhline(edge, color="grey", linestyle="--", linewidth=1, zorder=0)
         ax_fom.plot([], [], "--", color="grey", label=f"threshold: {edge:+.0f}%")
-        if any(p["figures"].get("fom_allowed", 0) > threshold + 1e-12 for e in entries for p in e.get("probes", [])
-               if p["figures"].get("fom_allowed") is not None):
-            ax_fom.plot([], [], "_", color="grey", markersize=14, markeredgewidth=2,
-                        label="allowed there: its unlimited runs' own scatter")
     how = "within rounds" if change_key == "fom_change_within_rounds" else "medians"
     ax_fom.set_ylabel(f"{shown.title} under the limit, change % ({how})"
                       + (", higher is better" if higher_is_better else ""), parse_math=False)
@@ -130,8 +120,7 @@ def squeeze_figure(data, path="squeeze"):
         _panel_pair(fig, len(workloads), row, w, [e for e in results if e.get("workload") == w], shown)
     if _change_key(results) == "fom_change_within_rounds":
         left = ("left: each limit's runs against the unlimited runs of the same rounds, with the 90% "
-                "interval the search judges against the threshold, or the unlimited runs' own "
-                "scatter where that is larger")
+                "interval the search judges against the threshold")
     else:
         left = "left: the median of each limit's runs against the median of its unlimited runs"
     fig.suptitle(textwrap.fill("squeeze: the smallest memory limit that keeps the speed; filled: kept it, "

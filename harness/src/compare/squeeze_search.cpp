@@ -37,8 +37,6 @@ Speed judge_by_medians(const MetricComparison& m) {
   return out;
 }
 
-// The noise floor within rounds (compare.h's paired_noise_floor), 0 without one.
-double floor_within_rounds(const MetricComparison& m) { return m.paired_noise_floor.value_or(0); }
 
 }  // namespace
 
@@ -46,8 +44,8 @@ Speed judge_speed(const MetricComparison& m, bool last) {
   if (!m.paired) return judge_by_medians(m);
   const auto& p = *m.paired;
   Speed out;
-  out.floor = floor_within_rounds(m);
-  out.allowed = std::max(m.rule.threshold, out.floor);
+  out.floor = m.paired_noise_floor.value_or(0);
+  out.allowed = m.rule.threshold;
   if (!p.bounded) {
     if (last) return judge_by_medians(m);
     out.decided = false;
@@ -66,11 +64,12 @@ Speed judge_speed(const MetricComparison& m, bool last) {
   const std::string said = fmt::format("{} {:.1f}% worse than unlimited within {} rounds (90% interval {:.1f} to {:.1f}%)",
                                        m.metric, worse * 100, p.rounds, best * 100, worst * 100);
   out.decided = last || best > out.allowed;
-  const std::string allowed = out.floor > m.rule.threshold
-                                  ? fmt::format("{:.1f}% (the unlimited runs' own scatter within rounds)", out.allowed * 100)
-                                  : fmt::format("{:.1f}%", out.allowed * 100);
-  out.why = best > out.allowed ? fmt::format("{}: beyond the allowed {}", said, allowed)
-                               : fmt::format("{}: not shown within the allowed {}", said, allowed);
+  // A figure whose unlimited runs scatter more than the threshold within a
+  // round says so: no number of rounds may show a limit within it.
+  const std::string scatter =
+      out.floor > m.rule.threshold ? fmt::format("; its unlimited runs scatter {:.1f}% within rounds", out.floor * 100) : "";
+  out.why = best > out.allowed ? fmt::format("{}: beyond the allowed {:.1f}%{}", said, out.allowed * 100, scatter)
+                               : fmt::format("{}: not shown within the allowed {:.1f}%{}", said, out.allowed * 100, scatter);
   return out;
 }
 
