@@ -31,12 +31,14 @@ def _change_key(entries):
     return "fom_change"
 
 
-def _marker(ax, x, y, color, keeps, err=None):
-    face = color if keeps else "white"
+def _marker(ax, x, y, color, probe, err=None):
+    # A limit no run reached kept the speed whatever its figure: a square.
+    face = color if probe.get("keeps") else "white"
+    shape = "s" if probe.get("never_reached") else "o"
     if err is None:
-        ax.plot([x], [y], "o", color=color, zorder=3, markerfacecolor=face)
+        ax.plot([x], [y], shape, color=color, zorder=3, markerfacecolor=face)
     else:
-        ax.errorbar([x], [y], yerr=[[y - err[0]], [err[1] - y]], fmt="o", color=color, zorder=3,
+        ax.errorbar([x], [y], yerr=[[y - err[0]], [err[1] - y]], fmt=shape, color=color, zorder=3,
                     markerfacecolor=face, capsize=3, elinewidth=1)
 
 
@@ -54,7 +56,7 @@ def _draw_allocator(ax_fom, ax_stall, entry, color, change_key):
             elif value is not None:
                 interval = p["figures"].get("fom_change_interval") if ax is ax_fom else None
                 err = [v * scale for v in interval] if interval and change_key == "fom_change_within_rounds" else None
-                _marker(ax, x, value * scale, color, p.get("keeps"), err)
+                _marker(ax, x, value * scale, color, p, err)
     limit = entry.get("limit_bytes")
     if limit is None:
         return
@@ -92,6 +94,8 @@ def _panel_pair(fig, rows, row, workload, entries, shown):
         edge = sign * 100 * threshold
         ax_fom.axhline(edge, color="grey", linestyle="--", linewidth=1, zorder=0)
         ax_fom.plot([], [], "--", color="grey", label=f"threshold: {edge:+.0f}%")
+    if any(p.get("never_reached") for e in entries for p in e.get("probes", [])):
+        ax_fom.plot([], [], "s", color="grey", label="never reached (no limit event): kept")
     how = "within rounds" if change_key == "fom_change_within_rounds" else "medians"
     ax_fom.set_ylabel(f"{shown.title} under the limit, change % ({how})"
                       + (", higher is better" if higher_is_better else ""), parse_math=False)

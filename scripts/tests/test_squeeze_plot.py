@@ -31,7 +31,9 @@ def test_one_line_per_allocator_and_the_limit_found_marked():
     fom, stall = fig.axes[0], fig.axes[1]
     labels = [t.get_text() for t in fom.get_legend().get_texts()]
     threshold = [label for label in labels if label.startswith("threshold: ")]
-    assert len(labels) == len(data["results"]) + 1 and len(threshold) == 1
+    never = [label for label in labels if label.startswith("never reached")]
+    assert len(labels) == len(data["results"]) + 1 + len(never) and len(threshold) == 1
+    assert len(never) == any(p.get("never_reached") for e in data["results"] for p in e["probes"])
     # The threshold (the least change a probe was allowed) is a dashed line across the left panel, in percent.
     edge = 100 * min(p["figures"]["fom_allowed"] for e in data["results"] for p in e["probes"]
                      if p["figures"].get("fom_allowed") is not None)
@@ -80,3 +82,9 @@ def test_a_change_within_rounds_is_drawn_with_its_interval():
     # Its interval is drawn about its change: an error bar from change-5% to change+5%.
     assert any(abs(seg[0][1] - 100 * (change - 0.05)) < 1e-9 and abs(seg[1][1] - 100 * (change + 0.05)) < 1e-9
                for c in fom.collections for seg in c.get_segments())
+    # A limit no run reached is a square: kept, whatever its figure says.
+    probe["never_reached"] = True
+    fom = squeeze_figure(check_squeeze(data, "s.json")).axes[0]
+    assert "never reached (no limit event): kept" in [t.get_text() for t in fom.get_legend().get_texts()]
+    x = probe["limit_bytes"] / 1e6
+    assert any(line.get_marker() == "s" and list(line.get_xdata()) == [x] for line in fom.lines)
