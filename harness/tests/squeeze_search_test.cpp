@@ -142,6 +142,23 @@ TEST(SqueezeSearch, ACostNearTheThresholdWaitsForMoreRoundsThenIsNotShownToKeepI
   EXPECT_FALSE(last.keeps);
 }
 
+TEST(SqueezeSearch, EqualMediansDoNotHideACostEachRoundShows) {
+  // burst-writefile under mimalloc at 182 MB: the limited and the unlimited
+  // runs met at the same median (529.4 and 529.6 ms, within the 5 ms floor),
+  // while its rounds said 8% slower, 90% interval 1.8 to 14.2%.
+  auto m = in_rounds({510, 560, 529.6, 470, 480}, {1.14, 1.02, 1.08, 1.12, 1.03});
+  m.baseline.median = 529.6;
+  m.candidate.median = 529.4;
+  m.change = m.candidate.median / m.baseline.median - 1;
+  const auto more = squeeze::judge_speed(m, false);
+  EXPECT_FALSE(more.keeps) << more.why;
+  EXPECT_FALSE(more.decided);
+  EXPECT_FALSE(squeeze::judge_speed(m, true).keeps);
+  // A cost whose worst end is within the floor in milliseconds keeps it.
+  m = in_rounds({20, 21, 20, 22, 21}, {1.12, 1.10, 1.15, 1.11, 1.13});
+  EXPECT_TRUE(squeeze::judge_speed(m, false).keeps) << squeeze::judge_speed(m, false).why;
+}
+
 TEST(SqueezeSearch, AFigureThatScattersWithinRoundsIsAllowedOnlyItsThresholdAndSaysItScatters) {
   // The unlimited runs of each round differ by about 30% from each other (a
   // file phase's time): a 15% cost is still beyond the 10% threshold.

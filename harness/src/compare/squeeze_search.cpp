@@ -56,7 +56,11 @@ Speed judge_speed(const MetricComparison& m, bool last) {
   const bool higher = m.rule.direction == compare::Direction::Higher;
   const double worse = higher ? -p.change : p.change;
   const double worst = higher ? -p.lo : p.hi, best = higher ? -p.hi : p.lo;
-  const bool tiny = std::fabs(m.candidate.median - m.baseline.median) <= m.rule.min_delta;
+  // The absolute floor bounds the change within rounds too, never the gap of
+  // the two medians: limited and unlimited runs from different rounds may
+  // meet at the same median while each round shows the limit's cost.
+  const double base = std::fabs(m.baseline.median);
+  const bool tiny = base > 0 && worst * base <= m.rule.min_delta;
   if (worst <= out.allowed || tiny) {
     out.keeps = true;
     return out;

@@ -31,8 +31,9 @@ struct Probe {
 // merit within rounds (compare.h's `paired`: each round's limited run against
 // its own unlimited runs, so a machine that drifts moves both alike) and its
 // interval, asked at 90% so that each end is a one-sided 95% bound:
-//   keeps: the worse end of the interval is within the allowed change (or
-//     the medians differ by no more than the absolute floor);
+//   keeps: the worse end of the interval is within the allowed change, or
+//     within the absolute floor as an amount (never the gap between the
+//     medians, which runs of different rounds can close by chance);
 //   slower: the better end is beyond the allowed change;
 //   undecided: the interval reaches both sides, or the rounds are too few for
 //     an interval: more rounds can tell. With `last` (no more rounds to be
