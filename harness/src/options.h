@@ -57,7 +57,7 @@ struct ExportOptions {
 struct SqueezeOptions {
   double width = 0.10;
   int confirm_rounds = 3;
-  int max_rounds = 11;
+  int max_rounds = 20;
   int max_probes = 10;
 };
 

@@ -488,9 +488,9 @@ Json& entry_for(Squeeze& s, const Job& job, const AllocatorSpec& a) {
 
 // Draws the JSON with `harness plot squeeze` (scripts/plot_squeeze.py); false when it cannot.
 bool draw_squeeze_plot(const Squeeze& s, const std::string& plot) {
-  std::error_code ec;
-  const auto self = fs::read_symlink("/proc/self/exe", ec);
-  auto c = run_capture({ec ? std::string("harness") : self.string(), "plot", "squeeze", s.path, "-o", plot}, 300);
+  // The running binary itself: the path it was started from may hold another
+  // build by now, or none, after a squeeze of an hour.
+  auto c = run_capture({"/proc/self/exe", "plot", "squeeze", s.path, "-o", plot}, 300);
   if (c.exit_code != 0) {
     fmt::print(stderr, "{}: no plot: {}{}", kWhoSqueeze, c.out, c.err);
     return false;
