@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "sys/procfs.h"
 #include "test_util.h"
 
 namespace mh {
@@ -45,6 +46,8 @@ TEST_F(BurstSmoke, ContextSaysWhereAndHow) {
   EXPECT_EQ(c["cpus"], sysconf(_SC_NPROCESSORS_ONLN));
   EXPECT_FALSE(c["kernel"].get<std::string>().empty());
   EXPECT_FALSE(c["thp"].get<std::string>().empty());
+  // This machine's own answer (procfs_test tests the reading on a fake /sys).
+  EXPECT_EQ(c["free_page_reporting"], procfs::free_page_reporting());
   EXPECT_NE(c["command"].get<std::string>().find("--workload burst-writefile --smoke"), std::string::npos);
   EXPECT_FALSE(c["git_revision"].get<std::string>().empty());
 }

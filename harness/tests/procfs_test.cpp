@@ -136,6 +136,30 @@ TEST(Procfs, AFileThatCannotBeReadIsNamedNotZero) {
   EXPECT_NE(gone.error().find("statm"), std::string::npos) << gone.error();
 }
 
+TEST(Procfs, FreePageReportingIsOnOnlyWhereABalloonOffersIt) {
+  // A /sys with a block device and a balloon (virtio ids 2 and 5), as a
+  // Firecracker guest shows them; features one character per bit, bit 0 first.
+  namespace fs = std::filesystem;
+  const fs::path sys = test::scratch("fake-sys");
+  auto put = [&](const fs::path& file, const std::string& text) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+  };
+  put(sys / "bus/virtio/devices/virtio1/device", "0x0002\n");
+  put(sys / "bus/virtio/devices/virtio1/features", "0110011000000000\n");
+  EXPECT_EQ(free_page_reporting(sys.string()), "off");  // no balloon
+  put(sys / "bus/virtio/devices/virtio0/device", "0x0005\n");
+  put(sys / "bus/virtio/devices/virtio0/features", "0110000000000000\n");
+  EXPECT_EQ(free_page_reporting(sys.string()), "off");  // a balloon without the reporting bit
+  put(sys / "bus/virtio/devices/virtio0/features", "0110010100000000\n");
+  EXPECT_EQ(free_page_reporting(sys.string()), "on (virtio-balloon)");
+  put(sys / "module/page_reporting/parameters/page_reporting_order", "9\n");
+  EXPECT_EQ(free_page_reporting(sys.string()), "on (virtio-balloon, order 9)");
+  put(sys / "module/page_reporting/parameters/page_reporting_order", "9; rm -rf\n");
+  EXPECT_EQ(free_page_reporting(sys.string()), "on (virtio-balloon)");  // only a number is shown
+  EXPECT_EQ(free_page_reporting((sys / "none").string()), "off");       // no virtio bus at all
+}
+
 TEST(Procfs, AColumnNotReadYetOrMissingFromStatusIsNullNotZero) {
   namespace fs = std::filesystem;
   fs::path root = test::scratch("fake-proc-no-shmem");

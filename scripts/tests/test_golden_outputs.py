@@ -65,7 +65,7 @@ CASES = [
 # A comparison's own context block describes the machine and moment it ran on
 # (its first lines, one key a line): those values are blanked, nothing else.
 LIVE_CONTEXT = re.compile(
-    rb'^(    "(?:date|host|kernel|machine|cpus|cpu_model|memory_kb|machine_id|boot_id|thp|thp_defrag|git_revision|build_type|containment)": )'
+    rb'^(    "(?:date|host|kernel|machine|cpus|cpu_model|memory_kb|machine_id|boot_id|thp|thp_defrag|free_page_reporting|git_revision|build_type|containment)": )'
     rb'.*?(,?)$', re.M)
 
 

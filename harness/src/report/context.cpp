@@ -91,6 +91,7 @@ Json make_context(const std::vector<std::string>& argv) {
       {"boot_id", machine_id_of("/proc/sys/kernel/random/boot_id")},
       {"thp", procfs::parse_bracketed_choice(optional_first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/enabled")))},
       {"thp_defrag", procfs::parse_bracketed_choice(optional_first_line(procfs::read_text("/sys/kernel/mm/transparent_hugepage/defrag")))},
+      {"free_page_reporting", procfs::free_page_reporting()},
       {"harness_version", b.version},
       {"git_revision", b.git_revision},
       {"build_type", b.build_type},

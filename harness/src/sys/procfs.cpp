@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "core/escape.h"
 
@@ -168,6 +169,24 @@ std::optional<std::string> read_text(const std::string& path) {
   }
   ::close(fd);
   return out;
+}
+
+std::string free_page_reporting(const std::string& sys) {
+  constexpr int kBalloon = 5, kReporting = 5;  // virtio device id; VIRTIO_BALLOON_F_REPORTING
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(sys + "/bus/virtio/devices", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string dev = it->path().string();
+    const auto id = read_text(dev + "/device");
+    if (!id || std::strtol(id->c_str(), nullptr, 0) != kBalloon) continue;
+    // One character per feature bit, bit 0 first.
+    const auto features = read_text(dev + "/features").value_or("");
+    if (features.size() <= size_t(kReporting) || features[kReporting] != '1') continue;
+    const auto order = read_text(sys + "/module/page_reporting/parameters/page_reporting_order");
+    std::string shown = order ? order->substr(0, order->find('\n')) : "";
+    if (shown.find_first_not_of("0123456789") != std::string::npos) shown.clear();
+    return shown.empty() ? "on (virtio-balloon)" : "on (virtio-balloon, order " + shown + ")";
+  }
+  return "off";
 }
 
 ProcReader::ProcReader(int pid, const std::string& root, bool with_waited_children)

@@ -54,6 +54,15 @@ std::optional<uint64_t> parse_syscall_sp(std::string_view text);
 // Reads whole small file; nullopt when it cannot be read.
 std::optional<std::string> read_text(const std::string& path);
 
+// Whether this machine is a virtual machine that reports its free memory to
+// its host (virtio-balloon free page reporting, feature bit 5 of a balloon
+// device under sys/bus/virtio/devices): "on (virtio-balloon, order N)" or
+// "off". Where it is on, the host takes reported pages back, and the first
+// touch of one the kernel hands out again waits for the host to back it:
+// page-cache writes and first faults several times slower, from run to run
+// as the reporting happened to run (docs/measuring.md). `sys` is /sys but for tests.
+std::string free_page_reporting(const std::string& sys = "/sys");
+
 class ProcReader {
  public:
   // Reads root/PID/... (root is /proc but for tests). With
