@@ -87,7 +87,7 @@ def _panel_pair(fig, rows, row, workload, entries, shown):
         color = f"C{k % 10}"
         _draw_allocator(ax_fom, ax_stall, entry, color, change_key)
         limit = entry.get("limit_bytes")
-        label = entry["allocator"] + (f": {limit / MB:.0f} MB" if limit is not None else ": no limit found")
+        label = entry["allocator"] + (f": {limit / MB:.3g} MB" if limit is not None else ": no limit found")
         ax_fom.plot([], [], "-*", color=color, label=label)
     ax_fom.axhline(0, color="black", linewidth=0.8, zorder=0)
     if threshold is not None:

@@ -75,7 +75,6 @@ std::optional<double> role_median(const std::vector<RunRecord>& runs, const std:
 
 Json number_or_null(std::optional<double> v) { return v ? Json(*v) : Json(nullptr); }
 
-
 // The figure of merit: --metric, else the workload's first headline figure
 // with a direction (its own result: idle-return's, not its wall time, which
 // is mostly its idle), else wall time.
@@ -192,19 +191,21 @@ Json judge_probe(const Squeeze& s, const std::vector<RunRecord>& runs, uint64_t 
       if (mc.metric == s.q.metric) m = &mc;
   std::optional<squeeze::Speed> speed;
   if (m) speed = squeeze::judge_speed(*m, last);
+  // Every limited run ok with no limit event (so no OOM kill, no failure).
+  const bool never_reached = squeeze::limit_never_reached(runs);
   std::string why;
   bool decided = true;
   if (oom) why = fmt::format("{} of its limited runs were OOM-killed", oom);
   else if (failed[1]) why = fmt::format("{} of its limited runs failed", failed[1]);
   else if (failed[0]) why = fmt::format("{} of its unlimited runs failed: nothing to compare with", failed[0]);
-  else if (squeeze::limit_never_reached(runs)) why.clear();  // kept: the limit never bit
+  else if (never_reached) why.clear();  // kept: the limit never bit
   else if (!m) why = fmt::format("its runs have no {}", s.q.metric);
   else {
     why = speed->why;
     decided = speed->decided;
   }
   return {{"limit_bytes", limit}, {"keeps", why.empty()}, {"decided", decided}, {"why", why}, {"rounds", rounds},
-          {"confirmed", confirmed}, {"never_reached", !oom && !failed[1] && squeeze::limit_never_reached(runs)},
+          {"confirmed", confirmed}, {"never_reached", never_reached},
           {"figures", probe_figures(runs, s.q.metric, m, speed ? &*speed : nullptr)}};
 }
 

@@ -282,8 +282,6 @@ bool values_by_round(const std::vector<const RunRecord*>& runs, const std::strin
   return true;
 }
 
-// The change within rounds: each round's candidate against the geometric mean
-// of its A and A' (A alone when the round has no A').
 // How far one run moves from another of the same side in one round (see
 // MetricComparison::paired_noise_floor); nullopt with fewer than 3 rounds or
 // a value not above 0.
@@ -294,10 +292,11 @@ std::optional<double> scatter_within_rounds(const std::vector<double>& first, co
     if (!(first[k] > 0 && second[k] > 0)) return std::nullopt;
     logs.push_back(std::log(second[k] / first[k]));
   }
-  const double center = stats::median(logs);
-  for (auto& x : logs) x = std::fabs(x - center);
-  return std::expm1(1.4826 * stats::median(logs) / std::sqrt(2.0));
+  return std::expm1(1.4826 * compare::side_stats(logs).mad / std::sqrt(2.0));
 }
+
+// The change within rounds: each round's candidate against the geometric mean
+// of its A and A' (A alone when the round has no A').
 
 void set_paired(MetricComparison& m, const WorkloadRuns& w, const CompareSettings& s) {
   if (!s.paired_rounds) {

@@ -37,7 +37,6 @@ Speed judge_by_medians(const MetricComparison& m) {
   return out;
 }
 
-
 }  // namespace
 
 Speed judge_speed(const MetricComparison& m, bool last) {
