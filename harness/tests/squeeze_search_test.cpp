@@ -140,6 +140,69 @@ TEST(SqueezeSearch, ACostNearTheThresholdWaitsForMoreRoundsThenIsNotShownToKeepI
   const auto last = squeeze::judge_speed(m, true);
   EXPECT_TRUE(last.decided);
   EXPECT_FALSE(last.keeps);
+  EXPECT_TRUE(last.on_threshold);  // neither kept nor shown slower
+  // A cost shown beyond the threshold is slower, not on it, when the rounds run out.
+  EXPECT_FALSE(squeeze::judge_speed(in_rounds(kDrifting, {1.21, 1.19, 1.24, 1.18, 1.22}), true).on_threshold);
+}
+
+Probe on_threshold(uint64_t mib) {
+  Probe p = probe(mib, false);
+  p.on_threshold = true;
+  return p;
+}
+
+TEST(SqueezeSearch, ALimitOnTheThresholdEndsNoBracketAndTheGapsBesideItAreSplit) {
+  const squeeze::Settings s;  // 10%
+  // burst-writefile's grid: 217 kept, 182 shown slower, 199 on the threshold.
+  std::vector<Probe> probes = {probe(217, true), on_threshold(199), probe(182, false)};
+  auto b = squeeze::bracket_of(probes, 217 * MiB);
+  EXPECT_EQ(b.lo, 182 * MiB);
+  EXPECT_EQ(b.hi, 217 * MiB);
+  EXPECT_EQ(b.band_lo, 199 * MiB);
+  EXPECT_EQ(b.band_hi, 199 * MiB);
+  EXPECT_FALSE(squeeze::narrow(b, s));  // 16%
+  // Both gaps are wider than 5%; the one below (199 / 182) is the wider.
+  Step next = squeeze::next_step(probes, 217 * MiB, 4 * MiB, s);
+  ASSERT_EQ(next.what, Step::What::Probe);
+  EXPECT_EQ(next.limit, 190 * MiB);
+  probes.push_back(probe(190, false));
+  next = squeeze::next_step(probes, 217 * MiB, 4 * MiB, s);  // 190-199 is within 5%: above it
+  ASSERT_EQ(next.what, Step::What::Probe);
+  EXPECT_EQ(next.limit, 208 * MiB);
+  probes.push_back(probe(208, true));
+  b = squeeze::bracket_of(probes, 217 * MiB);
+  EXPECT_EQ(b.lo, 190 * MiB);
+  EXPECT_EQ(b.hi, 208 * MiB);
+  EXPECT_TRUE(squeeze::narrow(b, s));  // 8.7%, the band inside
+  EXPECT_NE(squeeze::band_said(b).find("on the threshold at 208.7 MB"), std::string::npos) << squeeze::band_said(b);
+  EXPECT_EQ(squeeze::next_step(probes, 217 * MiB, 4 * MiB, s).what, Step::What::Confirm);
+}
+
+TEST(SqueezeSearch, APlateauOnTheThresholdEndsWithTheBracketThatHoldsIt) {
+  const squeeze::Settings s;  // 10%
+  // sort's: OOM-killed at 27 MiB, a cost of 6-10% from 28 to 38 MiB, kept at 39.
+  std::vector<Probe> probes = {probe(39, true, true), on_threshold(38), on_threshold(31), on_threshold(28),
+                               probe(27, false, true)};
+  const auto b = squeeze::bracket_of(probes, 39 * MiB);
+  EXPECT_EQ(b.band_lo, 28 * MiB);
+  EXPECT_EQ(b.band_hi, 38 * MiB);
+  const Step done = squeeze::next_step(probes, 39 * MiB, 4 * MiB, s);
+  ASSERT_EQ(done.what, Step::What::Done);
+  EXPECT_NE(done.why_done.find("on the threshold from 29.4 to 39.8 MB"), std::string::npos) << done.why_done;
+  EXPECT_NE(done.why_done.find("wider than 10%"), std::string::npos) << done.why_done;
+  // A confirmation that puts the bottom on the threshold too moves the bracket down.
+  probes.back().on_threshold = true;
+  const Step down = squeeze::next_step(probes, 39 * MiB, 4 * MiB, s);
+  ASSERT_EQ(down.what, Step::What::Probe);
+  EXPECT_EQ(down.limit, 13 * MiB);  // no limit shown to fail: half the band's bottom
+}
+
+TEST(SqueezeSearch, APeakOnTheThresholdIsFollowedByALimitAboveIt) {
+  const squeeze::Settings s;
+  const std::vector<Probe> probes = {probe(500, false), on_threshold(1000)};
+  const Step up = squeeze::next_step(probes, 1000 * MiB, 4 * MiB, s);
+  ASSERT_EQ(up.what, Step::What::Probe);
+  EXPECT_EQ(up.limit, 1111 * MiB);
 }
 
 TEST(SqueezeSearch, EqualMediansDoNotHideACostEachRoundShows) {

@@ -3,7 +3,7 @@ workload two panels sharing the limit axis (MB): the change of the figure of mer
 under each limit against the unlimited runs of the same rounds, with its interval and
 the allowed change (what the search decides on), and the limited runs' PSI stall;
 one line per allocator; a limit that did not keep the speed is a hollow marker (an x
-where runs were OOM-killed), the limit found a star with a dotted line down both
+where runs were OOM-killed, a diamond where its cost sat on the threshold), the limit found a star with a dotted line down both
 panels. Draws a checked squeeze dict (load_squeeze); each call builds a new Figure.
 """
 import textwrap
@@ -32,9 +32,10 @@ def _change_key(entries):
 
 
 def _marker(ax, x, y, color, probe, err=None):
-    # A limit no run reached kept the speed whatever its figure: a square.
+    # A limit no run reached kept the speed whatever its figure: a square; one
+    # whose interval still reached both sides of the threshold: a diamond.
     face = color if probe.get("keeps") else "white"
-    shape = "s" if probe.get("never_reached") else "o"
+    shape = "s" if probe.get("never_reached") else "D" if probe.get("on_threshold") else "o"
     if err is None:
         ax.plot([x], [y], shape, color=color, zorder=3, markerfacecolor=face)
     else:
@@ -96,6 +97,9 @@ def _panel_pair(fig, rows, row, workload, entries, shown):
         ax_fom.plot([], [], "--", color="grey", label=f"threshold: {edge:+.0f}%")
     if any(p.get("never_reached") for e in entries for p in e.get("probes", [])):
         ax_fom.plot([], [], "s", color="grey", label="never reached (no limit event): kept")
+    if any(p.get("on_threshold") for e in entries for p in e.get("probes", [])):
+        ax_fom.plot([], [], "D", color="grey", markerfacecolor="white",
+                    label="on the threshold (its interval on both sides): inside the bracket")
     how = "within rounds" if change_key == "fom_change_within_rounds" else "medians"
     ax_fom.set_ylabel(f"{shown.title} under the limit, change % ({how})"
                       + (", higher is better" if higher_is_better else ""), parse_math=False)
@@ -128,7 +132,7 @@ def squeeze_figure(data, path="squeeze"):
     else:
         left = "left: the median of each limit's runs against the median of its unlimited runs"
     fig.suptitle(textwrap.fill("squeeze: the smallest memory limit that keeps the speed; filled: kept it, "
-                               f"hollow: slowed or failed, x: OOM-killed; {left}; {units.CONVENTION}", 110),
+                               f"hollow: slowed or failed, diamond: on the threshold, x: OOM-killed; {left}; {units.CONVENTION}", 110),
                  fontsize=10, parse_math=False)
     fig.tight_layout()
     return fig

@@ -194,7 +194,7 @@ Json judge_probe(const Squeeze& s, const std::vector<RunRecord>& runs, uint64_t 
   // Every limited run ok with no limit event (so no OOM kill, no failure).
   const bool never_reached = squeeze::limit_never_reached(runs);
   std::string why;
-  bool decided = true;
+  bool decided = true, on_threshold = false;
   if (oom) why = fmt::format("{} of its limited runs were OOM-killed", oom);
   else if (failed[1]) why = fmt::format("{} of its limited runs failed", failed[1]);
   else if (failed[0]) why = fmt::format("{} of its unlimited runs failed: nothing to compare with", failed[0]);
@@ -203,8 +203,10 @@ Json judge_probe(const Squeeze& s, const std::vector<RunRecord>& runs, uint64_t 
   else {
     why = speed->why;
     decided = speed->decided;
+    on_threshold = speed->on_threshold;
   }
-  return {{"limit_bytes", limit}, {"keeps", why.empty()}, {"decided", decided}, {"why", why}, {"rounds", rounds},
+  return {{"limit_bytes", limit}, {"keeps", why.empty()}, {"decided", decided}, {"on_threshold", on_threshold},
+          {"why", why}, {"rounds", rounds},
           {"confirmed", confirmed}, {"never_reached", never_reached},
           {"figures", probe_figures(runs, s.q.metric, m, speed ? &*speed : nullptr)}};
 }
@@ -213,7 +215,7 @@ std::vector<squeeze::Probe> probes_of(const Json& entry) {
   std::vector<squeeze::Probe> out;
   for (const auto& p : entry.value("probes", Json::array()))
     out.push_back({p.value("limit_bytes", uint64_t(0)), p.value("keeps", false), p.value("confirmed", false),
-                   p.value("rounds", 0), p.value("why", std::string())});
+                   p.value("rounds", 0), p.value("why", std::string()), p.value("on_threshold", false)});
   return out;
 }
 
@@ -335,6 +337,8 @@ void conclude(Json& entry) {
   entry["limit_bytes"] = b.hi;
   entry["bracket_bytes"] = {b.lo, b.hi};
   entry["width"] = b.lo ? Json(double(b.hi - b.lo) / double(b.hi)) : Json(nullptr);
+  entry["on_threshold_bytes"] = b.band_lo ? Json::array({b.band_lo, b.band_hi}) : Json(nullptr);
+  entry["on_threshold_said"] = squeeze::band_said(b);
   const auto rss = unlimited_median(entry, "unlimited_peak_rss_kb"), cg = unlimited_median(entry, "unlimited_cgroup_peak_kb");
   entry["unlimited_peak_rss_kb"] = number_or_null(rss);
   entry["unlimited_cgroup_peak_kb"] = number_or_null(cg);
@@ -368,11 +372,13 @@ std::string table(const Squeeze& s) {
                        percent(e.value("share_of_cgroup_peak", Json())), squeeze_cell(at.value("stall_ms", Json()), "ms"),
                        squeeze_cell(at.value("fom_limited", Json()), unit.c_str()), squeeze_cell(at.value("fom_unlimited", Json()), unit.c_str()),
                        e.value("probes_used", 0), e.value("seconds", 0.0));
-    if (!e.value("why_done", std::string()).empty())
-      out += fmt::format("  {} {}: {}\n", e.value("workload", ""), e.value("allocator", ""), e["why_done"].get<std::string>());
+    std::string said = e.value("why_done", std::string());
+    if (said.empty()) said = e.value("on_threshold_said", std::string());
+    if (!said.empty()) out += fmt::format("  {} {}: {}\n", e.value("workload", ""), e.value("allocator", ""), said);
   }
-  out += fmt::format("limit: the smallest --memory-limit tried that kept the speed ({}, compare rule); bracket: the largest "
-                     "that did not, to it; of RSS / of cgrp: the limit over the unlimited peak RSS / cgroup peak; stall "
+  out += fmt::format("limit: the smallest --memory-limit tried that was shown to keep the speed ({}, compare rule); "
+                     "bracket: the largest shown not to (slower, OOM-killed or failed), to it, holding any limit whose "
+                     "cost sat on the threshold; of RSS / of cgrp: the limit over the unlimited peak RSS / cgroup peak; stall "
                      "and FoM: medians of the limited runs at the limit; {}\n", s.q.metric, kUnitConvention);
   return out;
 }

@@ -67,6 +67,7 @@ Speed judge_speed(const MetricComparison& m, bool last) {
   const std::string said = fmt::format("{} {:.1f}% worse than unlimited within {} rounds (90% interval {:.1f} to {:.1f}%)",
                                        m.metric, worse * 100, p.rounds, best * 100, worst * 100);
   out.decided = last || best > out.allowed;
+  out.on_threshold = last && best <= out.allowed;
   // A figure whose unlimited runs scatter more than the threshold within a
   // round says so: no number of rounds may show a limit within it.
   const std::string scatter =
@@ -89,14 +90,23 @@ bool limit_never_reached(const std::vector<RunRecord>& runs) {
 
 Bracket bracket_of(const std::vector<Probe>& probes, uint64_t start) {
   Bracket b;
-  for (const auto& p : probes)
-    if (!p.keeps && p.limit > b.lo) {
+  uint64_t top = 0;  // the largest limit tried that did not keep its speed
+  for (const auto& p : probes) {
+    if (p.keeps) continue;
+    top = std::max(top, p.limit);
+    if (!p.on_threshold && p.limit > b.lo) {
       b.lo = p.limit;
       b.lo_probe = &p;
     }
+  }
   for (const auto& p : probes)
     if (p.keeps && p.limit > b.lo && (!b.hi_probe || p.limit < b.hi_probe->limit)) b.hi_probe = &p;
-  b.hi = b.hi_probe ? b.hi_probe->limit : b.lo < start ? start : 0;
+  b.hi = b.hi_probe ? b.hi_probe->limit : top < start ? start : 0;
+  for (const auto& p : probes)
+    if (p.on_threshold && p.limit > b.lo && (b.hi == 0 || p.limit < b.hi)) {
+      b.band_lo = b.band_lo ? std::min(b.band_lo, p.limit) : p.limit;
+      b.band_hi = std::max(b.band_hi, p.limit);
+    }
   return b;
 }
 
@@ -104,29 +114,65 @@ bool narrow(const Bracket& b, const Settings& s) {
   return b.lo > 0 && b.hi > b.lo && double(b.hi - b.lo) <= s.width * double(b.hi);
 }
 
+namespace {
+
+// The limit that splits the gap (a, b) on a log scale, 0 when the gap is no
+// wider than half the bracket width (or has no whole limit inside).
+uint64_t split_gap(uint64_t a, uint64_t b, const Settings& s) {
+  if (b <= a || double(b - a) <= s.width / 2 * double(b)) return 0;
+  const uint64_t mid = log_middle(a, b);
+  return mid > a && mid < b ? mid : 0;
+}
+
+// Inside a bracket that holds a band: the middle of the wider gap beside it
+// (on a log scale), 0 when neither can be split.
+uint64_t beside_band(const Bracket& b, const Settings& s) {
+  const uint64_t below = split_gap(b.lo, b.band_lo, s), above = split_gap(b.band_hi, b.hi, s);
+  if (!below || !above) return below ? below : above;
+  return double(b.band_lo) / double(b.lo) >= double(b.hi) / double(b.band_hi) ? below : above;
+}
+
+std::string band_text(const Bracket& b) {
+  return b.band_lo == b.band_hi ? fmt::format("at {:.1f} MB", double(b.band_lo) / 1e6)
+                                : fmt::format("from {:.1f} to {:.1f} MB", double(b.band_lo) / 1e6, double(b.band_hi) / 1e6);
+}
+
+}  // namespace
+
+std::string band_said(const Bracket& b) {
+  if (!b.band_lo) return "";
+  return fmt::format("the cost sits on the threshold {} (neither shown to keep the speed nor shown slower when its "
+                     "rounds ran out): the bracket holds it", band_text(b));
+}
+
 Step next_step(const std::vector<Probe>& probes, uint64_t start, uint64_t floor, const Settings& s) {
   const Bracket b = bracket_of(probes, start);
   const bool budget = int(probes.size()) < s.max_probes;
   auto done = [](std::string why) { return Step{Step::What::Done, 0, std::move(why)}; };
   if (b.hi == 0) {
-    // Every limit tried failed, the peak too: one bracket's width higher, so
-    // that a keep there closes a narrow bracket, up to kCeiling times the peak.
-    const uint64_t up = uint64_t(double(b.lo) / (1 - s.width)) / kMiB * kMiB;
-    if (up <= b.lo || double(up) > kCeiling * double(start))
-      return done(fmt::format("slower than unlimited at every limit tried, up to {:.0f} MB ({:g} times the unlimited cgroup peak)",
-                              double(b.lo) / 1e6, double(b.lo) / double(start)));
+    // Every limit tried failed or sat on the threshold, the peak too: one
+    // bracket's width higher, so that a keep there closes a narrow bracket,
+    // up to kCeiling times the peak.
+    const uint64_t top = std::max(b.lo, b.band_hi);
+    const uint64_t up = uint64_t(double(top) / (1 - s.width)) / kMiB * kMiB;
+    if (up <= top || double(up) > kCeiling * double(start))
+      return done(fmt::format("not shown to keep its speed at any limit tried, up to {:.0f} MB ({:g} times the unlimited cgroup peak)",
+                              double(top) / 1e6, double(top) / double(start)));
     if (!budget) return done(fmt::format("{} probes used and none kept its speed", probes.size()));
     return {Step::What::Probe, up, ""};
   }
   if (b.lo == 0) {
-    const uint64_t half = b.hi / 2 / kMiB * kMiB;
-    if (half < floor) return done(fmt::format("kept its speed down to {} bytes, the smallest limit tried", b.hi));
+    const uint64_t below = b.band_lo ? b.band_lo : b.hi;
+    const uint64_t half = below / 2 / kMiB * kMiB;
+    if (half < floor) return done(fmt::format("no limit failed down to {} bytes, the smallest tried", below));
     if (!budget) return done(fmt::format("{} probes used and none failed", probes.size()));
     return {Step::What::Probe, half, ""};
   }
   if (!narrow(b, s)) {
-    if (!budget) return done(fmt::format("{} probes used before the bracket was within {:.0f}%", probes.size(), s.width * 100));
-    return {Step::What::Probe, log_middle(b.lo, b.hi), ""};
+    const uint64_t next = b.band_lo ? beside_band(b, s) : log_middle(b.lo, b.hi);
+    if (next && !budget)
+      return done(fmt::format("{} probes used before the bracket was within {:.0f}%", probes.size(), s.width * 100));
+    if (next) return {Step::What::Probe, next, ""};
   }
   if (!b.hi_probe) {
     if (!budget) return done(fmt::format("{} probes used: the top of the bracket (the unlimited cgroup peak) was not tried", probes.size()));
@@ -134,7 +180,8 @@ Step next_step(const std::vector<Probe>& probes, uint64_t start, uint64_t floor,
   }
   if (!b.hi_probe->confirmed) return {Step::What::Confirm, b.hi, ""};
   if (!b.lo_probe->confirmed) return {Step::What::Confirm, b.lo, ""};
-  return done("");
+  if (narrow(b, s)) return done("");
+  return done(fmt::format("{}; wider than {:.0f}%, as no gap beside it is wider than half that", band_said(b), s.width * 100));
 }
 
 }  // namespace mh::squeeze

@@ -25,6 +25,10 @@ struct Probe {
   bool confirmed = false;  // the final bracket's extra rounds were added
   int rounds = 0;
   std::string why;  // why it does not keep its speed ("" when it does)
+  // Not kept, not shown slower either: its interval still reached both sides
+  // of the threshold when its rounds ran out (its cost sits on it). Such a
+  // limit ends no bracket: it lies inside one.
+  bool on_threshold = false;
 };
 
 // Whether a probe keeps its speed, judged on the change of the figure of
@@ -37,7 +41,9 @@ struct Probe {
 //   slower: the better end is beyond the allowed change;
 //   undecided: the interval reaches both sides, or the rounds are too few for
 //     an interval: more rounds can tell. With `last` (no more rounds to be
-//     had), undecided is slower: a limit keeps its speed only when shown to.
+//     had), an interval that still reaches both sides is on the threshold: not
+//     kept (a limit keeps its speed only when shown to), not shown slower
+//     either, so that it cannot end a bracket (bracket_of).
 // The allowed change is the threshold, whatever the figure's own scatter: a
 // scatter floor (as compare's verdict has) once let phase-shift's file phase,
 // whose unlimited runs move 20-90% within a round, keep its speed at limits
@@ -51,6 +57,7 @@ struct Probe {
 struct Speed {
   bool keeps = false;
   bool decided = true;
+  bool on_threshold = false;  // with last: neither kept nor shown slower
   std::string why;  // why it is slower, or undecided; "" when it keeps its speed
   double allowed = 0;  // the worst change it may have, as a share
   double floor = 0;    // the unlimited runs' scatter within rounds, reported (0: none yet, or judged on the medians)
@@ -73,20 +80,31 @@ inline constexpr double kIntervalConfidence = 0.90;
 // as many as compare's least.
 inline constexpr int kFirstRounds = kMinRounds;
 
-// The bracket: lo the largest limit that failed (0: none yet), hi the
-// smallest that kept its speed above it (the start, the unlimited cgroup
-// peak, until one did).
+// The bracket: lo the largest limit shown to fail (slower beyond the
+// threshold, an OOM kill or a failed run; 0: none yet), hi the smallest that
+// kept its speed above it (the start, the unlimited cgroup peak, until one
+// did; 0 when the start was tried and did not). Limits on the threshold
+// between them are the band: where the cost sits on the threshold for a range
+// of limits (a plateau), the bracket holds that range rather than a point of
+// it that the next sitting's noise moves.
 struct Bracket {
   uint64_t lo = 0, hi = 0;
   const Probe* lo_probe = nullptr;
   const Probe* hi_probe = nullptr;  // nullptr while hi is the start, untried
+  uint64_t band_lo = 0, band_hi = 0;  // the lowest and highest limit on the threshold in (lo, hi); 0: none
 };
 Bracket bracket_of(const std::vector<Probe>& probes, uint64_t start);
+// What a bracket with a band says of it ("" without one).
+std::string band_said(const Bracket& b);
 bool narrow(const Bracket& b, const Settings& s);
 
 // What to do next: try a new limit, add the extra rounds to one end of the
 // final bracket, or stop (the bracket is narrow and confirmed, or the probes
-// are used up, or the limit would fall below `floor`). Where the unlimited
+// are used up, or the limit would fall below `floor`). With a band in the
+// bracket the next limit halves the wider of the gaps on either side of it
+// (between lo and the band, between the band and hi), while one is wider than
+// half the bracket width; when neither is, the bracket is as narrow as the
+// cost's plateau lets it be and is confirmed as it stands. Where the unlimited
 // cgroup peak (`start`) itself slows the run, the search goes up from it one
 // bracket width at a time, to twice the peak at most.
 struct Step {
