@@ -541,12 +541,13 @@ CLI::App* CommandLine::add_squeeze_command() {
       ->capture_default_str();
   squeeze->add_option("--max-rounds", o_.squeeze.max_rounds,
                       "the rounds a limit may grow to, 3 at a time, while its interval reaches both sides of the "
-                      "threshold")
+                      "threshold; past them it is on the threshold, inside the bracket")
       ->check(in_range(1, 1000, true))
       ->capture_default_str();
   squeeze->add_option("--width", o_.squeeze.width,
-                      "stop when the bracket (largest limit that slowed, smallest that kept the speed) is within this "
-                      "share of the limit")
+                      "stop when the bracket (largest limit shown slower, smallest shown to keep the speed) is within "
+                      "this share of the limit, or when the limits on the threshold inside it leave no gap beside them "
+                      "wider than half of it")
       ->check(in_range(0.01, 0.9))
       ->capture_default_str();
   squeeze->add_option("--max-probes", o_.squeeze.max_probes, "the most limits tried per allocator")

@@ -577,5 +577,90 @@ TEST(Interrupt, NoGroupOutlivesASigint) {
   }
 }
 
+// The JSON of a squeeze at `path` once it holds `probes` probes of its first search, else null.
+Json squeeze_with_probes(const std::string& path, size_t probes, std::chrono::seconds limit = 90s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    Json j = Json::parse(test::slurp(path), nullptr, false);
+    if (!j.is_discarded() && j.contains("results") && !j["results"].empty() &&
+        j["results"][0].value("probes", Json::array()).size() >= probes)
+      return j;
+    std::this_thread::sleep_for(50ms);
+  }
+  return nullptr;
+}
+
+// The bracket a finished search reports, checked against its probes: its top
+// is the limit found and kept the speed, its bottom was shown not to (slower,
+// OOM-killed or failed: never a limit on the threshold), and every limit on
+// the threshold between them is inside what it names.
+void expect_bracket_of_its_probes(const Json& e) {
+  ASSERT_TRUE(e.contains("limit_bytes")) << e.dump();
+  const uint64_t lo = e["bracket_bytes"][0], hi = e["bracket_bytes"][1];
+  EXPECT_EQ(hi, e["limit_bytes"].get<uint64_t>());
+  EXPECT_LT(lo, hi);
+  EXPECT_EQ(std::count_if(e["probes"].begin(), e["probes"].end(), [&](const Json& p) { return p["limit_bytes"] == hi; }), 1)
+      << "the limit found was tried: " << e.dump();
+  for (const auto& p : e["probes"]) {
+    const uint64_t limit = p["limit_bytes"];
+    ASSERT_TRUE(p["on_threshold"].is_boolean()) << p.dump();
+    if (p["on_threshold"].get<bool>()) {
+      EXPECT_FALSE(p["keeps"].get<bool>()) << p.dump();
+    }
+    if (limit == hi) {
+      EXPECT_TRUE(p["keeps"].get<bool>()) << p.dump();
+    }
+    if (limit == lo) {
+      EXPECT_FALSE(p["keeps"].get<bool>() || p["on_threshold"].get<bool>()) << p.dump();
+    }
+    if (limit > lo && limit < hi) {
+      EXPECT_TRUE(p["on_threshold"].get<bool>()) << "a limit inside the bracket must be on the threshold: " << p.dump();
+      ASSERT_TRUE(e["on_threshold_bytes"].is_array()) << e.dump();
+      EXPECT_GE(limit, e["on_threshold_bytes"][0].get<uint64_t>());
+      EXPECT_LE(limit, e["on_threshold_bytes"][1].get<uint64_t>());
+    }
+  }
+}
+
+TEST(Interrupt, ASqueezeStoppedAndResumedKeepsItsProbesAndEndsWithItsBracket) {
+  if (cgroup::own_dir("memory").empty() && !cgroup::v2_memory_why_not().empty())
+    GTEST_SKIP() << "no memory cgroup can be made here";
+  const std::string out = test::scratch("squeeze-resume.json");
+  const std::vector<std::string> args = {"squeeze", "-a", "glibc", "-w", "burst-writefile", "--smoke", "--runs", "5",
+                                         "--max-rounds", "8", "--confirm-rounds", "1", "--max-probes", "8",
+                                         "--seed", "7", "-q", "-o", out};
+  Background h("squeeze-resume", args, false);
+  const Json first = squeeze_with_probes(out, 1);
+  ASSERT_FALSE(first.is_null()) << h.err();
+  h.signal(SIGINT);
+  ASSERT_EQ(h.wait(60s), 130) << h.err();
+  EXPECT_NE(h.err().find("to go on, run the same command with -o " + out), std::string::npos) << h.err();
+  EXPECT_EQ(h.survivors(), 0);
+  EXPECT_EQ(h.leftover_dirs(), 0);
+  const Json stopped = test::load_json(out);
+  EXPECT_FALSE(stopped["complete"].get<bool>());
+  const Json kept = first["results"][0]["probes"][0];
+
+  const auto r = test::run_harness(args, 300);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_NE(r.err.find("resuming " + out), std::string::npos) << r.err;
+  const Json done = test::load_json(out);
+  EXPECT_TRUE(done["complete"].get<bool>());
+  const Json& e = done["results"][0];
+  ASSERT_GE(e["probes"].size(), 2u) << e.dump();
+  EXPECT_LE(e["probes"].size(), 8u);
+  // The probe made before the stop is the resumed search's first, as it was.
+  EXPECT_EQ(e["probes"][0]["limit_bytes"], kept["limit_bytes"]);
+  EXPECT_GE(e["probes"][0]["rounds"].get<int>(), kept["rounds"].get<int>());
+  if (r.exit_code == 0) {
+    expect_bracket_of_its_probes(e);
+    EXPECT_NE(r.out.find("burst-writefile    glibc"), std::string::npos) << r.out;
+  } else {
+    // No limit found: it says why, and names none (not even the untried top).
+    EXPECT_FALSE(e.value("why_done", std::string()).empty()) << e.dump();
+    EXPECT_FALSE(e.contains("limit_bytes")) << e.dump();
+  }
+}
+
 }  // namespace
 }  // namespace mh

@@ -32,8 +32,10 @@ def test_one_line_per_allocator_and_the_limit_found_marked():
     labels = [t.get_text() for t in fom.get_legend().get_texts()]
     threshold = [label for label in labels if label.startswith("threshold: ")]
     never = [label for label in labels if label.startswith("never reached")]
-    assert len(labels) == len(data["results"]) + 1 + len(never) and len(threshold) == 1
+    band = [label for label in labels if label.startswith("on the threshold")]
+    assert len(labels) == len(data["results"]) + 1 + len(never) + len(band) and len(threshold) == 1
     assert len(never) == any(p.get("never_reached") for e in data["results"] for p in e["probes"])
+    assert len(band) == any(p.get("on_threshold") for e in data["results"] for p in e["probes"])
     # The threshold (the least change a probe was allowed) is a dashed line across the left panel, in percent.
     edge = 100 * min(p["figures"]["fom_allowed"] for e in data["results"] for p in e["probes"]
                      if p["figures"].get("fom_allowed") is not None)
@@ -88,3 +90,10 @@ def test_a_change_within_rounds_is_drawn_with_its_interval():
     assert "never reached (no limit event): kept" in [t.get_text() for t in fom.get_legend().get_texts()]
     x = probe["limit_bytes"] / 1e6
     assert any(line.get_marker() == "s" and list(line.get_xdata()) == [x] for line in fom.lines)
+    # One whose interval stayed on both sides of the threshold is a hollow diamond, named in the legend.
+    probe["never_reached"] = False
+    probe.update(keeps=False, on_threshold=True)
+    fom = squeeze_figure(check_squeeze(data, "s.json")).axes[0]
+    assert any(t.get_text().startswith("on the threshold") for t in fom.get_legend().get_texts())
+    diamonds = [line for line in fom.lines if line.get_marker() == "D" and list(line.get_xdata()) == [x]]
+    assert diamonds and diamonds[0].get_markerfacecolor() == "white"

@@ -333,7 +333,9 @@ void conclude(Json& entry) {
   std::vector<squeeze::Probe> probes = probes_of(entry);
   const auto b = squeeze::bracket_of(probes, entry["start_bytes"].get<uint64_t>());
   entry["probes_used"] = probes.size();
-  if (b.hi == 0) return;
+  // A limit is found only where one was tried and kept the speed: never the
+  // untried start a search that ran out of probes still has as its top.
+  if (b.hi == 0 || !b.hi_probe) return;
   entry["limit_bytes"] = b.hi;
   entry["bracket_bytes"] = {b.lo, b.hi};
   entry["width"] = b.lo ? Json(double(b.hi - b.lo) / double(b.hi)) : Json(nullptr);
