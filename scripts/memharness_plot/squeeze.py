@@ -109,7 +109,9 @@ def _panel_pair(fig, rows, row, workload, entries, shown):
         ax.set_xlabel("memory limit (MB)", parse_math=False)
         ax.grid(True, alpha=0.3)
         ax.set_title(textwrap.fill(f"{workload} {params}".strip(), 60), fontsize=9, parse_math=False)
-    ax_fom.legend(fontsize=8, loc="best", title="limit found (star)", title_fontsize=8)
+    # Under the panel: the probes spread over the whole of it.
+    ax_fom.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
+                  title="limit found (star)", title_fontsize=8)
 
 
 def squeeze_figure(data, path="squeeze"):
@@ -123,7 +125,7 @@ def squeeze_figure(data, path="squeeze"):
         if e.get("workload") not in workloads:
             workloads.append(e.get("workload"))
     shown = _shown_metric(data["question"])
-    fig = style.new_figure(13, 4.8 * len(workloads))
+    fig = style.new_figure(13, 6.2 * len(workloads))
     for row, w in enumerate(workloads):
         _panel_pair(fig, len(workloads), row, w, [e for e in results if e.get("workload") == w], shown)
     if _change_key(results) == "fom_change_within_rounds":
