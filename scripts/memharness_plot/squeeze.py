@@ -108,9 +108,11 @@ def _panel_pair(fig, rows, row, workload, entries, shown):
     for ax in (ax_fom, ax_stall):
         ax.set_xlabel("memory limit (MB)", parse_math=False)
         ax.grid(True, alpha=0.3)
-        ax.set_title(textwrap.fill(f"{workload} {params}".strip(), 60), fontsize=9, parse_math=False)
+        # A program's parameters are its whole command line: three lines of it at most.
+        title = textwrap.shorten(f"{workload} {params}".strip(), 170, placeholder=" ...")
+        ax.set_title(textwrap.fill(title, 60), fontsize=9, parse_math=False)
     # Under the panel: the probes spread over the whole of it.
-    ax_fom.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
+    ax_fom.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2,
                   title="limit found (star)", title_fontsize=8)
 
 
