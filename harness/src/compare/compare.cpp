@@ -297,7 +297,6 @@ std::optional<double> scatter_within_rounds(const std::vector<double>& first, co
 
 // The change within rounds: each round's candidate against the geometric mean
 // of its A and A' (A alone when the round has no A').
-
 void set_paired(MetricComparison& m, const WorkloadRuns& w, const CompareSettings& s) {
   if (!s.paired_rounds) {
     m.paired_reason = "the runs were not made in rounds (two reports)";

@@ -37,6 +37,27 @@ Speed judge_by_medians(const MetricComparison& m) {
   return out;
 }
 
+// The limit that splits the gap (a, b) on a log scale, 0 when the gap is no
+// wider than half the bracket width (or has no whole limit inside).
+uint64_t split_gap(uint64_t a, uint64_t b, const Settings& s) {
+  if (b <= a || double(b - a) <= s.width / 2 * double(b)) return 0;
+  const uint64_t mid = log_middle(a, b);
+  return mid > a && mid < b ? mid : 0;
+}
+
+// Inside a bracket that holds a band: the middle of the wider gap beside it
+// (on a log scale), 0 when neither can be split.
+uint64_t beside_band(const Bracket& b, const Settings& s) {
+  const uint64_t below = split_gap(b.lo, b.band_lo, s), above = split_gap(b.band_hi, b.hi, s);
+  if (!below || !above) return below ? below : above;
+  return double(b.band_lo) / double(b.lo) >= double(b.hi) / double(b.band_hi) ? below : above;
+}
+
+std::string band_text(const Bracket& b) {
+  return b.band_lo == b.band_hi ? fmt::format("at {:.1f} MB", double(b.band_lo) / 1e6)
+                                : fmt::format("from {:.1f} to {:.1f} MB", double(b.band_lo) / 1e6, double(b.band_hi) / 1e6);
+}
+
 }  // namespace
 
 Speed judge_speed(const MetricComparison& m, bool last) {
@@ -114,30 +135,6 @@ bool narrow(const Bracket& b, const Settings& s) {
   return b.lo > 0 && b.hi > b.lo && double(b.hi - b.lo) <= s.width * double(b.hi);
 }
 
-namespace {
-
-// The limit that splits the gap (a, b) on a log scale, 0 when the gap is no
-// wider than half the bracket width (or has no whole limit inside).
-uint64_t split_gap(uint64_t a, uint64_t b, const Settings& s) {
-  if (b <= a || double(b - a) <= s.width / 2 * double(b)) return 0;
-  const uint64_t mid = log_middle(a, b);
-  return mid > a && mid < b ? mid : 0;
-}
-
-// Inside a bracket that holds a band: the middle of the wider gap beside it
-// (on a log scale), 0 when neither can be split.
-uint64_t beside_band(const Bracket& b, const Settings& s) {
-  const uint64_t below = split_gap(b.lo, b.band_lo, s), above = split_gap(b.band_hi, b.hi, s);
-  if (!below || !above) return below ? below : above;
-  return double(b.band_lo) / double(b.lo) >= double(b.hi) / double(b.band_hi) ? below : above;
-}
-
-std::string band_text(const Bracket& b) {
-  return b.band_lo == b.band_hi ? fmt::format("at {:.1f} MB", double(b.band_lo) / 1e6)
-                                : fmt::format("from {:.1f} to {:.1f} MB", double(b.band_lo) / 1e6, double(b.band_hi) / 1e6);
-}
-
-}  // namespace
 
 std::string band_said(const Bracket& b) {
   if (!b.band_lo) return "";
@@ -170,9 +167,10 @@ Step next_step(const std::vector<Probe>& probes, uint64_t start, uint64_t floor,
   }
   if (!narrow(b, s)) {
     const uint64_t next = b.band_lo ? beside_band(b, s) : log_middle(b.lo, b.hi);
-    if (next && !budget)
-      return done(fmt::format("{} probes used before the bracket was within {:.0f}%", probes.size(), s.width * 100));
-    if (next) return {Step::What::Probe, next, ""};
+    if (next) {
+      if (!budget) return done(fmt::format("{} probes used before the bracket was within {:.0f}%", probes.size(), s.width * 100));
+      return {Step::What::Probe, next, ""};
+    }
   }
   if (!b.hi_probe) {
     if (!budget) return done(fmt::format("{} probes used: the top of the bracket (the unlimited cgroup peak) was not tried", probes.size()));
