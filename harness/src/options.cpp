@@ -553,6 +553,11 @@ CLI::App* CommandLine::add_squeeze_command() {
   squeeze->add_option("--max-probes", o_.squeeze.max_probes, "the most limits tried per allocator")
       ->check(in_range(2, 100, true))
       ->capture_default_str();
+  squeeze->add_option("--threshold", o_.squeeze.threshold,
+                      "how much worse than unlimited the figure of merit may be at a limit that keeps the speed, in "
+                      "percent (default: its compare threshold, wall_ms 10%); below the cost's level where the limit "
+                      "first bites, the bracket finds where that cost begins")
+      ->check(in_range(0.1, 1000.0));
   squeeze->add_option("--metric", o_.metrics,
                       "the figure of merit (default: the workload's own first result with a direction, else wall_ms): "
                       "wall_ms, cpu_ms, or a figure the workload declares or a program's --load-metric gives "

@@ -59,6 +59,9 @@ struct SqueezeOptions {
   int confirm_rounds = 3;
   int max_rounds = 20;
   int max_probes = 10;
+  // --threshold: the figure of merit's allowed change, in percent; unset: the
+  // compare rule's (ci/thresholds.json, else the metric's registry).
+  std::optional<double> threshold;
 };
 
 inline constexpr const char* kDefaultHistory = "results/history.sqlite";

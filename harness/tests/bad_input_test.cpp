@@ -123,6 +123,8 @@ std::vector<Case> cases() {
       {"ready-port-a-word", {"-a", "glibc", "--ready-port", "soon", "--", "true"}, {"soon", "auto", "{port}"}},
       {"ready-port-out-of-range", {"-a", "glibc", "--ready-port", "70000", "--", "true"}, {"70000", "65535", "auto"}},
       {"squeeze-width-out-of-range", {"squeeze", "-w", "burst-writefile", "--smoke", "--width", "2"}, {"2"}},
+      {"squeeze-threshold-out-of-range", {"squeeze", "-w", "burst-writefile", "--smoke", "--threshold", "0"},
+       {"--threshold", "0"}},
       {"squeeze-metric-without-direction", {"squeeze", "-w", "burst-writefile", "--smoke", "--metric", "majflt"},
        {"majflt", "no direction"}},
       {"bisect-unknown-pin", {"bisect", "--pin", "nosuch", "--good", "HEAD~1", "--bad", "HEAD", "-w", "idle-return"},

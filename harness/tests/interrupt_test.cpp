@@ -628,7 +628,7 @@ TEST(Interrupt, ASqueezeStoppedAndResumedKeepsItsProbesAndEndsWithItsBracket) {
   const std::string out = test::scratch("squeeze-resume.json");
   const std::vector<std::string> args = {"squeeze", "-a", "glibc", "-w", "burst-writefile", "--smoke", "--runs", "5",
                                          "--max-rounds", "8", "--confirm-rounds", "1", "--max-probes", "8",
-                                         "--seed", "7", "-q", "-o", out};
+                                         "--threshold", "12.5", "--seed", "7", "-q", "-o", out};
   Background h("squeeze-resume", args, false);
   const Json first = squeeze_with_probes(out, 1);
   ASSERT_FALSE(first.is_null()) << h.err();
@@ -649,6 +649,12 @@ TEST(Interrupt, ASqueezeStoppedAndResumedKeepsItsProbesAndEndsWithItsBracket) {
   const Json& e = done["results"][0];
   ASSERT_GE(e["probes"].size(), 2u) << e.dump();
   EXPECT_LE(e["probes"].size(), 8u);
+  // --threshold is the allowed change every probe was judged on.
+  EXPECT_DOUBLE_EQ(done["question"]["threshold"].get<double>(), 0.125) << done["question"].dump();
+  for (const auto& p : e["probes"])
+    if (p["figures"]["fom_allowed"].is_number()) {
+      EXPECT_DOUBLE_EQ(p["figures"]["fom_allowed"].get<double>(), 0.125) << p.dump();
+    }
   // The probe made before the stop is the resumed search's first, as it was.
   EXPECT_EQ(e["probes"][0]["limit_bytes"], kept["limit_bytes"]);
   EXPECT_GE(e["probes"][0]["rounds"].get<int>(), kept["rounds"].get<int>());

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <chrono>
 #include <cctype>
+#include <cmath>
 
 #include "commands/commands.h"
 #include "commands/execute.h"
@@ -326,6 +327,21 @@ std::optional<double> unlimited_median(const Json& entry, const char* key) {
   return stats::median(v);
 }
 
+// The least and the most change of the figure of merit within rounds (its
+// size: worse either way) at the limits on the threshold in the band; null
+// without a band.
+Json band_change(const Json& entry, const squeeze::Bracket& b) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto& p : entry.value("probes", Json::array())) {
+    const uint64_t limit = p.value("limit_bytes", uint64_t(0));
+    const Json change = p.value("figures", Json::object()).value("fom_change_within_rounds", Json());
+    if (!p.value("on_threshold", false) || limit < b.band_lo || limit > b.band_hi || !change.is_number()) continue;
+    lo = std::min(lo, std::fabs(change.get<double>()));
+    hi = std::max(hi, std::fabs(change.get<double>()));
+  }
+  return lo <= hi ? Json::array({lo, hi}) : Json(nullptr);
+}
+
 // What the search found, into its entry: the limit, its bracket and width,
 // the limit as a share of the unlimited peaks, the figures at the limit.
 void conclude(Json& entry) {
@@ -341,6 +357,7 @@ void conclude(Json& entry) {
   entry["width"] = b.lo ? Json(double(b.hi - b.lo) / double(b.hi)) : Json(nullptr);
   entry["on_threshold_bytes"] = b.band_lo ? Json::array({b.band_lo, b.band_hi}) : Json(nullptr);
   entry["on_threshold_said"] = squeeze::band_said(b);
+  entry["on_threshold_change"] = band_change(entry, b);
   const auto rss = unlimited_median(entry, "unlimited_peak_rss_kb"), cg = unlimited_median(entry, "unlimited_cgroup_peak_kb");
   entry["unlimited_peak_rss_kb"] = number_or_null(rss);
   entry["unlimited_cgroup_peak_kb"] = number_or_null(cg);
@@ -376,12 +393,18 @@ std::string table(const Squeeze& s) {
                        e.value("probes_used", 0), e.value("seconds", 0.0));
     std::string said = e.value("why_done", std::string());
     if (said.empty()) said = e.value("on_threshold_said", std::string());
+    const Json band = e.value("on_threshold_change", Json());
+    if (!e.value("why_done", std::string()).empty() && band.is_array())
+      said += fmt::format("; its cost there is {:.1f} to {:.1f}%: a --threshold below that finds where the cost begins",
+                          band[0].get<double>() * 100, band[1].get<double>() * 100);
     if (!said.empty()) out += fmt::format("  {} {}: {}\n", e.value("workload", ""), e.value("allocator", ""), said);
   }
-  out += fmt::format("limit: the smallest --memory-limit tried that was shown to keep the speed ({}, compare rule); "
+  out += fmt::format("limit: the smallest --memory-limit tried that was shown to keep the speed ({} within {:g}% of "
+                     "unlimited, 90% interval within rounds); "
                      "bracket: the largest shown not to (slower, OOM-killed or failed), to it, holding any limit whose "
                      "cost sat on the threshold; of RSS / of cgrp: the limit over the unlimited peak RSS / cgroup peak; stall "
-                     "and FoM: medians of the limited runs at the limit; {}\n", s.q.metric, kUnitConvention);
+                     "and FoM: medians of the limited runs at the limit; {}\n", s.q.metric,
+                     s.q.json.value("threshold", 0.0) * 100, kUnitConvention);
   return out;
 }
 
@@ -430,8 +453,13 @@ std::string ask(const Options& o, Squeeze& s) {
   if (!thresholds) return error;
   s.thresholds = *thresholds;
   const DeclaredMetric* d = find_declared(s.declared, s.jobs.front().workload.name, *metric);
-  if (s.thresholds.rule_for(*metric, d ? d->better : "", s.jobs.front().workload.name).direction == compare::Direction::None)
+  MetricRule rule = s.thresholds.rule_for(*metric, d ? d->better : "", s.jobs.front().workload.name);
+  if (rule.direction == compare::Direction::None)
     return "--metric " + *metric + " has no direction (neither lower nor higher is better): it cannot say a run slowed";
+  if (o.squeeze.threshold) {  // ahead of every pattern: the first match wins
+    rule.threshold = *o.squeeze.threshold / 100;
+    s.thresholds.rules.insert(s.thresholds.rules.begin(), {*metric, rule});
+  }
   Execution probe;
   if (!apply_run_options(o, probe, error)) return error;
   s.q.metric = *metric;
@@ -446,7 +474,7 @@ std::string ask(const Options& o, Squeeze& s) {
               {"metric_unit", metric_info(*metric, s.jobs.front().workload.name, s.declared).unit},
               {"metric_display_unit", display_unit(metric_info(*metric, s.jobs.front().workload.name, s.declared).unit).unit},
               {"metric_display_scale", display_unit(metric_info(*metric, s.jobs.front().workload.name, s.declared).unit).scale},
-              {"rounds", s.q.rounds}, {"confirm_rounds", s.q.confirm_rounds}, {"max_rounds", s.q.max_rounds},
+              {"threshold", rule.threshold}, {"rounds", s.q.rounds}, {"confirm_rounds", s.q.confirm_rounds}, {"max_rounds", s.q.max_rounds},
               {"width", o.squeeze.width},
               {"max_probes", o.squeeze.max_probes}};
   if (!o.plot.empty()) {
