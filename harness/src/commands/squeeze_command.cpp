@@ -395,7 +395,7 @@ std::string table(const Squeeze& s) {
     if (said.empty()) said = e.value("on_threshold_said", std::string());
     const Json band = e.value("on_threshold_change", Json());
     if (!e.value("why_done", std::string()).empty() && band.is_array())
-      said += fmt::format("; its cost there is {:.1f} to {:.1f}%: a --threshold below that finds where the cost begins",
+      said += fmt::format("; its cost there is {:.1f} to {:.1f}%: a --threshold below that asks where the cost begins",
                           band[0].get<double>() * 100, band[1].get<double>() * 100);
     if (!said.empty()) out += fmt::format("  {} {}: {}\n", e.value("workload", ""), e.value("allocator", ""), said);
   }

@@ -1,0 +1,60 @@
+// harness squeeze's table and question, read back from a finished squeeze:
+// a band's row says its cost and what a lower --threshold asks, and a squeeze
+// of another threshold is another question.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "sys/cgroup.h"
+#include "test_util.h"
+
+namespace mh {
+namespace {
+
+namespace fs = std::filesystem;
+
+// burst-writefile under glibc judged on workload.burst_ms at 5%: every probe
+// from 113 to 199 MB on the threshold (3.7 to 6.6% within rounds after 20
+// rounds), the search done with its band (a measured squeeze, its runs left out).
+const std::string kBand = std::string(FIXTURE_DIR) + "/squeeze-band.json";
+
+std::vector<std::string> band_args(const std::string& out, const std::string& threshold) {
+  return {"squeeze", "-a", "glibc", "-w", "burst-writefile", "--calls", "100", "--size", "1M",
+          "--metric", "workload.burst_ms", "--threshold", threshold, "-o", out};
+}
+
+bool no_memory_group() { return cgroup::own_dir("memory").empty() && !cgroup::v2_memory_why_not().empty(); }
+
+TEST(SqueezeCommand, ABandWiderThanTheWidthSaysItsCostAndWhatALowerThresholdAsks) {
+  if (no_memory_group()) GTEST_SKIP() << "no memory cgroup can be made here: a squeeze refuses to start";
+  const std::string out = test::scratch("squeeze-band.json");
+  fs::copy_file(kBand, out, fs::copy_options::overwrite_existing);
+  const auto r = test::run_harness(band_args(out, "5"), 60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming " + out), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("the cost sits on the threshold from 113.2 to 199.2 MB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("its cost there is 3.7 to 6.6%: a --threshold below that asks where the cost begins"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("workload.burst_ms within 5% of unlimited"), std::string::npos) << r.out;
+  // Nothing was run: the finished search's probes are as they were.
+  const Json before = test::load_json(kBand), after = test::load_json(out);
+  EXPECT_EQ(after["results"][0]["probes"], before["results"][0]["probes"]);
+  const Json band = after["results"][0]["on_threshold_change"];
+  ASSERT_TRUE(band.is_array()) << after["results"][0].dump();
+  EXPECT_NEAR(band[0].get<double>(), 0.037064, 1e-6);  // the least change of the six on the threshold
+  EXPECT_NEAR(band[1].get<double>(), 0.065848, 1e-6);  // the most
+}
+
+TEST(SqueezeCommand, AnotherThresholdIsAnotherQuestion) {
+  if (no_memory_group()) GTEST_SKIP() << "no memory cgroup can be made here: a squeeze refuses to start";
+  const std::string out = test::scratch("squeeze-band-10.json");
+  fs::copy_file(kBand, out, fs::copy_options::overwrite_existing);
+  const auto r = test::run_harness(band_args(out, "10"), 60);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is the squeeze of another question"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\"threshold\":0.05"), std::string::npos) << r.err;
+  EXPECT_EQ(test::slurp(out), test::slurp(kBand)) << "a refused squeeze leaves the file as it was";
+}
+
+}  // namespace
+}  // namespace mh
