@@ -25,11 +25,18 @@ std::vector<std::string> band_args(const std::string& out, const std::string& th
 
 bool no_memory_group() { return cgroup::own_dir("memory").empty() && !cgroup::v2_memory_why_not().empty(); }
 
+// The band's squeeze copied into the scratch folder as `name`, and the
+// harness resuming it at `threshold` percent.
+Captured resume_band(const std::string& name, const std::string& threshold, std::string& out) {
+  out = test::scratch(name);
+  fs::copy_file(kBand, out, fs::copy_options::overwrite_existing);
+  return test::run_harness(band_args(out, threshold), 60);
+}
+
 TEST(SqueezeCommand, ABandWiderThanTheWidthSaysItsCostAndWhatALowerThresholdAsks) {
   if (no_memory_group()) GTEST_SKIP() << "no memory cgroup can be made here: a squeeze refuses to start";
-  const std::string out = test::scratch("squeeze-band.json");
-  fs::copy_file(kBand, out, fs::copy_options::overwrite_existing);
-  const auto r = test::run_harness(band_args(out, "5"), 60);
+  std::string out;
+  const auto r = resume_band("squeeze-band.json", "5", out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("resuming " + out), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("the cost sits on the threshold from 113.2 to 199.2 MB"), std::string::npos) << r.out;
@@ -47,9 +54,8 @@ TEST(SqueezeCommand, ABandWiderThanTheWidthSaysItsCostAndWhatALowerThresholdAsks
 
 TEST(SqueezeCommand, AnotherThresholdIsAnotherQuestion) {
   if (no_memory_group()) GTEST_SKIP() << "no memory cgroup can be made here: a squeeze refuses to start";
-  const std::string out = test::scratch("squeeze-band-10.json");
-  fs::copy_file(kBand, out, fs::copy_options::overwrite_existing);
-  const auto r = test::run_harness(band_args(out, "10"), 60);
+  std::string out;
+  const auto r = resume_band("squeeze-band-10.json", "10", out);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("is the squeeze of another question"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\"threshold\":0.05"), std::string::npos) << r.err;
