@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "sys/cgroup.h"
 #include "test_util.h"
@@ -50,6 +51,24 @@ TEST(SqueezeCommand, ABandWiderThanTheWidthSaysItsCostAndWhatALowerThresholdAsks
   ASSERT_TRUE(band.is_array()) << after["results"][0].dump();
   EXPECT_NEAR(band[0].get<double>(), 0.037064, 1e-6);  // the least change of the six on the threshold
   EXPECT_NEAR(band[1].get<double>(), 0.065848, 1e-6);  // the most
+}
+
+TEST(SqueezeCommand, ALimitNeverReachedIsMarkedInTheTable) {
+  if (no_memory_group()) GTEST_SKIP() << "no memory cgroup can be made here: a squeeze refuses to start";
+  std::string out;
+  const auto reached = resume_band("squeeze-band-reached.json", "5", out);
+  ASSERT_EQ(reached.exit_code, 0) << reached.err;
+  EXPECT_NE(reached.out.find("glibc            208           108-208"), std::string::npos) << reached.out;
+  // The same search had its limit, 208 MB, never reached (no limit event).
+  Json j = test::load_json(out);
+  for (auto& p : j["results"][0]["probes"])
+    if (p["limit_bytes"] == j["results"][0]["limit_bytes"]) p["never_reached"] = true;
+  std::ofstream(out) << j.dump();
+  const auto never = test::run_harness(band_args(out, "5"), 60);
+  ASSERT_EQ(never.exit_code, 0) << never.err;
+  EXPECT_NE(never.out.find("glibc           208*           108-208"), std::string::npos) << never.out;
+  EXPECT_NE(never.out.find("* never reached: no limited run had a limit event"), std::string::npos) << never.out;
+  EXPECT_TRUE(test::load_json(out)["results"][0]["limit_never_reached"].get<bool>());
 }
 
 TEST(SqueezeCommand, AnotherThresholdIsAnotherQuestion) {

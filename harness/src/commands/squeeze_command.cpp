@@ -364,7 +364,10 @@ void conclude(Json& entry) {
   entry["share_of_peak_rss"] = rss ? Json(double(b.hi) / (*rss * 1024)) : Json(nullptr);
   entry["share_of_cgroup_peak"] = cg ? Json(double(b.hi) / (*cg * 1024)) : Json(nullptr);
   for (const auto& p : entry.value("probes", Json::array()))
-    if (p.value("limit_bytes", uint64_t(0)) == b.hi) entry["at_limit"] = p.value("figures", Json::object());
+    if (p.value("limit_bytes", uint64_t(0)) == b.hi) {
+      entry["at_limit"] = p.value("figures", Json::object());
+      entry["limit_never_reached"] = p.value("never_reached", false);
+    }
 }
 
 std::string squeeze_cell(const Json& v, const char* unit) {
@@ -385,7 +388,8 @@ std::string table(const Squeeze& s) {
     const std::string unit = s.q.json.value("metric_unit", "ms");
     out += fmt::format("{:<18} {:<10} {:>9} {:>17} {:>6} {:>8} {:>8} {:>9} {:>12} {:>12} {:>7} {:>7.0f}\n",
                        e.value("workload", ""), e.value("allocator", ""),
-                       e.contains("limit_bytes") ? limit_mb(e["limit_bytes"].get<uint64_t>()) : "-",
+                       e.contains("limit_bytes") ? limit_mb(e["limit_bytes"].get<uint64_t>()) +
+                                                       (e.value("limit_never_reached", false) ? "*" : "") : "-",
                        br.is_array() ? fmt::format("{}-{}", limit_mb(br[0].get<uint64_t>()), limit_mb(br[1].get<uint64_t>())) : "-",
                        percent(e.value("width", Json())), percent(e.value("share_of_peak_rss", Json())),
                        percent(e.value("share_of_cgroup_peak", Json())), squeeze_cell(at.value("stall_ms", Json()), "ms"),
@@ -400,7 +404,8 @@ std::string table(const Squeeze& s) {
     if (!said.empty()) out += fmt::format("  {} {}: {}\n", e.value("workload", ""), e.value("allocator", ""), said);
   }
   out += fmt::format("limit: the smallest --memory-limit tried that was shown to keep the speed ({} within {:g}% of "
-                     "unlimited, 90% interval within rounds); "
+                     "unlimited, 90% interval within rounds; * never reached: no limited run had a limit event, "
+                     "so it kept the speed whatever its FoM says); "
                      "bracket: the largest shown not to (slower, OOM-killed or failed), to it, holding any limit whose "
                      "cost sat on the threshold; of RSS / of cgrp: the limit over the unlimited peak RSS / cgroup peak; stall "
                      "and FoM: medians of the limited runs at the limit; {}\n", s.q.metric,
