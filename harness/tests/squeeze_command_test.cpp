@@ -26,6 +26,14 @@ std::vector<std::string> band_args(const std::string& out, const std::string& th
 
 bool no_memory_group() { return cgroup::own_dir("memory").empty() && !cgroup::v2_memory_why_not().empty(); }
 
+// A squeeze refuses to start without a memory cgroup: these skip there.
+class SqueezeCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (no_memory_group()) GTEST_SKIP() << "no memory cgroup can be made here: a squeeze refuses to start";
+  }
+};
+
 // The band's squeeze copied into the scratch folder as `name`, and the
 // harness resuming it at `threshold` percent.
 Captured resume_band(const std::string& name, const std::string& threshold, std::string& out) {
@@ -34,8 +42,7 @@ Captured resume_band(const std::string& name, const std::string& threshold, std:
   return test::run_harness(band_args(out, threshold), 60);
 }
 
-TEST(SqueezeCommand, ABandWiderThanTheWidthSaysItsCostAndWhatALowerThresholdAsks) {
-  if (no_memory_group()) GTEST_SKIP() << "no memory cgroup can be made here: a squeeze refuses to start";
+TEST_F(SqueezeCommand, ABandWiderThanTheWidthSaysItsCostAndWhatALowerThresholdAsks) {
   std::string out;
   const auto r = resume_band("squeeze-band.json", "5", out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -53,8 +60,7 @@ TEST(SqueezeCommand, ABandWiderThanTheWidthSaysItsCostAndWhatALowerThresholdAsks
   EXPECT_NEAR(band[1].get<double>(), 0.065848, 1e-6);  // the most
 }
 
-TEST(SqueezeCommand, ALimitNeverReachedIsMarkedInTheTable) {
-  if (no_memory_group()) GTEST_SKIP() << "no memory cgroup can be made here: a squeeze refuses to start";
+TEST_F(SqueezeCommand, ALimitNeverReachedIsMarkedInTheTable) {
   std::string out;
   const auto reached = resume_band("squeeze-band-reached.json", "5", out);
   ASSERT_EQ(reached.exit_code, 0) << reached.err;
@@ -71,8 +77,7 @@ TEST(SqueezeCommand, ALimitNeverReachedIsMarkedInTheTable) {
   EXPECT_TRUE(test::load_json(out)["results"][0]["limit_never_reached"].get<bool>());
 }
 
-TEST(SqueezeCommand, AnotherThresholdIsAnotherQuestion) {
-  if (no_memory_group()) GTEST_SKIP() << "no memory cgroup can be made here: a squeeze refuses to start";
+TEST_F(SqueezeCommand, AnotherThresholdIsAnotherQuestion) {
   std::string out;
   const auto r = resume_band("squeeze-band-10.json", "10", out);
   EXPECT_EQ(r.exit_code, 2) << r.err;
