@@ -4,7 +4,8 @@ under each limit against the unlimited runs of the same rounds, with its interva
 the allowed change (what the search decides on), and the limited runs' PSI stall;
 one line per allocator; a limit that did not keep the speed is a hollow marker (an x
 where runs were OOM-killed, a diamond where its cost sat on the threshold), the limit
-found a star with a dotted line down both panels. Draws a checked squeeze dict (load_squeeze); each call builds a new Figure.
+found a star with a dotted line down both panels. Draws a checked squeeze dict
+(load_squeeze); each call builds a new Figure.
 """
 import textwrap
 

@@ -395,10 +395,10 @@ std::string table(const Squeeze& s) {
                        percent(e.value("share_of_cgroup_peak", Json())), squeeze_cell(at.value("stall_ms", Json()), "ms"),
                        squeeze_cell(at.value("fom_limited", Json()), unit.c_str()), squeeze_cell(at.value("fom_unlimited", Json()), unit.c_str()),
                        e.value("probes_used", 0), e.value("seconds", 0.0));
-    std::string said = e.value("why_done", std::string());
-    if (said.empty()) said = e.value("on_threshold_said", std::string());
+    const std::string why_done = e.value("why_done", std::string());
+    std::string said = why_done.empty() ? e.value("on_threshold_said", std::string()) : why_done;
     const Json band = e.value("on_threshold_change", Json());
-    if (!e.value("why_done", std::string()).empty() && band.is_array())
+    if (!why_done.empty() && band.is_array())
       said += fmt::format("; its cost there is {:.1f} to {:.1f}%: a --threshold below that asks where the cost begins",
                           band[0].get<double>() * 100, band[1].get<double>() * 100);
     if (!said.empty()) out += fmt::format("  {} {}: {}\n", e.value("workload", ""), e.value("allocator", ""), said);
